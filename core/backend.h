@@ -1,0 +1,274 @@
+/*
+ * The contract between kiln's core and its backends.
+ *
+ * The core (the files of core/) checks every argument of every public call once —
+ * handles, contexts, ranges, overflow, alignment, limits — and only then
+ * calls the backend through its ops table. Backends therefore trust their
+ * arguments and never repeat those checks.
+ *
+ * Objects: the core allocates each object as one zeroed block of the size
+ * the backend asks for (ops->X_size), with the core's struct at offset 0, so
+ * a backend extends an object by embedding it first:
+ *
+ *     typedef struct kiln_vk_buffer { kiln_buffer base; VkBuffer handle; } ...
+ *
+ * and casts with a checked helper. The core fills the base fields, links the
+ * object into its context, then calls ops->X_init; if init fails, the core
+ * frees the block without calling X_deinit, so init cleans up after itself.
+ * X_deinit releases what init acquired; it must make sure the device no
+ * longer uses the object (wait, or defer the release) and cannot fail.
+ *
+ * Errors: a backend reports failure with kiln_set_error(status, fmt, ...),
+ * which records the thread's message and returns the status, so
+ * `return kiln_set_error(KILN_ERROR_BACKEND, "vkQueueSubmit: %s", name);`.
+ * KILN_ERROR_DEVICE_LOST from any op marks the context lost in the core.
+ */
+#ifndef KILN_CORE_BACKEND_H
+#define KILN_CORE_BACKEND_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "kiln/kiln.h"
+
+/* ---- Objects --------------------------------------------------------------- */
+
+typedef enum kiln_object_type {
+  KILN_OBJECT_CONTEXT = 1,
+  KILN_OBJECT_BUFFER,
+  KILN_OBJECT_HOST_BUFFER,
+  KILN_OBJECT_MODULE,
+  KILN_OBJECT_KERNEL,
+  KILN_OBJECT_STREAM,
+  KILN_OBJECT_EVENT,
+} kiln_object_type;
+
+/* The header at offset 0 of every object. `magic` holds a per-type value
+ * while the object lives and is cleared on destroy, which catches handles of
+ * the wrong type and most double destroys. */
+typedef struct kiln_object {
+  uint32_t magic;
+  kiln_object_type type;
+  kiln_context *context;
+  /* Objects the core creates for itself (the default stream, the built-in
+   * module, scratch buffers) are not reported as alive at context destroy. */
+  bool internal;
+  struct kiln_object *prev, *next; /* the context's list of live objects */
+} kiln_object;
+
+typedef struct kiln_backend_ops kiln_backend_ops;
+
+struct kiln_context {
+  kiln_object base;
+  const kiln_backend_ops *ops;
+  size_t device_index;
+  kiln_device_properties properties; /* filled by the core before init */
+  kiln_stream *default_stream;
+  kiln_module *builtin_module; /* loaded on first use, under `lock` */
+  pthread_mutex_t lock;        /* recursive; guards the object list and
+                                  lazily created state */
+  kiln_object objects;         /* sentinel of the live-object list */
+  atomic_bool lost;            /* set once an op returned DEVICE_LOST */
+  char lost_message[512];      /* the fault that lost it, written once */
+};
+
+struct kiln_buffer {
+  kiln_object base;
+  size_t size;
+  /* The address kernels see (CUdeviceptr, hipDeviceptr_t, or Vulkan buffer
+   * device address). Set by buffer_init. */
+  uint64_t device_address;
+};
+
+struct kiln_host_buffer {
+  kiln_object base;
+  size_t size;
+  void *data; /* the host mapping; set by host_buffer_init */
+};
+
+struct kiln_kernel {
+  kiln_object base;
+  kiln_module *module;
+  kiln_kernel *next; /* the module's kernels */
+  char *name;        /* owned by the core */
+  /* The exact packed size of the kernel's argument list when the backend
+   * can tell (Vulkan: the push-constant block), else KILN_ARG_BYTES_UNKNOWN.
+   * Set by kernel_init; the core checks every launch against it. */
+  size_t arg_bytes;
+};
+
+#define KILN_ARG_BYTES_UNKNOWN SIZE_MAX
+
+struct kiln_module {
+  kiln_object base;
+  kiln_kernel *kernels; /* looked up so far, under the context lock */
+};
+
+struct kiln_stream {
+  kiln_object base;
+  bool is_default;
+  kiln_buffer *scratch; /* partial sums of the built-in reductions */
+};
+
+struct kiln_event {
+  kiln_object base;
+  bool recorded;
+};
+
+/* ---- Arguments ------------------------------------------------------------- */
+
+/* The largest packed argument list the core handles; backends report their
+ * own limit (<= this) as max_kernel_argument_bytes. */
+#define KILN_MAX_ARG_BYTES 512
+
+/* An argument list packed by the core with natural alignment, buffers
+ * already resolved to device_address + offset. CUDA/HIP pass
+ * `data + offsets[i]` as kernelParams[i]; Vulkan pushes data[0..size). */
+typedef struct kiln_packed_args {
+  size_t size;
+  size_t count;
+  uint16_t offsets[KILN_MAX_KERNEL_ARGS];
+  _Alignas(16) unsigned char data[KILN_MAX_ARG_BYTES];
+} kiln_packed_args;
+
+/* ---- The ops table --------------------------------------------------------- */
+
+struct kiln_backend_ops {
+  kiln_backend kind;
+  const char *name; /* "cuda", "hip", "vulkan" */
+
+  /* Process-wide set-up, called once (under the registry's lock) before any
+   * other op: load the vendor library, initialise it, count devices.
+   * KILN_OK, or KILN_ERROR_UNAVAILABLE with the reason written to `reason`
+   * in words ("libcuda.so.1 not found: ...", "hipErrorNoDevice: no
+   * ROCm-capable device is detected"). Never called again after failing. */
+  kiln_status (*probe)(char *reason, size_t reason_size);
+  size_t (*device_count)(void);
+  /* Fills every field but `backend`; index < device_count(). */
+  kiln_status (*device_properties)(size_t index,
+                                   kiln_device_properties *out);
+
+  /* The sizes of the backend's object structs (each >= the core's). */
+  size_t context_size, buffer_size, host_buffer_size, module_size,
+      kernel_size, stream_size, event_size;
+
+  /* ctx->device_index and ctx->properties are set. The core creates the
+   * default stream after this returns. */
+  kiln_status (*context_init)(kiln_context *ctx);
+  void (*context_deinit)(kiln_context *ctx);
+  kiln_status (*context_synchronize)(kiln_context *ctx);
+
+  /* buf->size > 0 is set; init sets buf->device_address and honours
+   * KILN_BUFFER_ZERO. */
+  kiln_status (*buffer_init)(kiln_buffer *buf, uint32_t flags);
+  void (*buffer_deinit)(kiln_buffer *buf);
+  /* hb->size > 0 is set; init sets hb->data. */
+  kiln_status (*host_buffer_init)(kiln_host_buffer *hb, uint32_t flags);
+  void (*host_buffer_deinit)(kiln_host_buffer *hb);
+
+  /* Transfers: ranges checked, size > 0, stream of the same context.
+   * write: `src` may be reused once it returns. read: complete on return. */
+  kiln_status (*buffer_write)(kiln_stream *s, kiln_buffer *dst, size_t off,
+                              const void *src, size_t size);
+  kiln_status (*buffer_read)(kiln_stream *s, const kiln_buffer *src,
+                             size_t off, void *dst, size_t size);
+  kiln_status (*buffer_copy)(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
+                             const kiln_buffer *src, size_t src_off,
+                             size_t size);
+  /* `pattern` holds pattern_size (1, 2, 4 or 8) bytes in its low bytes, in
+   * memory order (as memcpy'd from the caller); off and size are multiples
+   * of pattern_size. kiln_fill_with_kernel() is the generic way. */
+  kiln_status (*buffer_fill)(kiln_stream *s, kiln_buffer *dst, size_t off,
+                             size_t size, uint64_t pattern,
+                             size_t pattern_size);
+  kiln_status (*buffer_write_async)(kiln_stream *s, kiln_buffer *dst,
+                                    size_t dst_off,
+                                    const kiln_host_buffer *src,
+                                    size_t src_off, size_t size);
+  kiln_status (*buffer_read_async)(kiln_stream *s, const kiln_buffer *src,
+                                   size_t src_off, kiln_host_buffer *dst,
+                                   size_t dst_off, size_t size);
+
+  /* Modules. `image_formats` is a mask of (1u << kiln_image_format) the
+   * backend loads; module_init gets only images of those formats, at least
+   * one, in the caller's order. */
+  uint32_t image_formats;
+  kiln_status (*module_init)(kiln_module *m, const kiln_module_image *images,
+                             size_t count);
+  void (*module_deinit)(kiln_module *m);
+  /* k->name and k->module are set, k->arg_bytes is KILN_ARG_BYTES_UNKNOWN.
+   * KILN_ERROR_NOT_FOUND (with a message) when the module lacks the name. */
+  kiln_status (*kernel_init)(kiln_kernel *k);
+  void (*kernel_deinit)(kiln_kernel *k);
+  /* Grid dimensions are all > 0 and every limit is checked. */
+  kiln_status (*launch)(kiln_stream *s, kiln_kernel *k,
+                        const kiln_launch_config *config,
+                        const kiln_packed_args *args);
+
+  kiln_status (*stream_init)(kiln_stream *s);
+  /* The core synchronizes the stream before this. */
+  void (*stream_deinit)(kiln_stream *s);
+  kiln_status (*stream_synchronize)(kiln_stream *s);
+
+  kiln_status (*event_init)(kiln_event *e);
+  void (*event_deinit)(kiln_event *e);
+  kiln_status (*event_record)(kiln_event *e, kiln_stream *s);
+  /* e->recorded is true for the three below. */
+  kiln_status (*stream_wait_event)(kiln_stream *s, kiln_event *e);
+  kiln_status (*event_synchronize)(kiln_event *e);
+  kiln_status (*event_query)(kiln_event *e); /* KILN_OK or NOT_READY */
+  kiln_status (*event_elapsed_ms)(kiln_event *start, kiln_event *end,
+                                  float *out_ms);
+
+  /* kiln's built-in kernels for this backend, embedded at build time by
+   * tools/embed.py: a list ended by an entry whose format is 0. NULL when
+   * the build had no compiler for them. */
+  const kiln_module_image *builtin_images;
+};
+
+/* ---- Core services for backends ------------------------------------------- */
+
+/* Records `status` and a printf-style message as this thread's last error
+ * (also logged at debug level) and returns `status`. */
+kiln_status kiln_set_error(kiln_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Logs a message at `level` if logging is on at that level. */
+void kiln_log(kiln_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* The built-in kernel `name` of ctx (loading the built-in module on first
+ * use); KILN_ERROR_UNSUPPORTED when the build has no kernels for it. */
+kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
+                                kiln_kernel **out_kernel);
+
+/* Fills through the built-in kernel kiln_fill (any offset and size), for the
+ * patterns or alignments a backend's transfer engine cannot do. */
+kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst,
+                                  size_t off, size_t size, uint64_t pattern,
+                                  size_t pattern_size);
+
+/* Reads environment variable `name`; NULL when unset or empty. */
+const char *kiln_getenv(const char *name);
+
+/* Copies `src` into dst[dst_size], truncating and always terminating. */
+void kiln_strlcpy(char *dst, const char *src, size_t dst_size);
+
+/* Test hook: replaces the registry's backends with `ops[0..count)` (at most
+ * one per kind; the fakes of tests/core use it) and forgets every cached
+ * probe result. kiln_registry_override(NULL, 0) restores the compiled-in
+ * backends. Not thread-safe; never used outside tests. */
+void kiln_registry_override(const kiln_backend_ops *const *ops, size_t count);
+
+/* The compiled-in backends' tables, for the registry. */
+extern const kiln_backend_ops kiln_cuda_ops;
+extern const kiln_backend_ops kiln_hip_ops;
+extern const kiln_backend_ops kiln_vulkan_ops;
+
+#endif /* KILN_CORE_BACKEND_H */

@@ -1,0 +1,614 @@
+/*
+ * kiln — portable GPU compute for C: buffers, kernels, streams and events on
+ * CUDA, HIP or Vulkan compute, through one API.
+ *
+ * Conventions that hold for every function below:
+ *  - Every fallible call returns a kiln_status; KILN_OK is 0. On failure a
+ *    message in words is left for the calling thread (kiln_last_error()) and
+ *    out-parameters are left untouched.
+ *  - Objects are opaque handles, created by kiln_X_create and released by
+ *    kiln_X_destroy. Every object belongs to one context; using it with
+ *    another context's objects is KILN_ERROR_WRONG_CONTEXT.
+ *  - Sizes and offsets are in bytes, as size_t. Out-parameters come last.
+ *  - Operations that take a kiln_stream* are ordered on that stream; NULL
+ *    means the default stream of the context the other arguments belong to.
+ *  - A zero-length transfer, copy or fill, and a launch with a zero grid
+ *    dimension, are valid and do nothing (their arguments are still checked).
+ *  - Objects may be created and destroyed from any thread. A stream must be
+ *    used by one thread at a time; different streams may be driven from
+ *    different threads at once.
+ */
+#ifndef KILN_KILN_H
+#define KILN_KILN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(KILN_STATIC)
+#define KILN_API
+#elif defined(_WIN32) && defined(KILN_BUILDING)
+#define KILN_API __declspec(dllexport)
+#elif defined(_WIN32)
+#define KILN_API __declspec(dllimport)
+#elif defined(__GNUC__) && defined(KILN_BUILDING)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Version                                                                   */
+/* ------------------------------------------------------------------------ */
+
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+/* One number that compares: major * 10000 + minor * 100 + patch. */
+#define KILN_VERSION \
+  (KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH)
+
+/* The version of the library actually loaded, as KILN_VERSION computes it;
+ * compare with KILN_VERSION to detect a header/library mismatch. */
+KILN_API unsigned kiln_version(void);
+
+/* The loaded library's version as "major.minor.patch"; a static string. */
+KILN_API const char *kiln_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status and errors                                                          */
+/* ------------------------------------------------------------------------ */
+
+typedef enum kiln_status {
+  KILN_OK = 0,
+  /* An argument is NULL where it may not be, or has a meaningless value. */
+  KILN_ERROR_INVALID_ARGUMENT = 1,
+  /* A handle is NULL, of the wrong kind, or was already destroyed. */
+  KILN_ERROR_INVALID_HANDLE = 2,
+  /* Objects from two different contexts were used together. */
+  KILN_ERROR_WRONG_CONTEXT = 3,
+  /* An offset, length, index or dimension is outside what is allowed. */
+  KILN_ERROR_OUT_OF_RANGE = 4,
+  /* A size computation overflowed. */
+  KILN_ERROR_OVERFLOW = 5,
+  /* Host memory could not be allocated. */
+  KILN_ERROR_OUT_OF_HOST_MEMORY = 6,
+  /* Device memory could not be allocated. */
+  KILN_ERROR_OUT_OF_DEVICE_MEMORY = 7,
+  /* The backend or device cannot do this. */
+  KILN_ERROR_UNSUPPORTED = 8,
+  /* The backend is not compiled in, or cannot run here (see the message). */
+  KILN_ERROR_UNAVAILABLE = 9,
+  /* A kernel name or device index does not exist. */
+  KILN_ERROR_NOT_FOUND = 10,
+  /* A module has no image for the context's backend. */
+  KILN_ERROR_NO_IMAGE = 11,
+  /* An image was rejected: malformed, or failed to load or compile. */
+  KILN_ERROR_INVALID_IMAGE = 12,
+  /* A kernel launch was rejected or failed. */
+  KILN_ERROR_LAUNCH_FAILED = 13,
+  /* Queried work has not finished yet (kiln_event_query). */
+  KILN_ERROR_NOT_READY = 14,
+  /* The device faulted or was lost; the context is unusable from now on and
+   * every later call on it returns this status. Destroy it. */
+  KILN_ERROR_DEVICE_LOST = 15,
+  /* kiln_context_destroy found objects still alive (they were released). */
+  KILN_ERROR_OBJECTS_ALIVE = 16,
+  /* A call is not valid in the object's current state. */
+  KILN_ERROR_INVALID_STATE = 17,
+  /* A vendor error with no closer kiln status; the message names it. */
+  KILN_ERROR_BACKEND = 18,
+} kiln_status;
+
+/* The status's name, e.g. "KILN_ERROR_OUT_OF_RANGE"; a static string, and
+ * "KILN_STATUS_UNKNOWN" for a value that is not a kiln_status. */
+KILN_API const char *kiln_status_name(kiln_status status);
+
+/* The message of the last failed call on this thread, in words, with the
+ * vendor's own error name where there is one; "" if none failed yet. Valid
+ * until the next kiln call on this thread. */
+KILN_API const char *kiln_last_error(void);
+
+/* Forgets this thread's last error message. */
+KILN_API void kiln_clear_error(void);
+
+/* ------------------------------------------------------------------------ */
+/* Logging                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* kiln prints nothing unless asked: KILN_LOG=error|warn|info|debug in the
+ * environment, or kiln_set_log_level(), sends messages to stderr or to the
+ * handler set with kiln_set_log_handler(). */
+typedef enum kiln_log_level {
+  KILN_LOG_OFF = 0,
+  KILN_LOG_ERROR = 1,
+  KILN_LOG_WARN = 2,
+  KILN_LOG_INFO = 3,
+  KILN_LOG_DEBUG = 4,
+} kiln_log_level;
+
+/* Receives one message; `message` is valid only during the call. The
+ * handler may be called from any thread that calls into kiln. */
+typedef void (*kiln_log_handler)(kiln_log_level level, const char *message,
+                                 void *user_data);
+
+/* Sets the most verbose level that is reported (overrides KILN_LOG). */
+KILN_API void kiln_set_log_level(kiln_log_level level);
+
+/* The level in force: kiln_set_log_level's, else KILN_LOG's, else OFF. */
+KILN_API kiln_log_level kiln_get_log_level(void);
+
+/* Routes messages to `handler` instead of stderr; NULL restores stderr. */
+KILN_API void kiln_set_log_handler(kiln_log_handler handler, void *user_data);
+
+/* ------------------------------------------------------------------------ */
+/* Backends and devices                                                       */
+/* ------------------------------------------------------------------------ */
+
+typedef enum kiln_backend {
+  /* Picks one: a discrete GPU through CUDA, then HIP, then Vulkan, then any
+   * Vulkan device (lavapipe, Mesa's CPU driver, included). */
+  KILN_BACKEND_AUTO = 0,
+  KILN_BACKEND_CUDA = 1,
+  KILN_BACKEND_HIP = 2,
+  KILN_BACKEND_VULKAN = 3,
+} kiln_backend;
+
+#define KILN_BACKEND_COUNT 4
+
+/* "auto", "cuda", "hip" or "vulkan"; "unknown" otherwise. Static string. */
+KILN_API const char *kiln_backend_name(kiln_backend backend);
+
+/* Parses a backend name as KILN_BACKEND takes it (case-insensitive).
+ * KILN_ERROR_NOT_FOUND, naming the known backends, for anything else. */
+KILN_API kiln_status kiln_backend_from_name(const char *name,
+                                            kiln_backend *out_backend);
+
+/* Whether this build of kiln has the backend compiled in. */
+KILN_API bool kiln_backend_compiled(kiln_backend backend);
+
+/* Whether the backend can run here: KILN_OK, or KILN_ERROR_UNAVAILABLE with
+ * the reason in words (no driver, no device, not compiled in, ...). The
+ * reason is also stored in *out_reason if that is not NULL: "" when
+ * available, else a string owned by kiln, valid until the process ends. The
+ * first call loads the vendor library; later calls are cheap. */
+KILN_API kiln_status kiln_backend_available(kiln_backend backend,
+                                            const char **out_reason);
+
+/* The number of devices the backend sees (0 when it is unavailable, which
+ * is not an error here). */
+KILN_API kiln_status kiln_device_count(kiln_backend backend, size_t *out_count);
+
+typedef enum kiln_device_type {
+  KILN_DEVICE_TYPE_OTHER = 0,
+  KILN_DEVICE_TYPE_DISCRETE_GPU = 1,
+  KILN_DEVICE_TYPE_INTEGRATED_GPU = 2,
+  KILN_DEVICE_TYPE_VIRTUAL_GPU = 3,
+  KILN_DEVICE_TYPE_CPU = 4,
+} kiln_device_type;
+
+/* "discrete GPU", "integrated GPU", "virtual GPU", "CPU" or "other". */
+KILN_API const char *kiln_device_type_name(kiln_device_type type);
+
+typedef struct kiln_device_properties {
+  kiln_backend backend;
+  char name[256];               /* "NVIDIA H100 80GB HBM3" */
+  char vendor[64];              /* "NVIDIA", "AMD", "Mesa", ... */
+  uint32_t vendor_id;           /* PCI vendor id, or 0 where unknown */
+  uint32_t device_id;           /* PCI device id, or 0 where unknown */
+  kiln_device_type type;
+  char architecture[64];        /* "sm_90", "gfx90a", "llvmpipe", ... */
+  uint64_t memory_bytes;        /* device-local memory */
+  uint32_t compute_units;       /* SMs, CUs, or 0 where the API hides it */
+  uint32_t max_threads_per_block;
+  uint32_t max_block_size[3];
+  uint32_t max_grid_size[3];
+  size_t max_shared_memory_per_block;       /* without opting in */
+  size_t max_shared_memory_per_block_optin; /* with kiln raising the limit */
+  uint32_t subgroup_size;       /* warp, wavefront or subgroup width */
+  size_t max_kernel_argument_bytes; /* packed size of one argument list */
+  char api_version[32];         /* "12.8", "1.3.230", "5.2", ... */
+  char driver_version[64];
+  uint8_t uuid[16];             /* all zero where the API gives none */
+} kiln_device_properties;
+
+/* Fills *out_properties for device `index` of `backend`.
+ * KILN_ERROR_UNAVAILABLE if the backend cannot run here;
+ * KILN_ERROR_NOT_FOUND if index >= kiln_device_count(). */
+KILN_API kiln_status kiln_device_get_properties(
+    kiln_backend backend, size_t index, kiln_device_properties *out_properties);
+
+/* ------------------------------------------------------------------------ */
+/* Contexts                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct kiln_context kiln_context;
+typedef struct kiln_buffer kiln_buffer;
+typedef struct kiln_host_buffer kiln_host_buffer;
+typedef struct kiln_module kiln_module;
+typedef struct kiln_kernel kiln_kernel;
+typedef struct kiln_stream kiln_stream;
+typedef struct kiln_event kiln_event;
+
+/* Use the environment (KILN_BACKEND, KILN_DEVICE) for this field. */
+#define KILN_DEVICE_FROM_ENV SIZE_MAX
+
+typedef struct kiln_context_options {
+  /* A backend, or KILN_BACKEND_AUTO for KILN_BACKEND's choice (and the
+   * automatic choice when KILN_BACKEND is unset or "auto"). */
+  kiln_backend backend;
+  /* A device index within the backend, or KILN_DEVICE_FROM_ENV for
+   * KILN_DEVICE (default 0; under auto, the best device). */
+  size_t device_index;
+} kiln_context_options;
+
+/* Options that defer to the environment: backend AUTO, device from env. */
+KILN_API kiln_context_options kiln_context_options_default(void);
+
+/* Opens a context on one device; `options` may be NULL for the defaults.
+ * An explicit backend in options wins over KILN_BACKEND. Fails with
+ * KILN_ERROR_UNAVAILABLE or KILN_ERROR_NOT_FOUND, listing what is available,
+ * when the choice cannot be met. Destroy with kiln_context_destroy. */
+KILN_API kiln_status kiln_context_create(const kiln_context_options *options,
+                                         kiln_context **out_context);
+
+/* Waits for all work, releases the context and every object still alive in
+ * it. Returns KILN_ERROR_OBJECTS_ALIVE, counting them in the message, if
+ * there were any: their handles are dangling from then on. NULL is a no-op. */
+KILN_API kiln_status kiln_context_destroy(kiln_context *context);
+
+/* The backend the context runs on. */
+KILN_API kiln_backend kiln_context_backend(const kiln_context *context);
+
+/* The properties of the context's device. */
+KILN_API kiln_status kiln_context_get_properties(
+    const kiln_context *context, kiln_device_properties *out_properties);
+
+/* Waits until all work submitted to every stream of the context is done. */
+KILN_API kiln_status kiln_context_synchronize(kiln_context *context);
+
+/* ------------------------------------------------------------------------ */
+/* Device buffers                                                             */
+/* ------------------------------------------------------------------------ */
+
+typedef enum kiln_buffer_flags {
+  KILN_BUFFER_DEFAULT = 0,
+  /* The new buffer reads as zero bytes. */
+  KILN_BUFFER_ZERO = 1u << 0,
+} kiln_buffer_flags;
+
+/* Allocates `size` bytes (> 0) of device memory. Contents are undefined
+ * unless KILN_BUFFER_ZERO is given. KILN_ERROR_OUT_OF_DEVICE_MEMORY when the
+ * device cannot hold it. Destroy with kiln_buffer_destroy. */
+KILN_API kiln_status kiln_buffer_create(kiln_context *context, size_t size,
+                                        uint32_t flags,
+                                        kiln_buffer **out_buffer);
+
+/* Waits for work that may use the buffer, then frees it. NULL is a no-op. */
+KILN_API kiln_status kiln_buffer_destroy(kiln_buffer *buffer);
+
+/* The buffer's size in bytes; 0 for NULL. */
+KILN_API size_t kiln_buffer_size(const kiln_buffer *buffer);
+
+/* Copies `size` bytes from host memory `src` into `dst` at `dst_offset`.
+ * The caller may reuse `src` as soon as this returns; the device sees the
+ * data in stream order. */
+KILN_API kiln_status kiln_buffer_write(kiln_stream *stream, kiln_buffer *dst,
+                                       size_t dst_offset, const void *src,
+                                       size_t size);
+
+/* Copies `size` bytes from `src` at `src_offset` into host memory `dst`,
+ * after all earlier work on the stream; complete when it returns. */
+KILN_API kiln_status kiln_buffer_read(kiln_stream *stream,
+                                      const kiln_buffer *src,
+                                      size_t src_offset, void *dst,
+                                      size_t size);
+
+/* Copies `size` bytes between two buffers of one context, in stream order.
+ * The two ranges may be in the same buffer but must not overlap. */
+KILN_API kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
+                                      size_t dst_offset, const kiln_buffer *src,
+                                      size_t src_offset, size_t size);
+
+/* Fills `size` bytes of `dst` from `offset` with a repeated pattern of 1, 2,
+ * 4 or 8 bytes; offset and size must be multiples of the pattern size. */
+KILN_API kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
+                                      size_t offset, size_t size,
+                                      const void *pattern,
+                                      size_t pattern_size);
+
+/* ------------------------------------------------------------------------ */
+/* Host buffers                                                               */
+/* ------------------------------------------------------------------------ */
+
+/* Allocates `size` bytes (> 0) of host memory that the device reaches
+ * directly (pinned, or host-visible on Vulkan), mapped for the caller at
+ * kiln_host_buffer_data(). Transfers from and to it can be asynchronous. */
+KILN_API kiln_status kiln_host_buffer_create(kiln_context *context, size_t size,
+                                             uint32_t flags,
+                                             kiln_host_buffer **out_buffer);
+
+/* Waits for work that may use the host buffer, then frees it. NULL: no-op. */
+KILN_API kiln_status kiln_host_buffer_destroy(kiln_host_buffer *buffer);
+
+/* The host address of the mapping; NULL for NULL. Owned by the buffer. */
+KILN_API void *kiln_host_buffer_data(kiln_host_buffer *buffer);
+
+/* The host buffer's size in bytes; 0 for NULL. */
+KILN_API size_t kiln_host_buffer_size(const kiln_host_buffer *buffer);
+
+/* Queues a copy from a host buffer to a device buffer and returns at once.
+ * The host buffer's bytes must stay untouched until the stream reaches this
+ * point (synchronize the stream, or wait on a later event). */
+KILN_API kiln_status kiln_buffer_write_async(kiln_stream *stream,
+                                             kiln_buffer *dst,
+                                             size_t dst_offset,
+                                             const kiln_host_buffer *src,
+                                             size_t src_offset, size_t size);
+
+/* Queues a copy from a device buffer to a host buffer and returns at once;
+ * the bytes are there once the stream is synchronized or a later event has
+ * completed. */
+KILN_API kiln_status kiln_buffer_read_async(kiln_stream *stream,
+                                            const kiln_buffer *src,
+                                            size_t src_offset,
+                                            kiln_host_buffer *dst,
+                                            size_t dst_offset, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Modules and kernels                                                        */
+/* ------------------------------------------------------------------------ */
+
+typedef enum kiln_image_format {
+  KILN_IMAGE_SPIRV = 1,           /* Vulkan: SPIR-V words, one or more
+                                     GLCompute entry points */
+  KILN_IMAGE_PTX = 2,             /* CUDA: NUL-terminated PTX text (JIT) */
+  KILN_IMAGE_CUBIN = 3,           /* CUDA: machine code for one arch */
+  KILN_IMAGE_FATBIN = 4,          /* CUDA: nvcc --fatbin output */
+  KILN_IMAGE_HIP_CODE_OBJECT = 5, /* HIP: hipcc --genco output (a code
+                                     object or an offload bundle) */
+} kiln_image_format;
+
+/* "SPIR-V", "PTX", "cubin", "fatbin", "HIP code object" or "unknown". */
+KILN_API const char *kiln_image_format_name(kiln_image_format format);
+
+typedef struct kiln_module_image {
+  kiln_image_format format;
+  const void *data; /* read during kiln_module_create only */
+  size_t size;
+} kiln_module_image;
+
+/* Loads a module from a set of images, one or more per backend; kiln picks
+ * the ones the context's backend runs (on CUDA: cubin, fatbin, then PTX; on
+ * Vulkan every SPIR-V image, so kernels may come one per file). Fails with
+ * KILN_ERROR_NO_IMAGE when none fits, KILN_ERROR_INVALID_IMAGE (with the
+ * driver's or compiler's log) when loading fails. */
+KILN_API kiln_status kiln_module_create(kiln_context *context,
+                                        const kiln_module_image *images,
+                                        size_t image_count,
+                                        kiln_module **out_module);
+
+/* Waits for the context's work, then releases the module and its kernels.
+ * NULL is a no-op. */
+KILN_API kiln_status kiln_module_destroy(kiln_module *module);
+
+/* Looks a kernel up by its entry-point name (extern "C" name on CUDA/HIP).
+ * The kernel is owned by the module; asking twice gives the same handle.
+ * KILN_ERROR_NOT_FOUND when the module has no such kernel. */
+KILN_API kiln_status kiln_module_get_kernel(kiln_module *module,
+                                            const char *name,
+                                            kiln_kernel **out_kernel);
+
+/* The kernel's name; owned by the kernel. */
+KILN_API const char *kiln_kernel_name(const kiln_kernel *kernel);
+
+/* ------------------------------------------------------------------------ */
+/* Launching kernels: the one argument ABI                                    */
+/* ------------------------------------------------------------------------ */
+
+/* A kernel's parameters are an ordered list of buffer addresses and scalars,
+ * laid out with natural alignment (as a C struct of those members would be):
+ *   CUDA/HIP:  __global__ void k(float *y, const float *x, float a, unsigned n)
+ *   GLSL:      layout(push_constant) uniform Args { F32 y; F32 x; float a;
+ *                                                    uint n; } args;
+ * where F32 is a buffer_reference type. A buffer argument is the device
+ * address of `buffer` plus `offset` (64 bits on every backend). */
+typedef enum kiln_arg_type {
+  KILN_ARG_BUFFER = 1,
+  KILN_ARG_I32 = 2,
+  KILN_ARG_U32 = 3,
+  KILN_ARG_F32 = 4,
+  KILN_ARG_I64 = 5,
+  KILN_ARG_U64 = 6,
+  KILN_ARG_F64 = 7,
+} kiln_arg_type;
+
+typedef struct kiln_arg {
+  kiln_arg_type type;
+  union {
+    struct {
+      const kiln_buffer *buffer;
+      size_t offset;
+    } buffer;
+    int32_t i32;
+    uint32_t u32;
+    float f32;
+    int64_t i64;
+    uint64_t u64;
+    double f64;
+  } value;
+} kiln_arg;
+
+/* The most arguments one launch takes on any backend. */
+#define KILN_MAX_KERNEL_ARGS 64
+
+static inline kiln_arg kiln_arg_buffer(const kiln_buffer *buffer,
+                                       size_t offset) {
+  kiln_arg a;
+  a.type = KILN_ARG_BUFFER;
+  a.value.buffer.buffer = buffer;
+  a.value.buffer.offset = offset;
+  return a;
+}
+static inline kiln_arg kiln_arg_i32(int32_t v) {
+  kiln_arg a;
+  a.type = KILN_ARG_I32;
+  a.value.i32 = v;
+  return a;
+}
+static inline kiln_arg kiln_arg_u32(uint32_t v) {
+  kiln_arg a;
+  a.type = KILN_ARG_U32;
+  a.value.u32 = v;
+  return a;
+}
+static inline kiln_arg kiln_arg_f32(float v) {
+  kiln_arg a;
+  a.type = KILN_ARG_F32;
+  a.value.f32 = v;
+  return a;
+}
+static inline kiln_arg kiln_arg_i64(int64_t v) {
+  kiln_arg a;
+  a.type = KILN_ARG_I64;
+  a.value.i64 = v;
+  return a;
+}
+static inline kiln_arg kiln_arg_u64(uint64_t v) {
+  kiln_arg a;
+  a.type = KILN_ARG_U64;
+  a.value.u64 = v;
+  return a;
+}
+static inline kiln_arg kiln_arg_f64(double v) {
+  kiln_arg a;
+  a.type = KILN_ARG_F64;
+  a.value.f64 = v;
+  return a;
+}
+
+typedef struct kiln_dim3 {
+  uint32_t x, y, z;
+} kiln_dim3;
+
+typedef struct kiln_launch_config {
+  kiln_dim3 grid;  /* blocks (workgroups) in each dimension */
+  kiln_dim3 block; /* threads (invocations) per block in each dimension */
+  /* Dynamic shared memory per block. CUDA/HIP: extern __shared__. Vulkan:
+   * the kernel declares layout(constant_id = 3) const uint and sizes its
+   * shared array with it. Above the device's default limit kiln raises the
+   * kernel's limit, up to max_shared_memory_per_block_optin. */
+  size_t shared_memory_bytes;
+} kiln_launch_config;
+
+/* A 1-D configuration covering n elements with `block_size` threads per
+ * block (0 picks 256): grid.x = ceil(n / block_size). Grid.x is clamped to
+ * 2^31-1, so kernels over very large n should loop (grid-stride). */
+KILN_API kiln_launch_config kiln_launch_config_1d(size_t n,
+                                                  uint32_t block_size);
+
+/* Queues kernel `kernel` with the ordered argument list `args`. The list
+ * must match the kernel's parameters: on Vulkan kiln checks its packed size
+ * against the kernel's push-constant block. Fails with
+ * KILN_ERROR_OUT_OF_RANGE for a block or grid beyond the device's limits,
+ * or an argument list larger than max_kernel_argument_bytes. */
+KILN_API kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
+                                 const kiln_launch_config *config,
+                                 const kiln_arg *args, size_t arg_count);
+
+/* ------------------------------------------------------------------------ */
+/* Built-in kernels                                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The module of kiln's own kernels for the context's backend, loaded on
+ * first use and owned by the context (do not destroy it); the same names and
+ * parameters on every backend, listed in docs/kernels.md.
+ * KILN_ERROR_UNSUPPORTED if this build has no kernels for the backend. */
+KILN_API kiln_status kiln_context_builtin_module(kiln_context *context,
+                                                 kiln_module **out_module);
+
+/* y[i] = a * x[i] + y[i] for i < n, float32, on buffers at byte offsets
+ * that are multiples of 4. */
+KILN_API kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
+                                   const kiln_buffer *x, size_t x_offset,
+                                   kiln_buffer *y, size_t y_offset);
+
+/* Writes the float32 sum of x[0..n) to the 4 bytes of `result` at
+ * `result_offset`, in stream order. */
+KILN_API kiln_status kiln_reduce_sum_f32(kiln_stream *stream, size_t n,
+                                         const kiln_buffer *x, size_t x_offset,
+                                         kiln_buffer *result,
+                                         size_t result_offset);
+
+/* Writes the float32 dot product of x[0..n) and y[0..n) to the 4 bytes of
+ * `result` at `result_offset`, in stream order. */
+KILN_API kiln_status kiln_dot_f32(kiln_stream *stream, size_t n,
+                                  const kiln_buffer *x, size_t x_offset,
+                                  const kiln_buffer *y, size_t y_offset,
+                                  kiln_buffer *result, size_t result_offset);
+
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* The stream every call with a NULL stream uses. Owned by the context: do
+ * not destroy it. */
+KILN_API kiln_status kiln_context_default_stream(kiln_context *context,
+                                                 kiln_stream **out_stream);
+
+/* Creates an in-order stream; work on different streams may overlap unless
+ * ordered with events. Destroy with kiln_stream_destroy. */
+KILN_API kiln_status kiln_stream_create(kiln_context *context,
+                                        kiln_stream **out_stream);
+
+/* Waits for the stream's work, then releases it. The default stream cannot
+ * be destroyed (KILN_ERROR_INVALID_ARGUMENT). NULL is a no-op. */
+KILN_API kiln_status kiln_stream_destroy(kiln_stream *stream);
+
+/* Submits anything queued and waits until all of the stream's work is done.
+ * NULL is KILN_ERROR_INVALID_HANDLE (there is no context to take it from). */
+KILN_API kiln_status kiln_stream_synchronize(kiln_stream *stream);
+
+/* ------------------------------------------------------------------------ */
+/* Events                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Creates an event, a point in a stream to wait on or to time from. */
+KILN_API kiln_status kiln_event_create(kiln_context *context,
+                                       kiln_event **out_event);
+
+/* Releases the event (after the work it marks, if recorded). NULL: no-op. */
+KILN_API kiln_status kiln_event_destroy(kiln_event *event);
+
+/* Marks the current end of `stream` (NULL: the default stream), with a
+ * timestamp. Recording again moves the mark. */
+KILN_API kiln_status kiln_event_record(kiln_event *event, kiln_stream *stream);
+
+/* Makes later work on `stream` wait until the event's mark is reached; the
+ * host does not wait. KILN_ERROR_INVALID_STATE if never recorded. */
+KILN_API kiln_status kiln_stream_wait_event(kiln_stream *stream,
+                                            kiln_event *event);
+
+/* Blocks the host until the event's mark is reached.
+ * KILN_ERROR_INVALID_STATE if never recorded. */
+KILN_API kiln_status kiln_event_synchronize(kiln_event *event);
+
+/* KILN_OK if the event's mark is reached, KILN_ERROR_NOT_READY if not;
+ * does not block. */
+KILN_API kiln_status kiln_event_query(kiln_event *event);
+
+/* Milliseconds of device time between two recorded, completed events of one
+ * context, `start` recorded before `end`. KILN_ERROR_NOT_READY if either
+ * has not completed; KILN_ERROR_INVALID_STATE if either was not recorded. */
+KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
+                                           float *out_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KILN_KILN_H */
