@@ -1,0 +1,201 @@
+/* kiln's own kernels (docs/kernels.md): the built-in module, and the helpers
+ * that launch them — fill, axpy, and the two-pass reductions. */
+#include <string.h>
+
+#include "core/internal.h"
+
+/* Threads per block of the helpers' launches, and the most blocks the first
+ * reduction pass uses (its partial sums fit one block of the second). */
+#define HELPER_BLOCK 256u
+#define REDUCE_MAX_BLOCKS 1024u
+
+static kiln_status builtin_module(kiln_context *ctx, kiln_module **out) {
+  const kiln_backend_ops *ops = ctx->ops;
+  pthread_mutex_lock(&ctx->lock);
+  kiln_status st = KILN_OK;
+  if (!ctx->builtin_module) {
+    size_t n = 0;
+    while (ops->builtin_images && ops->builtin_images[n].format != 0) n++;
+    if (n == 0)
+      st = kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "this build of kiln has no built-in kernels for "
+                          "the %s backend (its kernel compiler was missing "
+                          "at build time; see the meson summary)",
+                          ops->name);
+    else
+      st = kiln_module_create_checked(ctx, ops->builtin_images, n, true,
+                                      &ctx->builtin_module);
+  }
+  if (st == KILN_OK) *out = ctx->builtin_module;
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+kiln_status kiln_context_builtin_module(kiln_context *ctx,
+                                        kiln_module **out_module) {
+  static const char fn[] = "kiln_context_builtin_module";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK) return st;
+  if (!out_module)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_module is NULL",
+                          fn);
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  return builtin_module(ctx, out_module);
+}
+
+kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
+                                kiln_kernel **out_kernel) {
+  kiln_module *m;
+  kiln_status st = builtin_module(ctx, &m);
+  if (st != KILN_OK) return st;
+  return kiln_module_get_kernel(m, name, out_kernel);
+}
+
+/* A 1-D grid of HELPER_BLOCK threads over n items, capped at `max_blocks`
+ * because every built-in kernel loops grid-stride. */
+static kiln_launch_config helper_config(size_t n, uint32_t max_blocks) {
+  kiln_launch_config c = kiln_launch_config_1d(n, HELPER_BLOCK);
+  if (c.grid.x > max_blocks) c.grid.x = max_blocks;
+  if (c.grid.x == 0) c.grid.x = 1;
+  return c;
+}
+
+kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst, size_t off,
+                                  size_t size, uint64_t pattern,
+                                  size_t pattern_size) {
+  kiln_kernel *k;
+  kiln_status st = kiln_builtin_kernel(s->base.context, "kiln_fill", &k);
+  if (st != KILN_OK) return st;
+  /* Repeat the pattern to 8 bytes: byte j of it is then the byte for any
+   * position j (mod 8) counted from the fill's start. */
+  for (size_t w = pattern_size; w < 8; w *= 2) pattern |= pattern << (8 * w);
+  uint64_t start = off & 3u;
+  kiln_arg args[4] = {kiln_arg_buffer(dst, off - start), kiln_arg_u64(start),
+                      kiln_arg_u64(start + size), kiln_arg_u64(pattern)};
+  kiln_launch_config c = helper_config((start + size + 3) / 4, 65535u);
+  return kiln_launch(s, k, &c, args, 4);
+}
+
+/* Checks an f32 vector argument of n elements at a byte offset. */
+static kiln_status check_vector(const kiln_buffer *b, size_t offset, size_t n,
+                                kiln_context *ctx, const char *fn,
+                                const char *what) {
+  kiln_status st = kiln_object_check_in(b, KILN_OBJECT_BUFFER, ctx, fn, what);
+  if (st != KILN_OK) return st;
+  if (offset % 4)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: the offset %zu of %s is not a multiple of 4",
+                          fn, offset, what);
+  if (n > SIZE_MAX / 4)
+    return kiln_set_error(KILN_ERROR_OVERFLOW, "%s: n = %zu floats overflows",
+                          fn, n);
+  return kiln_check_range(offset, n * 4, b->size, fn, what);
+}
+
+/* The checks every helper shares, on the buffer that fixes the context. */
+static kiln_status check_helper(const kiln_buffer *anchor, kiln_stream *stream,
+                                size_t n, const char *fn, const char *what,
+                                kiln_stream **out_stream) {
+  kiln_status st = kiln_object_check(anchor, KILN_OBJECT_BUFFER, fn, what);
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = anchor->base.context;
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  if ((st = kiln_stream_resolve(stream, ctx, fn, out_stream)) != KILN_OK)
+    return st;
+  if (n > UINT32_MAX)
+    return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                          "%s: n = %zu; the built-in kernels take at most "
+                          "2^32 - 1 elements",
+                          fn, n);
+  return KILN_OK;
+}
+
+kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
+                          const kiln_buffer *x, size_t x_offset, kiln_buffer *y,
+                          size_t y_offset) {
+  static const char fn[] = "kiln_axpy_f32";
+  kiln_stream *s;
+  kiln_status st = check_helper(y, stream, n, fn, "y", &s);
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = y->base.context;
+  if ((st = check_vector(y, y_offset, n, ctx, fn, "y")) != KILN_OK ||
+      (st = check_vector(x, x_offset, n, ctx, fn, "x")) != KILN_OK)
+    return st;
+  if (n == 0) return KILN_OK;
+  kiln_kernel *k;
+  if ((st = kiln_builtin_kernel(ctx, "kiln_axpy_f32", &k)) != KILN_OK)
+    return st;
+  kiln_arg args[4] = {kiln_arg_buffer(y, y_offset), kiln_arg_buffer(x, x_offset),
+                      kiln_arg_f32(a), kiln_arg_u32((uint32_t)n)};
+  kiln_launch_config c = helper_config(n, 65535u);
+  return kiln_launch(s, k, &c, args, 4);
+}
+
+/* Sums x (and y, for a dot product) into result in two launches through the
+ * stream's scratch buffer of partial sums. */
+static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
+                          const kiln_buffer *x, size_t x_offset,
+                          const kiln_buffer *y, size_t y_offset,
+                          kiln_buffer *result, size_t result_offset) {
+  kiln_context *ctx = result->base.context;
+  kiln_status st;
+  if (n == 0) {
+    const uint32_t zero = 0;
+    return kiln_buffer_fill(s, result, result_offset, 4, &zero, 4);
+  }
+  if (!s->scratch) {
+    st = kiln_buffer_create_internal(ctx, REDUCE_MAX_BLOCKS * sizeof(float),
+                                     &s->scratch);
+    if (st != KILN_OK) return st;
+  }
+  kiln_kernel *first, *sum;
+  if ((st = kiln_builtin_kernel(ctx, kernel_name, &first)) != KILN_OK ||
+      (st = kiln_builtin_kernel(ctx, "kiln_reduce_sum_f32", &sum)) != KILN_OK)
+    return st;
+  kiln_launch_config c = helper_config(n, REDUCE_MAX_BLOCKS);
+  kiln_arg args[4];
+  size_t count = 0;
+  args[count++] = kiln_arg_buffer(s->scratch, 0);
+  args[count++] = kiln_arg_buffer(x, x_offset);
+  if (y) args[count++] = kiln_arg_buffer(y, y_offset);
+  args[count++] = kiln_arg_u32((uint32_t)n);
+  if ((st = kiln_launch(s, first, &c, args, count)) != KILN_OK) return st;
+  kiln_arg second[3] = {kiln_arg_buffer(result, result_offset),
+                        kiln_arg_buffer(s->scratch, 0),
+                        kiln_arg_u32(c.grid.x)};
+  kiln_launch_config one = helper_config(1, 1);
+  return kiln_launch(s, sum, &one, second, 3);
+}
+
+kiln_status kiln_reduce_sum_f32(kiln_stream *stream, size_t n,
+                                const kiln_buffer *x, size_t x_offset,
+                                kiln_buffer *result, size_t result_offset) {
+  static const char fn[] = "kiln_reduce_sum_f32";
+  kiln_stream *s;
+  kiln_status st = check_helper(result, stream, n, fn, "result", &s);
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = result->base.context;
+  if ((st = check_vector(result, result_offset, 1, ctx, fn, "result")) !=
+          KILN_OK ||
+      (st = check_vector(x, x_offset, n, ctx, fn, "x")) != KILN_OK)
+    return st;
+  return reduce(s, "kiln_reduce_sum_f32", n, x, x_offset, NULL, 0, result,
+                result_offset);
+}
+
+kiln_status kiln_dot_f32(kiln_stream *stream, size_t n, const kiln_buffer *x,
+                         size_t x_offset, const kiln_buffer *y, size_t y_offset,
+                         kiln_buffer *result, size_t result_offset) {
+  static const char fn[] = "kiln_dot_f32";
+  kiln_stream *s;
+  kiln_status st = check_helper(result, stream, n, fn, "result", &s);
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = result->base.context;
+  if ((st = check_vector(result, result_offset, 1, ctx, fn, "result")) !=
+          KILN_OK ||
+      (st = check_vector(x, x_offset, n, ctx, fn, "x")) != KILN_OK ||
+      (st = check_vector(y, y_offset, n, ctx, fn, "y")) != KILN_OK)
+    return st;
+  return reduce(s, "kiln_dot_f32", n, x, x_offset, y, y_offset, result,
+                result_offset);
+}

@@ -1,0 +1,113 @@
+/* Events: marks in a stream to wait on, from the host or another stream,
+ * and to time the work between. */
+#include "core/internal.h"
+
+kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out_event) {
+  static const char fn[] = "kiln_event_create";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK) return st;
+  if (!out_event)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_event is NULL",
+                          fn);
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  kiln_event *e =
+      kiln_object_alloc(ctx, KILN_OBJECT_EVENT, ctx->ops->event_size, false);
+  if (!e) return KILN_ERROR_OUT_OF_HOST_MEMORY;
+  st = kiln_context_result(ctx, ctx->ops->event_init(e));
+  if (st != KILN_OK) {
+    kiln_object_free(e);
+    return st;
+  }
+  *out_event = e;
+  return KILN_OK;
+}
+
+void kiln_event_release(kiln_event *e) {
+  e->base.context->ops->event_deinit(e);
+  kiln_object_free(e);
+}
+
+kiln_status kiln_event_destroy(kiln_event *e) {
+  if (!e) return KILN_OK;
+  kiln_status st =
+      kiln_object_check(e, KILN_OBJECT_EVENT, "kiln_event_destroy", "event");
+  if (st != KILN_OK) return st;
+  kiln_event_release(e);
+  return KILN_OK;
+}
+
+/* A live, recorded event of a usable context. */
+static kiln_status check_recorded(kiln_event *e, const char *fn,
+                                  const char *what) {
+  kiln_status st = kiln_object_check(e, KILN_OBJECT_EVENT, fn, what);
+  if (st != KILN_OK) return st;
+  if ((st = kiln_context_check_usable(e->base.context)) != KILN_OK) return st;
+  if (!e->recorded)
+    return kiln_set_error(KILN_ERROR_INVALID_STATE,
+                          "%s: %s was never recorded (kiln_event_record)", fn,
+                          what);
+  return KILN_OK;
+}
+
+kiln_status kiln_event_record(kiln_event *e, kiln_stream *stream) {
+  static const char fn[] = "kiln_event_record";
+  kiln_status st = kiln_object_check(e, KILN_OBJECT_EVENT, fn, "event");
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = e->base.context;
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  kiln_stream *s;
+  if ((st = kiln_stream_resolve(stream, ctx, fn, &s)) != KILN_OK) return st;
+  st = kiln_context_result(ctx, ctx->ops->event_record(e, s));
+  if (st == KILN_OK) e->recorded = true;
+  return st;
+}
+
+kiln_status kiln_stream_wait_event(kiln_stream *s, kiln_event *e) {
+  static const char fn[] = "kiln_stream_wait_event";
+  kiln_status st = check_recorded(e, fn, "event");
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = e->base.context;
+  if (!s)
+    return kiln_set_error(KILN_ERROR_INVALID_HANDLE, "%s: stream is NULL", fn);
+  if ((st = kiln_stream_resolve(s, ctx, fn, &s)) != KILN_OK) return st;
+  return kiln_context_result(ctx, ctx->ops->stream_wait_event(s, e));
+}
+
+kiln_status kiln_event_synchronize(kiln_event *e) {
+  kiln_status st = check_recorded(e, "kiln_event_synchronize", "event");
+  if (st != KILN_OK) return st;
+  return kiln_context_result(e->base.context,
+                             e->base.context->ops->event_synchronize(e));
+}
+
+kiln_status kiln_event_query(kiln_event *e) {
+  kiln_status st = check_recorded(e, "kiln_event_query", "event");
+  if (st != KILN_OK) return st;
+  st = e->base.context->ops->event_query(e);
+  if (st == KILN_ERROR_NOT_READY) /* an answer, not a failure */
+    return kiln_set_error(st, "kiln_event_query: the event's work has not "
+                              "completed yet");
+  return kiln_context_result(e->base.context, st);
+}
+
+kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
+                                  float *out_ms) {
+  static const char fn[] = "kiln_event_elapsed_ms";
+  kiln_status st = check_recorded(start, fn, "the start event");
+  if (st != KILN_OK) return st;
+  if ((st = check_recorded(end, fn, "the end event")) != KILN_OK) return st;
+  kiln_context *ctx = start->base.context;
+  if (end->base.context != ctx)
+    return kiln_set_error(KILN_ERROR_WRONG_CONTEXT,
+                          "%s: the two events belong to different contexts",
+                          fn);
+  if (!out_ms)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_ms is NULL",
+                          fn);
+  st = ctx->ops->event_elapsed_ms(start, end, out_ms);
+  if (st == KILN_ERROR_NOT_READY)
+    return kiln_set_error(st, "%s: an event's work has not completed yet; "
+                              "synchronize on the end event first",
+                          fn);
+  return kiln_context_result(ctx, st);
+}

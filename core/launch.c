@@ -1,0 +1,157 @@
+/* Kernel launches: limits, and packing the argument list into the one ABI
+ * (natural alignment; a buffer argument is its device address + offset). */
+#include <string.h>
+
+#include "core/internal.h"
+
+kiln_launch_config kiln_launch_config_1d(size_t n, uint32_t block_size) {
+  kiln_launch_config c;
+  memset(&c, 0, sizeof c);
+  if (block_size == 0) block_size = 256;
+  size_t blocks = n / block_size + (n % block_size != 0);
+  if (blocks > 0x7fffffffu) blocks = 0x7fffffffu;
+  c.grid.x = (uint32_t)blocks;
+  c.grid.y = c.grid.z = 1;
+  c.block.x = block_size;
+  c.block.y = c.block.z = 1;
+  return c;
+}
+
+static size_t arg_width(kiln_arg_type t) {
+  switch (t) {
+  case KILN_ARG_I32:
+  case KILN_ARG_U32:
+  case KILN_ARG_F32: return 4;
+  case KILN_ARG_BUFFER:
+  case KILN_ARG_I64:
+  case KILN_ARG_U64:
+  case KILN_ARG_F64: return 8;
+  }
+  return 0;
+}
+
+static kiln_status pack_args(kiln_context *ctx, const kiln_arg *args,
+                             size_t count, kiln_packed_args *out) {
+  static const char fn[] = "kiln_launch";
+  size_t limit = ctx->properties.max_kernel_argument_bytes;
+  if (limit == 0 || limit > KILN_MAX_ARG_BYTES) limit = KILN_MAX_ARG_BYTES;
+  size_t off = 0;
+  for (size_t i = 0; i < count; i++) {
+    const kiln_arg *a = &args[i];
+    size_t w = arg_width(a->type);
+    if (w == 0)
+      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                            "%s: argument %zu has unknown type %d", fn, i,
+                            (int)a->type);
+    off = (off + w - 1) & ~(w - 1);
+    if (off + w > limit)
+      return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                            "%s: the argument list needs more than %zu bytes "
+                            "(argument %zu ends at byte %zu); the %s device "
+                            "takes at most %zu",
+                            fn, limit, i, off + w, ctx->ops->name, limit);
+    unsigned char *dst = out->data + off;
+    if (a->type == KILN_ARG_BUFFER) {
+      const kiln_buffer *b = a->value.buffer.buffer;
+      kiln_status st =
+          kiln_object_check_in(b, KILN_OBJECT_BUFFER, ctx, fn, "a buffer argument");
+      if (st != KILN_OK)
+        return kiln_set_error(st, "argument %zu: %s", i, kiln_last_error());
+      if (a->value.buffer.offset > b->size)
+        return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                              "%s: argument %zu: offset %zu is past the end "
+                              "of its %zu-byte buffer",
+                              fn, i, a->value.buffer.offset, b->size);
+      uint64_t addr = b->device_address + (uint64_t)a->value.buffer.offset;
+      memcpy(dst, &addr, 8);
+    } else {
+      /* Every scalar member of the union starts at its first byte. */
+      memcpy(dst, &a->value, w);
+    }
+    out->offsets[i] = (uint16_t)off;
+    off += w;
+  }
+  out->size = off;
+  out->count = count;
+  return KILN_OK;
+}
+
+static kiln_status check_config(const kiln_context *ctx,
+                                const kiln_launch_config *c) {
+  static const char fn[] = "kiln_launch";
+  const kiln_device_properties *p = &ctx->properties;
+  const uint32_t block[3] = {c->block.x, c->block.y, c->block.z};
+  const uint32_t grid[3] = {c->grid.x, c->grid.y, c->grid.z};
+  uint64_t threads = 1;
+  for (int d = 0; d < 3; d++) {
+    if (block[d] == 0)
+      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                            "%s: block dimension %c is 0; every block "
+                            "dimension must be at least 1",
+                            fn, "xyz"[d]);
+    if (block[d] > p->max_block_size[d])
+      return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                            "%s: block.%c = %u exceeds the device's limit %u",
+                            fn, "xyz"[d], block[d], p->max_block_size[d]);
+    if (grid[d] > p->max_grid_size[d])
+      return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                            "%s: grid.%c = %u exceeds the device's limit %u",
+                            fn, "xyz"[d], grid[d], p->max_grid_size[d]);
+    threads *= block[d];
+  }
+  if (threads > p->max_threads_per_block)
+    return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                          "%s: a block of %ux%ux%u = %llu threads exceeds the "
+                          "device's limit of %u threads per block",
+                          fn, block[0], block[1], block[2],
+                          (unsigned long long)threads,
+                          p->max_threads_per_block);
+  size_t shared_limit = p->max_shared_memory_per_block_optin;
+  if (shared_limit < p->max_shared_memory_per_block)
+    shared_limit = p->max_shared_memory_per_block;
+  if (c->shared_memory_bytes > shared_limit)
+    return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                          "%s: %zu bytes of dynamic shared memory exceed the "
+                          "device's limit of %zu bytes per block",
+                          fn, c->shared_memory_bytes, shared_limit);
+  return KILN_OK;
+}
+
+kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
+                        const kiln_launch_config *config, const kiln_arg *args,
+                        size_t arg_count) {
+  static const char fn[] = "kiln_launch";
+  kiln_status st = kiln_object_check(kernel, KILN_OBJECT_KERNEL, fn, "kernel");
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = kernel->base.context;
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  kiln_stream *s;
+  if ((st = kiln_stream_resolve(stream, ctx, fn, &s)) != KILN_OK) return st;
+  if (!config)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: config is NULL",
+                          fn);
+  if (!args && arg_count)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: args is NULL but arg_count is %zu", fn,
+                          arg_count);
+  if (arg_count > KILN_MAX_KERNEL_ARGS)
+    return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                          "%s: %zu arguments; kiln takes at most %d", fn,
+                          arg_count, KILN_MAX_KERNEL_ARGS);
+  if ((st = check_config(ctx, config)) != KILN_OK) return st;
+
+  kiln_packed_args packed;
+  if ((st = pack_args(ctx, args, arg_count, &packed)) != KILN_OK) return st;
+  if (kernel->arg_bytes != KILN_ARG_BYTES_UNKNOWN &&
+      kernel->arg_bytes != packed.size)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: kernel '%s' takes %zu bytes of arguments, but "
+                          "the %zu given pack to %zu bytes (buffers and "
+                          "64-bit scalars take 8, 32-bit scalars 4, each "
+                          "naturally aligned)",
+                          fn, kernel->name, kernel->arg_bytes, arg_count,
+                          packed.size);
+  if (config->grid.x == 0 || config->grid.y == 0 || config->grid.z == 0)
+    return KILN_OK;
+  return kiln_context_result(ctx, ctx->ops->launch(s, kernel, config, &packed));
+}

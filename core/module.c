@@ -1,0 +1,171 @@
+/* Modules (a set of images, one or more per backend) and their kernels. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+static bool known_format(kiln_image_format f) {
+  return f >= KILN_IMAGE_SPIRV && f <= KILN_IMAGE_HIP_CODE_OBJECT;
+}
+
+static const char *loadable_formats(const kiln_backend_ops *ops, char *buf,
+                                    size_t size) {
+  buf[0] = '\0';
+  for (int f = KILN_IMAGE_SPIRV; f <= KILN_IMAGE_HIP_CODE_OBJECT; f++) {
+    if (!(ops->image_formats & (1u << f))) continue;
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+             kiln_image_format_name((kiln_image_format)f));
+  }
+  return buf;
+}
+
+kiln_status kiln_module_create_checked(kiln_context *ctx,
+                                       const kiln_module_image *images,
+                                       size_t count, bool internal,
+                                       kiln_module **out) {
+  static const char fn[] = "kiln_module_create";
+  const kiln_backend_ops *ops = ctx->ops;
+  kiln_module_image *mine = malloc(count * sizeof *mine);
+  if (!mine)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "%s: out of host memory", fn);
+  size_t n = 0;
+  for (size_t i = 0; i < count; i++)
+    if (ops->image_formats & (1u << images[i].format)) mine[n++] = images[i];
+  if (n == 0) {
+    free(mine);
+    char want[128];
+    return kiln_set_error(KILN_ERROR_NO_IMAGE,
+                          "%s: none of the %zu image%s is for the %s "
+                          "backend, which loads %s",
+                          fn, count, count == 1 ? "" : "s", ops->name,
+                          loadable_formats(ops, want, sizeof want));
+  }
+  kiln_module *m =
+      kiln_object_alloc(ctx, KILN_OBJECT_MODULE, ops->module_size, internal);
+  if (!m) {
+    free(mine);
+    return KILN_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  kiln_status st = kiln_context_result(ctx, ops->module_init(m, mine, n));
+  free(mine);
+  if (st != KILN_OK) {
+    kiln_object_free(m);
+    return st;
+  }
+  *out = m;
+  return KILN_OK;
+}
+
+kiln_status kiln_module_create(kiln_context *ctx,
+                               const kiln_module_image *images,
+                               size_t image_count, kiln_module **out_module) {
+  static const char fn[] = "kiln_module_create";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK) return st;
+  if (!out_module)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_module is NULL",
+                          fn);
+  if (!images || image_count == 0)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: no images given (images is %s, image_count is "
+                          "%zu)",
+                          fn, images ? "set" : "NULL", image_count);
+  for (size_t i = 0; i < image_count; i++) {
+    if (!known_format(images[i].format))
+      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                            "%s: image %zu has unknown format %d", fn, i,
+                            (int)images[i].format);
+    if (!images[i].data || images[i].size == 0)
+      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                            "%s: image %zu (%s) is empty", fn, i,
+                            kiln_image_format_name(images[i].format));
+  }
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  return kiln_module_create_checked(ctx, images, image_count, false,
+                                    out_module);
+}
+
+void kiln_module_release(kiln_module *m) {
+  const kiln_backend_ops *ops = m->base.context->ops;
+  for (kiln_kernel *k = m->kernels, *next; k; k = next) {
+    next = k->next;
+    ops->kernel_deinit(k);
+    free(k->name);
+    kiln_object_free(k);
+  }
+  ops->module_deinit(m);
+  kiln_object_free(m);
+}
+
+kiln_status kiln_module_destroy(kiln_module *m) {
+  if (!m) return KILN_OK;
+  kiln_status st = kiln_object_check(m, KILN_OBJECT_MODULE,
+                                     "kiln_module_destroy", "module");
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = m->base.context;
+  if (m == ctx->builtin_module)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_module_destroy: the built-in module belongs "
+                          "to its context and is released with it");
+  /* Queued launches may still run the module's code. */
+  if (!atomic_load(&ctx->lost))
+    st = kiln_context_result(ctx, ctx->ops->context_synchronize(ctx));
+  kiln_module_release(m);
+  return st;
+}
+
+kiln_status kiln_module_get_kernel(kiln_module *m, const char *name,
+                                   kiln_kernel **out_kernel) {
+  static const char fn[] = "kiln_module_get_kernel";
+  kiln_status st = kiln_object_check(m, KILN_OBJECT_MODULE, fn, "module");
+  if (st != KILN_OK) return st;
+  if (!name || !name[0] || !out_kernel)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s", fn,
+                          !out_kernel ? "out_kernel is NULL"
+                                      : "the kernel name is NULL or empty");
+  kiln_context *ctx = m->base.context;
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+
+  pthread_mutex_lock(&ctx->lock);
+  for (kiln_kernel *k = m->kernels; k; k = k->next) {
+    if (strcmp(k->name, name) == 0) {
+      pthread_mutex_unlock(&ctx->lock);
+      *out_kernel = k;
+      return KILN_OK;
+    }
+  }
+  kiln_kernel *k =
+      kiln_object_alloc(ctx, KILN_OBJECT_KERNEL, ctx->ops->kernel_size, false);
+  char *copy = k ? strdup(name) : NULL;
+  if (!copy) {
+    pthread_mutex_unlock(&ctx->lock);
+    if (k) kiln_object_free(k);
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "%s: out of host memory", fn);
+  }
+  k->module = m;
+  k->name = copy;
+  k->arg_bytes = KILN_ARG_BYTES_UNKNOWN;
+  st = kiln_context_result(ctx, ctx->ops->kernel_init(k));
+  if (st != KILN_OK) {
+    pthread_mutex_unlock(&ctx->lock);
+    free(copy);
+    kiln_object_free(k);
+    return st;
+  }
+  k->next = m->kernels;
+  m->kernels = k;
+  pthread_mutex_unlock(&ctx->lock);
+  *out_kernel = k;
+  return KILN_OK;
+}
+
+const char *kiln_kernel_name(const kiln_kernel *k) {
+  if (kiln_object_check(k, KILN_OBJECT_KERNEL, "kiln_kernel_name",
+                        "kernel") != KILN_OK)
+    return "";
+  return k->name;
+}

@@ -1,0 +1,366 @@
+/* The backend registry: which backends are compiled in, whether each can run
+ * here (probed once), their devices, and the choice of backend and device
+ * for a new context (KILN_BACKEND, KILN_DEVICE, auto). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "core/internal.h"
+
+typedef struct probe_state {
+  bool done;
+  kiln_status status;
+  char reason[512];
+} probe_state;
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool slots_ready;
+static const kiln_backend_ops *slots[KILN_BACKEND_COUNT];
+static probe_state probes[KILN_BACKEND_COUNT];
+
+static void fill_compiled(void) {
+  memset(slots, 0, sizeof slots);
+#if defined(KILN_HAVE_CUDA)
+  slots[KILN_BACKEND_CUDA] = &kiln_cuda_ops;
+#endif
+#if defined(KILN_HAVE_HIP)
+  slots[KILN_BACKEND_HIP] = &kiln_hip_ops;
+#endif
+#if defined(KILN_HAVE_VULKAN)
+  slots[KILN_BACKEND_VULKAN] = &kiln_vulkan_ops;
+#endif
+  slots_ready = true;
+}
+
+static bool is_concrete(kiln_backend b) {
+  return b == KILN_BACKEND_CUDA || b == KILN_BACKEND_HIP ||
+         b == KILN_BACKEND_VULKAN;
+}
+
+void kiln_registry_override(const kiln_backend_ops *const *ops,
+                            size_t count) {
+  pthread_mutex_lock(&reg_lock);
+  memset(probes, 0, sizeof probes);
+  if (!ops) {
+    fill_compiled();
+  } else {
+    memset(slots, 0, sizeof slots);
+    for (size_t i = 0; i < count; i++)
+      if (ops[i] && is_concrete(ops[i]->kind)) slots[ops[i]->kind] = ops[i];
+    slots_ready = true;
+  }
+  pthread_mutex_unlock(&reg_lock);
+}
+
+const kiln_backend_ops *kiln_registry_get(kiln_backend backend) {
+  if (!is_concrete(backend)) return NULL;
+  pthread_mutex_lock(&reg_lock);
+  if (!slots_ready) fill_compiled();
+  const kiln_backend_ops *ops = slots[backend];
+  pthread_mutex_unlock(&reg_lock);
+  return ops;
+}
+
+const char *kiln_backend_name(kiln_backend backend) {
+  switch (backend) {
+  case KILN_BACKEND_AUTO: return "auto";
+  case KILN_BACKEND_CUDA: return "cuda";
+  case KILN_BACKEND_HIP: return "hip";
+  case KILN_BACKEND_VULKAN: return "vulkan";
+  }
+  return "unknown";
+}
+
+kiln_status kiln_backend_from_name(const char *name, kiln_backend *out) {
+  if (!name || !out)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_backend_from_name: %s is NULL",
+                          name ? "out_backend" : "name");
+  for (int b = 0; b < KILN_BACKEND_COUNT; b++) {
+    if (strcasecmp(name, kiln_backend_name((kiln_backend)b)) == 0) {
+      *out = (kiln_backend)b;
+      return KILN_OK;
+    }
+  }
+  return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                        "'%s' is not a kiln backend (known: auto, cuda, "
+                        "hip, vulkan)",
+                        name);
+}
+
+bool kiln_backend_compiled(kiln_backend backend) {
+  return kiln_registry_get(backend) != NULL;
+}
+
+/* Called with reg_lock held. */
+static const char *compiled_list(char *buf, size_t size) {
+  buf[0] = '\0';
+  for (int b = 1; b < KILN_BACKEND_COUNT; b++) {
+    if (!slots[b]) continue;
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+             kiln_backend_name((kiln_backend)b));
+  }
+  if (!buf[0]) kiln_strlcpy(buf, "no backend", size);
+  return buf;
+}
+
+kiln_status kiln_registry_probe(kiln_backend backend,
+                                const char **out_reason) {
+  const kiln_backend_ops *ops = kiln_registry_get(backend);
+  pthread_mutex_lock(&reg_lock);
+  probe_state *p = &probes[backend];
+  if (!p->done) {
+    if (!ops) {
+      char list[64];
+      p->status = KILN_ERROR_UNAVAILABLE;
+      compiled_list(list, sizeof list);
+      snprintf(p->reason, sizeof p->reason,
+               "not compiled into this build of kiln (it has: %s)", list);
+    } else {
+      p->reason[0] = '\0';
+      p->status = ops->probe(p->reason, sizeof p->reason);
+      if (p->status != KILN_OK) {
+        p->status = KILN_ERROR_UNAVAILABLE;
+        if (!p->reason[0])
+          kiln_strlcpy(p->reason, "the backend gave no reason",
+                       sizeof p->reason);
+      } else {
+        p->reason[0] = '\0';
+      }
+    }
+    p->done = true;
+  }
+  kiln_status st = p->status;
+  if (out_reason) *out_reason = p->reason;
+  pthread_mutex_unlock(&reg_lock);
+  return st;
+}
+
+kiln_status kiln_backend_available(kiln_backend backend,
+                                   const char **out_reason) {
+  if (!is_concrete(backend)) {
+    if (out_reason) *out_reason = "not a concrete backend";
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_backend_available: backend %d is not cuda, "
+                          "hip or vulkan",
+                          (int)backend);
+  }
+  const char *reason;
+  kiln_status st = kiln_registry_probe(backend, &reason);
+  if (out_reason) *out_reason = reason;
+  if (st != KILN_OK)
+    return kiln_set_error(st, "backend %s is unavailable: %s",
+                          kiln_backend_name(backend), reason);
+  return KILN_OK;
+}
+
+static size_t devices_of(kiln_backend backend) {
+  if (kiln_registry_probe(backend, NULL) != KILN_OK) return 0;
+  return kiln_registry_get(backend)->device_count();
+}
+
+kiln_status kiln_device_count(kiln_backend backend, size_t *out_count) {
+  if (!is_concrete(backend) || !out_count)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_device_count: %s",
+                          out_count ? "backend must be cuda, hip or vulkan"
+                                    : "out_count is NULL");
+  *out_count = devices_of(backend);
+  return KILN_OK;
+}
+
+static kiln_status properties_of(kiln_backend backend, size_t index,
+                                 kiln_device_properties *out) {
+  kiln_device_properties p;
+  memset(&p, 0, sizeof p);
+  kiln_status st = kiln_registry_get(backend)->device_properties(index, &p);
+  if (st != KILN_OK) return st;
+  p.backend = backend;
+  *out = p;
+  return KILN_OK;
+}
+
+kiln_status kiln_device_get_properties(kiln_backend backend, size_t index,
+                                       kiln_device_properties *out) {
+  if (!is_concrete(backend) || !out)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_device_get_properties: %s",
+                          out ? "backend must be cuda, hip or vulkan"
+                              : "out_properties is NULL");
+  const char *reason;
+  if (kiln_registry_probe(backend, &reason) != KILN_OK)
+    return kiln_set_error(KILN_ERROR_UNAVAILABLE,
+                          "backend %s is unavailable: %s",
+                          kiln_backend_name(backend), reason);
+  size_t count = kiln_registry_get(backend)->device_count();
+  if (index >= count)
+    return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                          "device %zu does not exist: backend %s has %zu "
+                          "device%s",
+                          index, kiln_backend_name(backend), count,
+                          count == 1 ? "" : "s");
+  return properties_of(backend, index, out);
+}
+
+/* "vulkan (0: llvmpipe)", one entry per available backend, or "none" with
+ * every backend's reason. */
+static const char *describe_available(char *buf, size_t size) {
+  buf[0] = '\0';
+  for (int b = 1; b < KILN_BACKEND_COUNT; b++) {
+    size_t n = devices_of((kiln_backend)b);
+    if (n == 0) continue;
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s%s (", len ? "; " : "",
+             kiln_backend_name((kiln_backend)b));
+    for (size_t d = 0; d < n; d++) {
+      kiln_device_properties p;
+      len = strlen(buf);
+      if (properties_of((kiln_backend)b, d, &p) == KILN_OK)
+        snprintf(buf + len, size - len, "%s%zu: %s", d ? ", " : "", d,
+                 p.name);
+    }
+    len = strlen(buf);
+    snprintf(buf + len, size - len, ")");
+  }
+  if (buf[0]) return buf;
+  kiln_strlcpy(buf, "none", size);
+  for (int b = 1; b < KILN_BACKEND_COUNT; b++) {
+    const char *reason;
+    kiln_registry_probe((kiln_backend)b, &reason);
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "%s %s: %s", b == 1 ? " —" : ";",
+             kiln_backend_name((kiln_backend)b), reason);
+  }
+  return buf;
+}
+
+static kiln_status parse_device_env(bool *given, size_t *index) {
+  const char *v = kiln_getenv("KILN_DEVICE");
+  *given = false;
+  if (!v) return KILN_OK;
+  char *end;
+  errno = 0;
+  unsigned long long n = strtoull(v, &end, 10);
+  if (errno || *end || v[0] == '-' || n >= SIZE_MAX)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "KILN_DEVICE=%s is not a device index (a number "
+                          "from 0)",
+                          v);
+  *given = true;
+  *index = (size_t)n;
+  return KILN_OK;
+}
+
+/* Lower is better: discrete GPUs, then other GPUs, then anything. */
+static int device_rank(kiln_device_type t) {
+  switch (t) {
+  case KILN_DEVICE_TYPE_DISCRETE_GPU: return 0;
+  case KILN_DEVICE_TYPE_INTEGRATED_GPU:
+  case KILN_DEVICE_TYPE_VIRTUAL_GPU: return 1;
+  case KILN_DEVICE_TYPE_CPU:
+  case KILN_DEVICE_TYPE_OTHER: break;
+  }
+  return 2;
+}
+
+static kiln_status select_auto(bool index_given, size_t index,
+                               kiln_backend *out_b, size_t *out_d) {
+  static const kiln_backend order[] = {KILN_BACKEND_CUDA, KILN_BACKEND_HIP,
+                                       KILN_BACKEND_VULKAN};
+  for (int rank = 0; rank <= 2; rank++) {
+    for (size_t i = 0; i < 3; i++) {
+      size_t n = devices_of(order[i]);
+      for (size_t d = 0; d < n; d++) {
+        kiln_device_properties p;
+        if (properties_of(order[i], d, &p) != KILN_OK) continue;
+        if (device_rank(p.type) != rank) continue;
+        *out_b = order[i];
+        *out_d = d;
+        if (!index_given) return KILN_OK;
+        if (index < n) {
+          *out_d = index;
+          return KILN_OK;
+        }
+        char avail[1024];
+        return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                              "KILN_DEVICE=%zu does not exist on the best "
+                              "backend, %s, which has %zu device%s; "
+                              "available here: %s",
+                              index, kiln_backend_name(order[i]), n,
+                              n == 1 ? "" : "s",
+                              describe_available(avail, sizeof avail));
+      }
+    }
+  }
+  char avail[1024];
+  return kiln_set_error(KILN_ERROR_UNAVAILABLE,
+                        "no kiln backend can run here; available: %s",
+                        describe_available(avail, sizeof avail));
+}
+
+kiln_status kiln_registry_select(const kiln_context_options *options,
+                                 const kiln_backend_ops **out_ops,
+                                 size_t *out_device) {
+  kiln_backend want = options->backend;
+  const char *source = "the options";
+  if (want == KILN_BACKEND_AUTO) {
+    const char *env = kiln_getenv("KILN_BACKEND");
+    if (env) {
+      source = "KILN_BACKEND";
+      kiln_backend parsed;
+      if (kiln_backend_from_name(env, &parsed) != KILN_OK) {
+        char avail[1024];
+        return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                              "KILN_BACKEND=%s is not a backend (known: "
+                              "auto, cuda, hip, vulkan); available here: %s",
+                              env, describe_available(avail, sizeof avail));
+      }
+      want = parsed;
+    }
+  } else if (!is_concrete(want)) {
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_context_create: backend %d is not a "
+                          "kiln_backend",
+                          (int)want);
+  }
+
+  bool index_given = options->device_index != KILN_DEVICE_FROM_ENV;
+  size_t index = options->device_index;
+  if (!index_given) {
+    kiln_status st = parse_device_env(&index_given, &index);
+    if (st != KILN_OK) return st;
+  }
+
+  kiln_backend chosen = want;
+  size_t device = index_given ? index : 0;
+  if (want == KILN_BACKEND_AUTO) {
+    kiln_status st = select_auto(index_given, index, &chosen, &device);
+    if (st != KILN_OK) return st;
+  } else {
+    const char *reason;
+    if (kiln_registry_probe(want, &reason) != KILN_OK) {
+      char avail[1024];
+      return kiln_set_error(KILN_ERROR_UNAVAILABLE,
+                            "backend %s (asked for by %s) is unavailable: "
+                            "%s; available here: %s",
+                            kiln_backend_name(want), source, reason,
+                            describe_available(avail, sizeof avail));
+    }
+    size_t n = devices_of(want);
+    if (device >= n) {
+      char avail[1024];
+      return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                            "device %zu does not exist: backend %s has %zu "
+                            "device%s; available here: %s",
+                            device, kiln_backend_name(want), n,
+                            n == 1 ? "" : "s",
+                            describe_available(avail, sizeof avail));
+    }
+  }
+  *out_ops = kiln_registry_get(chosen);
+  *out_device = device;
+  return KILN_OK;
+}
