@@ -67,8 +67,6 @@ kiln_status kiln_stream_wait_event(kiln_stream *s, kiln_event *e) {
   kiln_status st = check_recorded(e, fn, "event");
   if (st != KILN_OK) return st;
   kiln_context *ctx = e->base.context;
-  if (!s)
-    return kiln_set_error(KILN_ERROR_INVALID_HANDLE, "%s: stream is NULL", fn);
   if ((st = kiln_stream_resolve(s, ctx, fn, &s)) != KILN_OK) return st;
   return kiln_context_result(ctx, ctx->ops->stream_wait_event(s, e));
 }

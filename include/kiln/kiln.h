@@ -588,8 +588,9 @@ KILN_API kiln_status kiln_event_destroy(kiln_event *event);
  * timestamp. Recording again moves the mark. */
 KILN_API kiln_status kiln_event_record(kiln_event *event, kiln_stream *stream);
 
-/* Makes later work on `stream` wait until the event's mark is reached; the
- * host does not wait. KILN_ERROR_INVALID_STATE if never recorded. */
+/* Makes later work on `stream` (NULL: the default stream) wait until the
+ * event's mark is reached; the host does not wait.
+ * KILN_ERROR_INVALID_STATE if the event was never recorded. */
 KILN_API kiln_status kiln_stream_wait_event(kiln_stream *stream,
                                             kiln_event *event);
 
