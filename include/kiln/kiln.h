@@ -551,6 +551,18 @@ KILN_API kiln_status kiln_dot_f32(kiln_stream *stream, size_t n,
                                   const kiln_buffer *y, size_t y_offset,
                                   kiln_buffer *result, size_t result_offset);
 
+/* Row-major float32 C = alpha * A * B + beta * C, with A m x k (row stride
+ * lda elements), B k x n (ldb), C m x n (ldc), FMA on the CUDA cores (no
+ * tensor cores, no TF32). Offsets are in bytes, multiples of 4. m or n of 0
+ * does nothing; k must be at least 1. With beta == 0, C is not read. */
+KILN_API kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n,
+                                    size_t k, float alpha,
+                                    const kiln_buffer *a, size_t a_offset,
+                                    size_t lda, const kiln_buffer *b,
+                                    size_t b_offset, size_t ldb, float beta,
+                                    kiln_buffer *c, size_t c_offset,
+                                    size_t ldc);
+
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                    */
 /* ------------------------------------------------------------------------ */
