@@ -133,6 +133,15 @@ typedef struct kiln_packed_args {
 
 /* ---- The ops table --------------------------------------------------------- */
 
+/* Every op is required except these, which a backend may leave NULL:
+ *   buffer_fill            the core fills through kiln_fill_with_kernel();
+ *   buffer_write_async,    the core does a synchronous write/read from the
+ *   buffer_read_async      host buffer's mapping (correct, only slower);
+ *   stream_wait_event      the core waits for the event on the host;
+ *   host_buffer_init/deinit, buffer_copy, event_elapsed_ms
+ *                          the call answers KILN_ERROR_UNSUPPORTED.
+ * A backend missing a required op is reported unavailable by the registry. */
+
 struct kiln_backend_ops {
   kiln_backend kind;
   const char *name; /* "cuda", "hip", "vulkan" */

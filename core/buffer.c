@@ -133,6 +133,10 @@ kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
                           fn, src_offset, src_offset + size, dst_offset,
                           dst_offset + size);
   if (size == 0) return KILN_OK;
+  if (!ctx->ops->buffer_copy)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: the %s backend cannot copy between buffers", fn,
+                          ctx->ops->name);
   return kiln_context_result(
       ctx, ctx->ops->buffer_copy(s, dst, dst_offset, src, src_offset, size));
 }
@@ -162,6 +166,9 @@ kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
   uint64_t p = 0;
   memcpy(&p, pattern, pattern_size);
   kiln_context *ctx = dst->base.context;
+  if (!ctx->ops->buffer_fill)
+    return kiln_context_result(
+        ctx, kiln_fill_with_kernel(s, dst, offset, size, p, pattern_size));
   return kiln_context_result(
       ctx, ctx->ops->buffer_fill(s, dst, offset, size, p, pattern_size));
 }
@@ -182,6 +189,11 @@ kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,
   st = kiln_check_range(src_offset, size, src->size, fn,
                         "the source host buffer");
   if (st != KILN_OK || size == 0) return st;
+  if (!ctx->ops->buffer_write_async) /* synchronous is a valid async */
+    return kiln_context_result(
+        ctx, ctx->ops->buffer_write(s, dst, dst_offset,
+                                    (const char *)src->data + src_offset,
+                                    size));
   return kiln_context_result(ctx, ctx->ops->buffer_write_async(
                                       s, dst, dst_offset, src, src_offset,
                                       size));
@@ -202,6 +214,10 @@ kiln_status kiln_buffer_read_async(kiln_stream *stream, const kiln_buffer *src,
   st = kiln_check_range(dst_offset, size, dst->size, fn,
                         "the destination host buffer");
   if (st != KILN_OK || size == 0) return st;
+  if (!ctx->ops->buffer_read_async)
+    return kiln_context_result(
+        ctx, ctx->ops->buffer_read(s, src, src_offset,
+                                   (char *)dst->data + dst_offset, size));
   return kiln_context_result(ctx, ctx->ops->buffer_read_async(
                                       s, src, src_offset, dst, dst_offset,
                                       size));

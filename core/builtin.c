@@ -216,10 +216,12 @@ static kiln_status check_matrix(const kiln_buffer *b, size_t offset,
                           "%s: the row stride of %s is %zu elements, less "
                           "than its %zu columns",
                           fn, what, ld, cols);
-  if (rows > 1 && (rows - 1) > (SIZE_MAX - cols) / ld)
+  if (rows == 0 || cols == 0) /* nothing of it is read or written */
+    return check_vector(b, offset, 0, ctx, fn, what);
+  if ((rows - 1) > (SIZE_MAX - cols) / ld)
     return kiln_set_error(KILN_ERROR_OVERFLOW,
                           "%s: the extent of %s overflows size_t", fn, what);
-  size_t elems = rows == 0 ? 0 : (rows - 1) * ld + cols;
+  size_t elems = (rows - 1) * ld + cols;
   return check_vector(b, offset, elems, ctx, fn, what);
 }
 

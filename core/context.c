@@ -135,11 +135,11 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
   free(ctx);
   if (total == 0) return KILN_OK;
   st = kiln_set_error(KILN_ERROR_OBJECTS_ALIVE,
-                      "kiln_context_destroy: %zu object%s still alive were "
+                      "kiln_context_destroy: %zu object%s still alive and "
                       "released with the context (%zu buffers, %zu host "
                       "buffers, %zu modules, %zu streams, %zu events); their "
                       "handles are now invalid",
-                      total, total == 1 ? " was" : "s",
+                      total, total == 1 ? " was" : "s were",
                       alive[KILN_OBJECT_BUFFER],
                       alive[KILN_OBJECT_HOST_BUFFER],
                       alive[KILN_OBJECT_MODULE], alive[KILN_OBJECT_STREAM],

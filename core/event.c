@@ -68,6 +68,8 @@ kiln_status kiln_stream_wait_event(kiln_stream *s, kiln_event *e) {
   if (st != KILN_OK) return st;
   kiln_context *ctx = e->base.context;
   if ((st = kiln_stream_resolve(s, ctx, fn, &s)) != KILN_OK) return st;
+  if (!ctx->ops->stream_wait_event) /* the host waits in the stream's stead */
+    return kiln_context_result(ctx, ctx->ops->event_synchronize(e));
   return kiln_context_result(ctx, ctx->ops->stream_wait_event(s, e));
 }
 
@@ -102,6 +104,10 @@ kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
   if (!out_ms)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_ms is NULL",
                           fn);
+  if (!ctx->ops->event_elapsed_ms)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: the %s backend cannot time events", fn,
+                          ctx->ops->name);
   st = ctx->ops->event_elapsed_ms(start, end, out_ms);
   if (st == KILN_ERROR_NOT_READY)
     return kiln_set_error(st, "%s: an event's work has not completed yet; "

@@ -20,6 +20,10 @@ kiln_status kiln_host_buffer_create(kiln_context *ctx, size_t size,
                           "%s: unknown flags 0x%x (none are defined yet)", fn,
                           (unsigned)flags);
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  if (!ctx->ops->host_buffer_init)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: the %s backend has no host buffers", fn,
+                          ctx->ops->name);
   kiln_host_buffer *hb = kiln_object_alloc(ctx, KILN_OBJECT_HOST_BUFFER,
                                            ctx->ops->host_buffer_size, false);
   if (!hb) return KILN_ERROR_OUT_OF_HOST_MEMORY;

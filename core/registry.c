@@ -107,6 +107,24 @@ static const char *compiled_list(char *buf, size_t size) {
   return buf;
 }
 
+/* The name of the first required op (core/backend.h) a table lacks. */
+static const char *missing_required_op(const kiln_backend_ops *o) {
+#define REQUIRE(op) \
+  if (!o->op) return #op;
+  REQUIRE(probe) REQUIRE(device_count) REQUIRE(device_properties)
+  REQUIRE(context_init) REQUIRE(context_deinit) REQUIRE(context_synchronize)
+  REQUIRE(buffer_init) REQUIRE(buffer_deinit) REQUIRE(buffer_write)
+  REQUIRE(buffer_read) REQUIRE(module_init) REQUIRE(module_deinit)
+  REQUIRE(kernel_init) REQUIRE(kernel_deinit) REQUIRE(launch)
+  REQUIRE(stream_init) REQUIRE(stream_deinit) REQUIRE(stream_synchronize)
+  REQUIRE(event_init) REQUIRE(event_deinit) REQUIRE(event_record)
+  REQUIRE(event_synchronize) REQUIRE(event_query)
+#undef REQUIRE
+  if (!o->host_buffer_init != !o->host_buffer_deinit)
+    return o->host_buffer_init ? "host_buffer_deinit" : "host_buffer_init";
+  return NULL;
+}
+
 kiln_status kiln_registry_probe(kiln_backend backend,
                                 const char **out_reason) {
   const kiln_backend_ops *ops = kiln_registry_get(backend);
@@ -119,6 +137,11 @@ kiln_status kiln_registry_probe(kiln_backend backend,
       compiled_list(list, sizeof list);
       snprintf(p->reason, sizeof p->reason,
                "not compiled into this build of kiln (it has: %s)", list);
+    } else if (missing_required_op(ops)) {
+      p->status = KILN_ERROR_UNAVAILABLE;
+      snprintf(p->reason, sizeof p->reason,
+               "the %s backend's ops table lacks the required op %s",
+               ops->name, missing_required_op(ops));
     } else {
       p->reason[0] = '\0';
       p->status = ops->probe(p->reason, sizeof p->reason);

@@ -327,7 +327,8 @@ KILN_API kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
 
 /* Allocates `size` bytes (> 0) of host memory that the device reaches
  * directly (pinned, or host-visible on Vulkan), mapped for the caller at
- * kiln_host_buffer_data(). Transfers from and to it can be asynchronous. */
+ * kiln_host_buffer_data(). Transfers from and to it can be asynchronous.
+ * `flags` must be 0 (none are defined yet); contents start undefined. */
 KILN_API kiln_status kiln_host_buffer_create(kiln_context *context, size_t size,
                                              uint32_t flags,
                                              kiln_host_buffer **out_buffer);
@@ -538,14 +539,15 @@ KILN_API kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
                                    kiln_buffer *y, size_t y_offset);
 
 /* Writes the float32 sum of x[0..n) to the 4 bytes of `result` at
- * `result_offset`, in stream order. */
+ * `result_offset`, in stream order; offsets are multiples of 4. The order of
+ * additions is fixed, so the result repeats exactly run to run. */
 KILN_API kiln_status kiln_reduce_sum_f32(kiln_stream *stream, size_t n,
                                          const kiln_buffer *x, size_t x_offset,
                                          kiln_buffer *result,
                                          size_t result_offset);
 
 /* Writes the float32 dot product of x[0..n) and y[0..n) to the 4 bytes of
- * `result` at `result_offset`, in stream order. */
+ * `result` at `result_offset`, in stream order; offsets are multiples of 4. */
 KILN_API kiln_status kiln_dot_f32(kiln_stream *stream, size_t n,
                                   const kiln_buffer *x, size_t x_offset,
                                   const kiln_buffer *y, size_t y_offset,
