@@ -71,6 +71,11 @@ kiln_status kiln_context_result(kiln_context *ctx, kiln_status status) {
   return status;
 }
 
+/* Contexts are the list; kernels belong to their module's list. */
+static bool in_context_list(kiln_object_type type) {
+  return type != KILN_OBJECT_CONTEXT && type != KILN_OBJECT_KERNEL;
+}
+
 void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
                         bool internal) {
   kiln_object *o = calloc(1, size);
@@ -84,7 +89,7 @@ void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
   o->type = type;
   o->context = ctx;
   o->internal = internal;
-  if (type != KILN_OBJECT_CONTEXT && type != KILN_OBJECT_KERNEL) {
+  if (in_context_list(type)) {
     pthread_mutex_lock(&ctx->lock);
     o->prev = ctx->objects.prev;
     o->next = &ctx->objects;
@@ -97,7 +102,8 @@ void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
 
 void kiln_object_free(void *obj) {
   kiln_object *o = obj;
-  if (o->prev) {
+  /* Decided by type: o->prev may be rewritten by a neighbour's unlink. */
+  if (in_context_list(o->type)) {
     kiln_context *ctx = o->context;
     pthread_mutex_lock(&ctx->lock);
     o->prev->next = o->next;
