@@ -1,0 +1,347 @@
+/* Device buffers and their transfers, copies and fills, with each stream's
+ * staging ring for the memory the host cannot map. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+/* Large enough for transfers to run at full speed, small enough to keep
+ * per stream; transfers go through it in chunks of a quarter, so two
+ * chunks in flight always fit whatever the ring's fragmentation. */
+#define STAGING_BYTES ((size_t)32 << 20)
+#define STAGING_CHUNK (STAGING_BYTES / 4)
+#define STAGING_ALIGN 16
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* ---- Staging ring
+ * ------------------------------------------------------------ */
+
+void kiln_vulkan_staging_retire(kiln_vulkan_stream *st) {
+  kiln_vulkan_staging *r = &st->staging;
+  while (r->count > 0 && r->spans[r->first].value <= st->completed) {
+    r->first = (r->first + 1) % r->cap;
+    r->count--;
+  }
+}
+
+void kiln_vulkan_staging_release(kiln_vulkan_stream *st) {
+  kiln_vulkan_free(st->ctx, &st->staging.alloc);
+  free(st->staging.spans);
+  memset(&st->staging, 0, sizeof st->staging);
+}
+
+static bool spans_reserve(kiln_vulkan_staging *r) {
+  if (r->count < r->cap) return true;
+  size_t old = r->cap, cap = old ? old * 2 : 16;
+  kiln_vulkan_staging_span *p = realloc(r->spans, cap * sizeof *p);
+  if (!p) return false;
+  /* Full: [first, old) then [0, first); keep the FIFO in order. */
+  memcpy(&p[old], p, r->first * sizeof *p);
+  r->spans = p;
+  r->cap = cap;
+  return true;
+}
+
+/* Takes n bytes at the ring's head if they are free, for work that ends
+ * at `value`. */
+static bool ring_try(kiln_vulkan_staging *r, size_t n, uint64_t value,
+                     size_t *out) {
+  size_t at;
+  if (r->count == 0) {
+    at = 0;
+  } else {
+    size_t tail = r->spans[r->first].begin;
+    if (r->head > tail) {
+      if (STAGING_BYTES - r->head >= n)
+        at = r->head;
+      else if (tail >= n)
+        at = 0;
+      else
+        return false;
+    } else if (r->head < tail && tail - r->head >= n) {
+      at = r->head;
+    } else {
+      return false;
+    }
+  }
+  kiln_vulkan_staging_span *last =
+      r->count ? &r->spans[(r->first + r->count - 1) % r->cap] : NULL;
+  if (last && value != KILN_VULKAN_HELD && last->value == value &&
+      last->end == at) {
+    last->end = at + n;
+  } else {
+    if (!spans_reserve(r)) return false;
+    kiln_vulkan_staging_span *s = &r->spans[(r->first + r->count) % r->cap];
+    s->begin = at;
+    s->end = at + n;
+    s->value = value;
+    r->count++;
+  }
+  r->head = at + n;
+  *out = at;
+  return true;
+}
+
+static kiln_status staging_ready(kiln_vulkan_stream *st) {
+  if (st->staging.alloc.buffer) return KILN_OK;
+  return kiln_vulkan_allocate(st->ctx, STAGING_BYTES, KILN_VULKAN_MEMORY_HOST,
+                              false, &st->staging.alloc);
+}
+
+/* n <= STAGING_CHUNK bytes of the ring for the batch being recorded,
+ * waiting for older batches to free them if needed. With `hold`, the
+ * range stays taken until released, and *out_taken is false instead of
+ * waiting when only a held range is in the way. */
+static kiln_status staging_take(kiln_vulkan_stream *st, size_t n, bool hold,
+                                size_t *out, bool *out_taken) {
+  kiln_status s = staging_ready(st);
+  if (s != KILN_OK) return s;
+  kiln_vulkan_staging *r = &st->staging;
+  n = (n + STAGING_ALIGN - 1) & ~(size_t)(STAGING_ALIGN - 1);
+  for (;;) {
+    kiln_vulkan_staging_retire(st);
+    if (r->count == 0) r->head = 0;
+    if (ring_try(r, n, hold ? KILN_VULKAN_HELD : st->submitted + 1, out)) {
+      *out_taken = true;
+      return KILN_OK;
+    }
+    if (r->count == 0)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "out of host memory for staging");
+    uint64_t oldest = r->spans[r->first].value;
+    if (oldest == KILN_VULKAN_HELD) {
+      *out_taken = false;
+      return KILN_OK;
+    }
+    if ((s = kiln_vulkan_stream_wait(st, oldest)) != KILN_OK) return s;
+  }
+}
+
+static void staging_unhold(kiln_vulkan_stream *st, size_t at) {
+  kiln_vulkan_staging *r = &st->staging;
+  for (size_t i = 0; i < r->count; i++) {
+    kiln_vulkan_staging_span *s = &r->spans[(r->first + i) % r->cap];
+    if (s->begin == at && s->value == KILN_VULKAN_HELD) {
+      s->value = 0;
+      break;
+    }
+  }
+  kiln_vulkan_staging_retire(st);
+}
+
+/* ---- Buffers
+ * ---------------------------------------------------------------------- */
+
+kiln_status kiln_vulkan_record_copy(kiln_vulkan_stream *st, VkBuffer dst,
+                                    size_t dst_off, VkBuffer src,
+                                    size_t src_off, size_t size) {
+  VkCommandBuffer cmd;
+  kiln_status s = kiln_vulkan_stream_command(st, &cmd);
+  if (s != KILN_OK) return s;
+  VkBufferCopy region = {
+      .srcOffset = src_off, .dstOffset = dst_off, .size = size};
+  st->ctx->vk.vkCmdCopyBuffer(cmd, src, dst, 1, &region);
+  return kiln_vulkan_stream_recorded(st);
+}
+
+static kiln_status record_fill(kiln_vulkan_stream *st, VkBuffer dst, size_t off,
+                               VkDeviceSize size, uint32_t word) {
+  VkCommandBuffer cmd;
+  kiln_status s = kiln_vulkan_stream_command(st, &cmd);
+  if (s != KILN_OK) return s;
+  st->ctx->vk.vkCmdFillBuffer(cmd, dst, off, size, word);
+  return kiln_vulkan_stream_recorded(st);
+}
+
+kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(buf->base.context);
+  kiln_vulkan_buffer *vb = kiln_vulkan_buffer_cast(buf);
+  /* Whole 32-bit words: kiln_fill's edge words and vkCmdFillBuffer over
+   * the whole buffer stay inside it. */
+  VkDeviceSize size = ((VkDeviceSize)buf->size + 3) & ~(VkDeviceSize)3;
+  kiln_status s = kiln_vulkan_allocate(vc, size, KILN_VULKAN_MEMORY_DEVICE,
+                                       true, &vb->alloc);
+  if (s != KILN_OK) return s;
+  buf->device_address = vb->alloc.address;
+  if (flags & KILN_BUFFER_ZERO) {
+    if (vb->alloc.map) {
+      memset(vb->alloc.map, 0, size);
+    } else {
+      /* Zeroed before any stream can see the buffer, so that every stream
+       * may use it at once. */
+      kiln_vulkan_stream_lock(vc->util);
+      s = record_fill(vc->util, vb->alloc.buffer, 0, VK_WHOLE_SIZE, 0);
+      if (s == KILN_OK) s = kiln_vulkan_stream_finish(vc->util);
+      kiln_vulkan_stream_unlock(vc->util);
+      if (s != KILN_OK) kiln_vulkan_free(vc, &vb->alloc);
+    }
+  }
+  return s;
+}
+
+void kiln_vulkan_buffer_deinit(kiln_buffer *buf) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(buf->base.context);
+  /* Any recorded kernel may use any buffer through its address. */
+  kiln_vulkan_context_quiesce(vc);
+  kiln_vulkan_free(vc, &kiln_vulkan_buffer_cast(buf)->alloc);
+}
+
+kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
+                                     size_t off, const void *src, size_t size) {
+  kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  kiln_vulkan_buffer *vb = kiln_vulkan_buffer_cast(dst);
+  const unsigned char *from = src;
+  kiln_vulkan_stream_lock(st);
+  kiln_status status = KILN_OK;
+  if (vb->alloc.map) {
+    if (!st->cmd) status = kiln_vulkan_stream_poll(st);
+    /* With no work recorded or running anywhere, nothing can touch the
+     * buffer: copy straight into it, and later submissions see the bytes
+     * (vkQueueSubmit makes earlier host writes visible). */
+    if (status == KILN_OK && atomic_load(&st->ctx->busy_streams) == 0) {
+      memcpy(vb->alloc.map + off, from, size);
+      kiln_vulkan_stream_unlock(st);
+      return KILN_OK;
+    }
+  }
+  while (status == KILN_OK && size > 0) {
+    size_t n = min_size(size, STAGING_CHUNK), at;
+    bool taken = false;
+    status = staging_take(st, n, false, &at, &taken);
+    if (status != KILN_OK) break;
+    memcpy(st->staging.alloc.map + at, from, n);
+    status = kiln_vulkan_record_copy(st, vb->alloc.buffer, off,
+                                     st->staging.alloc.buffer, at, n);
+    from += n;
+    off += n;
+    size -= n;
+    /* Lets the device copy this chunk while the host fills the next. */
+    if (status == KILN_OK && size > 0) status = kiln_vulkan_stream_flush(st);
+  }
+  if (status == KILN_OK) status = kiln_vulkan_stream_publish_writes(st);
+  kiln_vulkan_stream_unlock(st);
+  return status;
+}
+
+typedef struct pending_read {
+  size_t at, size;
+  unsigned char *to;
+  uint64_t value;
+} pending_read;
+
+/* Copies the oldest chunk out once the device has put it in the ring. */
+static kiln_status finish_read(kiln_vulkan_stream *st, pending_read *p,
+                               size_t *count) {
+  kiln_status s = kiln_vulkan_stream_wait(st, p[0].value);
+  if (s == KILN_OK) memcpy(p[0].to, st->staging.alloc.map + p[0].at, p[0].size);
+  staging_unhold(st, p[0].at);
+  p[0] = p[1];
+  (*count)--;
+  return s;
+}
+
+/* Reads through the ring, two chunks at a time: the device fills one while
+ * the host copies the other out. */
+static kiln_status staged_read(kiln_vulkan_stream *st, kiln_vulkan_buffer *vb,
+                               size_t off, unsigned char *to, size_t size) {
+  pending_read pending[2];
+  size_t count = 0;
+  kiln_status s = KILN_OK;
+  while (s == KILN_OK && (size > 0 || count > 0)) {
+    if (size > 0 && count < 2) {
+      size_t n = min_size(size, STAGING_CHUNK), at;
+      bool taken = false;
+      s = staging_take(st, n, true, &at, &taken);
+      if (s != KILN_OK) break;
+      if (taken) {
+        s = kiln_vulkan_record_copy(st, st->staging.alloc.buffer, at,
+                                    vb->alloc.buffer, off, n);
+        if (s == KILN_OK) s = kiln_vulkan_stream_flush(st);
+        if (s != KILN_OK) {
+          staging_unhold(st, at);
+          break;
+        }
+        pending[count++] = (pending_read){at, n, to, st->submitted};
+        off += n;
+        to += n;
+        size -= n;
+        continue;
+      }
+      if (count == 0) {
+        s = kiln_set_error(KILN_ERROR_BACKEND,
+                           "the staging ring is held by no pending read");
+        break;
+      }
+    }
+    s = finish_read(st, pending, &count);
+  }
+  while (count > 0) {
+    staging_unhold(st, pending[0].at);
+    pending[0] = pending[1];
+    count--;
+  }
+  return s;
+}
+
+kiln_status kiln_vulkan_buffer_read(kiln_stream *s, const kiln_buffer *src,
+                                    size_t off, void *dst, size_t size) {
+  kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  kiln_vulkan_buffer *vb = kiln_vulkan_buffer_cast(src);
+  kiln_vulkan_stream_lock(st);
+  kiln_status status;
+  /* Uncached mappings (a discrete GPU's BAR) are far slower for the host
+   * to read than a copy into cached staging memory. */
+  if (vb->alloc.map && vb->alloc.cached) {
+    /* No copy of its own to order it behind other streams' staged
+     * writes: wait for them explicitly. */
+    status = kiln_vulkan_stream_collect_writes(st);
+    if (status == KILN_OK) status = kiln_vulkan_stream_finish(st);
+    if (status == KILN_OK) memcpy(dst, vb->alloc.map + off, size);
+  } else {
+    status = staged_read(st, vb, off, dst, size);
+  }
+  kiln_vulkan_stream_unlock(st);
+  return status;
+}
+
+kiln_status kiln_vulkan_buffer_copy(kiln_stream *s, kiln_buffer *dst,
+                                    size_t dst_off, const kiln_buffer *src,
+                                    size_t src_off, size_t size) {
+  kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  kiln_vulkan_stream_lock(st);
+  kiln_status status = kiln_vulkan_record_copy(
+      st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, dst_off,
+      kiln_vulkan_buffer_cast(src)->alloc.buffer, src_off, size);
+  kiln_vulkan_stream_unlock(st);
+  return status;
+}
+
+/* The pattern as one 32-bit word that vkCmdFillBuffer can repeat, if
+ * there is one. Bytes are in memory order, on a little-endian host. */
+static bool pattern_word(uint64_t pattern, size_t pattern_size, uint32_t *out) {
+  switch (pattern_size) {
+  case 1: *out = (uint32_t)(pattern & 0xffu) * 0x01010101u; return true;
+  case 2: *out = (uint32_t)(pattern & 0xffffu) * 0x00010001u; return true;
+  case 4: *out = (uint32_t)pattern; return true;
+  case 8:
+    *out = (uint32_t)pattern;
+    return (uint32_t)pattern == (uint32_t)(pattern >> 32);
+  default: return false;
+  }
+}
+
+kiln_status kiln_vulkan_buffer_fill(kiln_stream *s, kiln_buffer *dst,
+                                    size_t off, size_t size, uint64_t pattern,
+                                    size_t pattern_size) {
+  uint32_t word;
+  if (off % 4 != 0 || size % 4 != 0 ||
+      !pattern_word(pattern, pattern_size, &word))
+    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
+  kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  kiln_vulkan_stream_lock(st);
+  kiln_status status = record_fill(
+      st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, off, size, word);
+  kiln_vulkan_stream_unlock(st);
+  return status;
+}

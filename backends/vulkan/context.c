@@ -1,0 +1,355 @@
+/* Contexts: one VkDevice with its queues, its pipeline cache, memory
+ * allocation, and context-wide waits. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+/* Required features, plus the shader features user kernels commonly need
+ * (16/8-bit storage, float64, int64 atomics, ...), each enabled only where
+ * the device has it: a kernel using a capability that was not enabled is
+ * invalid, and enabling an unused one costs nothing. */
+static void choose_features(const kiln_vulkan_physical *p,
+                            VkPhysicalDeviceFeatures2 *f,
+                            VkPhysicalDeviceVulkan11Features *f11,
+                            VkPhysicalDeviceVulkan12Features *f12) {
+  memset(f, 0, sizeof *f);
+  memset(f11, 0, sizeof *f11);
+  memset(f12, 0, sizeof *f12);
+  f->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  f->pNext = f11;
+  f11->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
+  f11->pNext = f12;
+  f12->sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+
+  f->features.shaderInt64 = VK_TRUE;
+  f12->bufferDeviceAddress = VK_TRUE;
+  f12->timelineSemaphore = VK_TRUE;
+
+  const VkPhysicalDeviceFeatures *s = &p->features.features;
+  const VkPhysicalDeviceVulkan11Features *s11 = &p->features11;
+  const VkPhysicalDeviceVulkan12Features *s12 = &p->features12;
+  f->features.shaderFloat64 = s->shaderFloat64;
+  f->features.shaderInt16 = s->shaderInt16;
+  f11->storageBuffer16BitAccess = s11->storageBuffer16BitAccess;
+  f11->uniformAndStorageBuffer16BitAccess =
+      s11->uniformAndStorageBuffer16BitAccess;
+  f11->storagePushConstant16 = s11->storagePushConstant16;
+  f11->variablePointersStorageBuffer = s11->variablePointersStorageBuffer;
+  f11->variablePointers = s11->variablePointers;
+  f12->storageBuffer8BitAccess = s12->storageBuffer8BitAccess;
+  f12->uniformAndStorageBuffer8BitAccess =
+      s12->uniformAndStorageBuffer8BitAccess;
+  f12->storagePushConstant8 = s12->storagePushConstant8;
+  f12->shaderBufferInt64Atomics = s12->shaderBufferInt64Atomics;
+  f12->shaderSharedInt64Atomics = s12->shaderSharedInt64Atomics;
+  f12->shaderFloat16 = s12->shaderFloat16;
+  f12->shaderInt8 = s12->shaderInt8;
+  f12->scalarBlockLayout = s12->scalarBlockLayout;
+  f12->uniformBufferStandardLayout = s12->uniformBufferStandardLayout;
+  f12->vulkanMemoryModel = s12->vulkanMemoryModel;
+  f12->vulkanMemoryModelDeviceScope = s12->vulkanMemoryModelDeviceScope;
+  f12->subgroupBroadcastDynamicId = s12->subgroupBroadcastDynamicId;
+}
+
+static kiln_status create_device(kiln_vulkan_context *vc) {
+  const kiln_vulkan_physical *p = vc->phys;
+  vc->queue_count = p->queue_count < KILN_VULKAN_MAX_QUEUES
+                        ? p->queue_count
+                        : KILN_VULKAN_MAX_QUEUES;
+  float priorities[KILN_VULKAN_MAX_QUEUES];
+  for (uint32_t i = 0; i < vc->queue_count; i++) priorities[i] = 1.0f;
+  VkDeviceQueueCreateInfo queue_info = {
+      .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+      .queueFamilyIndex = p->queue_family,
+      .queueCount = vc->queue_count,
+      .pQueuePriorities = priorities,
+  };
+  VkPhysicalDeviceFeatures2 f;
+  VkPhysicalDeviceVulkan11Features f11;
+  VkPhysicalDeviceVulkan12Features f12;
+  choose_features(p, &f, &f11, &f12);
+  /* The spec requires enabling it on the drivers that offer it. */
+  const char *portability = "VK_KHR_portability_subset";
+  VkDeviceCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+      .pNext = &f,
+      .queueCreateInfoCount = 1,
+      .pQueueCreateInfos = &queue_info,
+      .enabledExtensionCount = p->portability_subset ? 1 : 0,
+      .ppEnabledExtensionNames = p->portability_subset ? &portability : NULL,
+  };
+  VkResult r =
+      kiln_vulkan_lib.vkCreateDevice(p->handle, &info, NULL, &vc->device);
+  if (r != VK_SUCCESS) {
+    vc->device = VK_NULL_HANDLE;
+    return kiln_vulkan_error(r, "vkCreateDevice");
+  }
+  return KILN_OK;
+}
+
+static void destroy_queues(kiln_vulkan_context *vc, uint32_t count) {
+  for (uint32_t i = 0; i < count; i++)
+    pthread_mutex_destroy(&vc->queues[i].lock);
+}
+
+kiln_status kiln_vulkan_context_init(kiln_context *ctx) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(ctx);
+  const char *problem = kiln_vulkan_validation_problem();
+  if (problem) return kiln_set_error(KILN_ERROR_UNAVAILABLE, "%s", problem);
+  vc->phys = kiln_vulkan_physical_device(ctx->device_index);
+  kiln_status st = create_device(vc);
+  if (st != KILN_OK) return st;
+  st = kiln_vulkan_load_device(vc->device, &vc->vk);
+  if (st != KILN_OK) {
+    /* Without the table there is no vkDestroyDevice to call either; ask
+     * the loader for it directly. */
+    PFN_vkVoidFunction fn =
+        kiln_vulkan_lib.vkGetDeviceProcAddr(vc->device, "vkDestroyDevice");
+    PFN_vkDestroyDevice destroy;
+    memcpy(&destroy, &fn, sizeof destroy);
+    if (destroy) destroy(vc->device, NULL);
+    return st;
+  }
+  uint32_t queues = 0;
+  for (; queues < vc->queue_count; queues++) {
+    vc->vk.vkGetDeviceQueue(vc->device, vc->phys->queue_family, queues,
+                            &vc->queues[queues].handle);
+    if (pthread_mutex_init(&vc->queues[queues].lock, NULL) != 0) {
+      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "pthread_mutex_init failed for a Vulkan queue");
+      break;
+    }
+  }
+  atomic_init(&vc->next_queue, 0);
+  atomic_init(&vc->busy_streams, 0);
+  bool streams_lock = false;
+  if (st == KILN_OK) {
+    VkPipelineCacheCreateInfo cache_info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    VkResult r = vc->vk.vkCreatePipelineCache(vc->device, &cache_info, NULL,
+                                              &vc->pipeline_cache);
+    if (r != VK_SUCCESS) st = kiln_vulkan_error(r, "vkCreatePipelineCache");
+  }
+  atomic_init(&vc->write_epoch, 0);
+  bool writes_lock = false;
+  if (st == KILN_OK) {
+    if (pthread_mutex_init(&vc->streams_lock, NULL) == 0)
+      streams_lock = true;
+    else
+      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "pthread_mutex_init failed for the stream list");
+  }
+  if (st == KILN_OK) {
+    if (pthread_mutex_init(&vc->writes_lock, NULL) == 0)
+      writes_lock = true;
+    else
+      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "pthread_mutex_init failed for the write list");
+  }
+  if (st == KILN_OK) {
+    vc->util = calloc(1, sizeof *vc->util);
+    if (!vc->util)
+      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory creating a Vulkan context");
+    else if ((st = kiln_vulkan_stream_setup(vc, vc->util, &vc->queues[0])) !=
+             KILN_OK) {
+      free(vc->util);
+      vc->util = NULL;
+    }
+  }
+  if (st != KILN_OK) {
+    if (writes_lock) pthread_mutex_destroy(&vc->writes_lock);
+    if (streams_lock) pthread_mutex_destroy(&vc->streams_lock);
+    if (vc->pipeline_cache)
+      vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
+    destroy_queues(vc, queues);
+    vc->vk.vkDestroyDevice(vc->device, NULL);
+  }
+  return st;
+}
+
+void kiln_vulkan_context_deinit(kiln_context *ctx) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(ctx);
+  kiln_vulkan_stream_teardown(vc->util);
+  free(vc->util);
+  kiln_vulkan_release_writes(vc, NULL);
+  free(vc->writes);
+  /* Destroying the device with work queued is invalid, and a lost device
+   * may still report work pending: this is not a hot path. */
+  vc->vk.vkDeviceWaitIdle(vc->device);
+  vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
+  vc->vk.vkDestroyDevice(vc->device, NULL);
+  pthread_mutex_destroy(&vc->writes_lock);
+  pthread_mutex_destroy(&vc->streams_lock);
+  destroy_queues(vc, vc->queue_count);
+}
+
+kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *vc) {
+  kiln_status result = KILN_OK;
+  pthread_mutex_lock(&vc->streams_lock);
+  /* Submit everywhere first so that the streams finish together. */
+  for (kiln_vulkan_stream *st = vc->streams; st; st = st->next) {
+    kiln_vulkan_stream_lock(st);
+    kiln_status s = kiln_vulkan_stream_flush(st);
+    kiln_vulkan_stream_unlock(st);
+    if (result == KILN_OK) result = s;
+  }
+  for (kiln_vulkan_stream *st = vc->streams; st; st = st->next) {
+    kiln_vulkan_stream_lock(st);
+    kiln_status s = kiln_vulkan_stream_wait(st, st->submitted);
+    kiln_vulkan_stream_unlock(st);
+    if (result == KILN_OK) result = s;
+  }
+  pthread_mutex_unlock(&vc->streams_lock);
+  return result;
+}
+
+kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx) {
+  return kiln_vulkan_context_quiesce(kiln_vulkan_context_cast(ctx));
+}
+
+/* Lower is better; -1 when the type cannot serve `use`. */
+static int memory_rank(const kiln_vulkan_physical *p,
+                       VkMemoryPropertyFlags flags,
+                       kiln_vulkan_memory_use use) {
+  const VkMemoryPropertyFlags unusable =
+      VK_MEMORY_PROPERTY_PROTECTED_BIT |
+      VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT |
+      VK_MEMORY_PROPERTY_DEVICE_COHERENT_BIT_AMD |
+      VK_MEMORY_PROPERTY_DEVICE_UNCACHED_BIT_AMD |
+      VK_MEMORY_PROPERTY_RDMA_CAPABLE_BIT_NV;
+  const VkMemoryPropertyFlags mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  if (flags & unusable) return -1;
+  bool local = flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  bool host = (flags & mappable) == mappable;
+  bool cached = flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  bool discrete = p->type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+  if (use == KILN_VULKAN_MEMORY_DEVICE) {
+    if (!local) return 4;
+    /* A discrete GPU's host-visible window (BAR) is scarce and slow to
+     * read from the host; on shared memory a mapping is free and lets
+     * transfers skip the queue. */
+    if (discrete) return host ? 1 : 0;
+    return host ? 0 : 1;
+  }
+  if (!host) return -1;
+  /* Cached memory is fast for the host to read back; video memory is
+   * better left to buffers. */
+  return (cached ? 0 : 1) + (discrete && local ? 2 : 0);
+}
+
+static kiln_status allocate_memory(kiln_vulkan_context *vc,
+                                   const VkMemoryRequirements *req,
+                                   kiln_vulkan_memory_use use,
+                                   bool device_address, VkDeviceMemory *out,
+                                   VkMemoryPropertyFlags *out_flags) {
+  const VkPhysicalDeviceMemoryProperties *mem = &vc->phys->memory;
+  VkMemoryAllocateFlagsInfo flags_info = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+      .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
+  };
+  VkMemoryAllocateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+      .pNext = device_address ? &flags_info : NULL,
+      .allocationSize = req->size,
+  };
+  VkResult last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  bool tried = false;
+  for (int rank = 0; rank <= 4; rank++) {
+    for (uint32_t i = 0; i < mem->memoryTypeCount; i++) {
+      const VkMemoryType *type = &mem->memoryTypes[i];
+      if (!(req->memoryTypeBits & (1u << i)) ||
+          memory_rank(vc->phys, type->propertyFlags, use) != rank ||
+          mem->memoryHeaps[type->heapIndex].size < req->size)
+        continue;
+      info.memoryTypeIndex = i;
+      tried = true;
+      last = vc->vk.vkAllocateMemory(vc->device, &info, NULL, out);
+      if (last == VK_SUCCESS) {
+        *out_flags = type->propertyFlags;
+        return KILN_OK;
+      }
+      /* Another type, in another heap, may still have room. */
+      if (last != VK_ERROR_OUT_OF_DEVICE_MEMORY)
+        return kiln_vulkan_error(last, "vkAllocateMemory");
+    }
+  }
+  if (!tried)
+    return kiln_set_error(
+        use == KILN_VULKAN_MEMORY_DEVICE ? KILN_ERROR_OUT_OF_DEVICE_MEMORY
+                                         : KILN_ERROR_UNSUPPORTED,
+        "no Vulkan memory type can hold %llu bytes of %s "
+        "memory",
+        (unsigned long long)req->size,
+        use == KILN_VULKAN_MEMORY_DEVICE ? "device" : "host-visible");
+  return kiln_vulkan_error(last, "vkAllocateMemory");
+}
+
+kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
+                                 kiln_vulkan_memory_use use,
+                                 bool device_address,
+                                 kiln_vulkan_allocation *out) {
+  memset(out, 0, sizeof *out);
+  if (size > vc->phys->max_allocation_bytes)
+    return kiln_set_error(use == KILN_VULKAN_MEMORY_DEVICE
+                              ? KILN_ERROR_OUT_OF_DEVICE_MEMORY
+                              : KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "%llu bytes is more than the Vulkan device's "
+                          "maxMemoryAllocationSize (%llu bytes)",
+                          (unsigned long long)size,
+                          (unsigned long long)vc->phys->max_allocation_bytes);
+  VkBufferCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = size,
+      .usage =
+          VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+  };
+  if (device_address)
+    info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
+                  VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+  VkResult r = vc->vk.vkCreateBuffer(vc->device, &info, NULL, &out->buffer);
+  if (r != VK_SUCCESS) {
+    out->buffer = VK_NULL_HANDLE;
+    return kiln_vulkan_error(r, "vkCreateBuffer");
+  }
+  VkMemoryRequirements req;
+  vc->vk.vkGetBufferMemoryRequirements(vc->device, out->buffer, &req);
+  VkMemoryPropertyFlags flags = 0;
+  kiln_status st =
+      allocate_memory(vc, &req, use, device_address, &out->memory, &flags);
+  if (st == KILN_OK &&
+      (r = vc->vk.vkBindBufferMemory(vc->device, out->buffer, out->memory,
+                                     0)) != VK_SUCCESS)
+    st = kiln_vulkan_error(r, "vkBindBufferMemory");
+  const VkMemoryPropertyFlags mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  if (st == KILN_OK && (flags & mappable) == mappable) {
+    void *map = NULL;
+    r = vc->vk.vkMapMemory(vc->device, out->memory, 0, VK_WHOLE_SIZE, 0, &map);
+    if (r == VK_SUCCESS) {
+      out->map = map;
+      out->cached = flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    } else if (use == KILN_VULKAN_MEMORY_HOST) {
+      st = kiln_vulkan_error(r, "vkMapMemory");
+    }
+  }
+  if (st == KILN_OK && device_address) {
+    VkBufferDeviceAddressInfo addr = {
+        .sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+        .buffer = out->buffer,
+    };
+    out->address = vc->vk.vkGetBufferDeviceAddress(vc->device, &addr);
+  }
+  if (st != KILN_OK) kiln_vulkan_free(vc, out);
+  return st;
+}
+
+void kiln_vulkan_free(kiln_vulkan_context *vc, kiln_vulkan_allocation *alloc) {
+  if (alloc->buffer) vc->vk.vkDestroyBuffer(vc->device, alloc->buffer, NULL);
+  /* Freeing mapped memory unmaps it. */
+  if (alloc->memory) vc->vk.vkFreeMemory(vc->device, alloc->memory, NULL);
+  memset(alloc, 0, sizeof *alloc);
+}

@@ -1,0 +1,518 @@
+/* The process-wide VkInstance, the optional validation layer, and the
+ * physical devices kiln can use, with their properties. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+#define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+
+static struct {
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;
+  kiln_vulkan_physical *devices;
+  size_t count;
+  char validation_problem[320];
+} g;
+
+VkInstance kiln_vulkan_instance(void) { return g.instance; }
+
+const kiln_vulkan_physical *kiln_vulkan_physical_device(size_t index) {
+  return &g.devices[index];
+}
+
+const char *kiln_vulkan_validation_problem(void) {
+  return g.validation_problem[0] ? g.validation_problem : NULL;
+}
+
+size_t kiln_vulkan_device_count(void) { return g.count; }
+
+kiln_status kiln_vulkan_device_properties(size_t index,
+                                          kiln_device_properties *out) {
+  kiln_backend backend = out->backend;
+  *out = g.devices[index].properties;
+  out->backend = backend;
+  return KILN_OK;
+}
+
+/* Every message of the validation layer at WARNING or ERROR severity is a
+ * bug in kiln or in the caller's kernels; the conformance suite fails on
+ * this prefix. The loader's own messages through the same messenger are
+ * about the machine (a driver manifest naming a missing library, an
+ * implicit layer): worth a warning, not a failed run. */
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+    VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user_data) {
+  (void)severity;
+  (void)user_data;
+  const char *message = data && data->pMessage ? data->pMessage : "(none)";
+  if (types == VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT && data &&
+      data->pMessageIdName &&
+      strcmp(data->pMessageIdName, "Loader Message") == 0)
+    kiln_log(KILN_LOG_WARN, "Vulkan loader: %s", message);
+  else
+    kiln_log(KILN_LOG_ERROR, "Vulkan validation: %s", message);
+  return VK_FALSE;
+}
+
+static bool has_extension(const VkExtensionProperties *exts, uint32_t count,
+                          const char *name) {
+  for (uint32_t i = 0; i < count; i++)
+    if (strcmp(exts[i].extensionName, name) == 0) return true;
+  return false;
+}
+
+/* The instance extensions that `layer` (NULL: the loader and drivers)
+ * provides; NULL with *count 0 when there are none or listing failed. */
+static VkExtensionProperties *instance_extensions(const char *layer,
+                                                  uint32_t *count) {
+  *count = 0;
+  uint32_t n = 0;
+  if (kiln_vulkan_lib.vkEnumerateInstanceExtensionProperties(layer, &n, NULL) !=
+          VK_SUCCESS ||
+      n == 0)
+    return NULL;
+  VkExtensionProperties *exts = calloc(n, sizeof *exts);
+  if (!exts) return NULL;
+  if (kiln_vulkan_lib.vkEnumerateInstanceExtensionProperties(layer, &n, exts) <
+      0) {
+    free(exts);
+    return NULL;
+  }
+  *count = n;
+  return exts;
+}
+
+static bool has_validation_layer(void) {
+  uint32_t n = 0;
+  if (kiln_vulkan_lib.vkEnumerateInstanceLayerProperties(&n, NULL) !=
+          VK_SUCCESS ||
+      n == 0)
+    return false;
+  VkLayerProperties *layers = calloc(n, sizeof *layers);
+  if (!layers) return false;
+  bool found = false;
+  if (kiln_vulkan_lib.vkEnumerateInstanceLayerProperties(&n, layers) >= 0)
+    for (uint32_t i = 0; i < n && !found; i++)
+      found = strcmp(layers[i].layerName, VALIDATION_LAYER) == 0;
+  free(layers);
+  return found;
+}
+
+static bool validation_requested(void) {
+  const char *v = kiln_getenv("KILN_VULKAN_VALIDATION");
+  return v && strcmp(v, "0") != 0;
+}
+
+static kiln_status create_instance(uint32_t loader_version, char *reason,
+                                   size_t reason_size) {
+  uint32_t ext_count = 0, layer_ext_count = 0;
+  VkExtensionProperties *exts = instance_extensions(NULL, &ext_count);
+  const char *enabled[4];
+  uint32_t enabled_count = 0;
+  VkInstanceCreateFlags flags = 0;
+  /* Lists devices behind portability drivers (MoltenVK) too. */
+  if (has_extension(exts, ext_count,
+                    VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+    enabled[enabled_count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+    flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+  }
+
+  bool validate = false;
+  const char *layer = VALIDATION_LAYER;
+  VkExtensionProperties *layer_exts = NULL;
+  bool sync_validation = false;
+  if (validation_requested()) {
+    if (!has_validation_layer()) {
+      snprintf(g.validation_problem, sizeof g.validation_problem,
+               "KILN_VULKAN_VALIDATION is set but the Khronos validation "
+               "layer (%s) is not installed: install it "
+               "(vulkan-validationlayers, or the Vulkan SDK) or unset "
+               "KILN_VULKAN_VALIDATION",
+               VALIDATION_LAYER);
+    } else {
+      layer_exts = instance_extensions(layer, &layer_ext_count);
+      bool debug_utils =
+          has_extension(exts, ext_count, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
+          has_extension(layer_exts, layer_ext_count,
+                        VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      if (!debug_utils) {
+        snprintf(g.validation_problem, sizeof g.validation_problem,
+                 "KILN_VULKAN_VALIDATION is set but neither the loader nor "
+                 "%s offers %s, so validation messages could not be seen",
+                 VALIDATION_LAYER, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      } else {
+        validate = true;
+        enabled[enabled_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+        sync_validation =
+            has_extension(layer_exts, layer_ext_count,
+                          VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        if (sync_validation)
+          enabled[enabled_count++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
+      }
+    }
+  }
+  free(exts);
+  free(layer_exts);
+
+  VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = on_validation_message,
+  };
+  /* Synchronization validation is what checks the stream barriers. */
+  static const VkValidationFeatureEnableEXT features[] = {
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT validation_features = {
+      .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+      .pNext = &messenger_info,
+      .enabledValidationFeatureCount = 1,
+      .pEnabledValidationFeatures = features,
+  };
+  VkApplicationInfo app = {
+      .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+      .pApplicationName = "kiln",
+      .pEngineName = "kiln",
+      .engineVersion = VK_MAKE_API_VERSION(
+          0, KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH),
+      .apiVersion = VK_API_VERSION_1_2,
+  };
+  VkInstanceCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+      .flags = flags,
+      .pApplicationInfo = &app,
+      .enabledExtensionCount = enabled_count,
+      .ppEnabledExtensionNames = enabled,
+  };
+  if (validate) {
+    info.pNext = sync_validation ? (const void *)&validation_features
+                                 : (const void *)&messenger_info;
+    info.enabledLayerCount = 1;
+    info.ppEnabledLayerNames = &layer;
+  }
+  VkResult r = kiln_vulkan_lib.vkCreateInstance(&info, NULL, &g.instance);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
+    g.instance = VK_NULL_HANDLE;
+    snprintf(reason, reason_size,
+             "no Vulkan device: no installed Vulkan driver supports Vulkan "
+             "1.2 (vkCreateInstance: %s, Vulkan loader %u.%u)",
+             kiln_vulkan_result_name(r), VK_API_VERSION_MAJOR(loader_version),
+             VK_API_VERSION_MINOR(loader_version));
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  if (r != VK_SUCCESS) {
+    g.instance = VK_NULL_HANDLE;
+    snprintf(reason, reason_size,
+             "vkCreateInstance failed: %s (Vulkan loader %u.%u)",
+             kiln_vulkan_result_name(r), VK_API_VERSION_MAJOR(loader_version),
+             VK_API_VERSION_MINOR(loader_version));
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  kiln_status st = kiln_vulkan_load_instance(g.instance, reason, reason_size);
+  if (st == KILN_OK && validate) {
+    if (!kiln_vulkan_lib.vkCreateDebugUtilsMessengerEXT) {
+      snprintf(reason, reason_size,
+               "the Vulkan instance lacks vkCreateDebugUtilsMessengerEXT");
+      st = KILN_ERROR_UNAVAILABLE;
+    } else if ((r = kiln_vulkan_lib.vkCreateDebugUtilsMessengerEXT(
+                    g.instance, &messenger_info, NULL, &g.messenger)) !=
+               VK_SUCCESS) {
+      snprintf(reason, reason_size, "vkCreateDebugUtilsMessengerEXT failed: %s",
+               kiln_vulkan_result_name(r));
+      st = KILN_ERROR_UNAVAILABLE;
+    }
+    if (st == KILN_OK)
+      kiln_log(KILN_LOG_INFO, "Vulkan validation layer on%s",
+               sync_validation ? ", with synchronization validation" : "");
+  }
+  return st;
+}
+
+static const char *vendor_name(uint32_t id, char *buf, size_t size) {
+  switch (id) {
+  case 0x10DE: return "NVIDIA";
+  case 0x1002: return "AMD";
+  case 0x8086: return "Intel";
+  case 0x10005: return "Mesa";
+  case 0x13B5: return "ARM";
+  case 0x5143: return "Qualcomm";
+  default: snprintf(buf, size, "0x%04X", id); return buf;
+  }
+}
+
+static kiln_device_type device_type(VkPhysicalDeviceType type) {
+  switch (type) {
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    return KILN_DEVICE_TYPE_DISCRETE_GPU;
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    return KILN_DEVICE_TYPE_INTEGRATED_GPU;
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return KILN_DEVICE_TYPE_VIRTUAL_GPU;
+  case VK_PHYSICAL_DEVICE_TYPE_CPU: return KILN_DEVICE_TYPE_CPU;
+  default: return KILN_DEVICE_TYPE_OTHER;
+  }
+}
+
+/* Picks the compute family that lets streams overlap best: timestamps
+ * first (events time work), then several queues, then compute-only (async
+ * compute on AMD and NVIDIA). UINT32_MAX when none can compute. */
+static uint32_t pick_queue_family(VkPhysicalDevice dev, uint32_t *queues,
+                                  uint32_t *timestamp_bits) {
+  uint32_t n = 0;
+  kiln_vulkan_lib.vkGetPhysicalDeviceQueueFamilyProperties(dev, &n, NULL);
+  VkQueueFamilyProperties *fams = calloc(n ? n : 1, sizeof *fams);
+  if (!fams) return UINT32_MAX;
+  kiln_vulkan_lib.vkGetPhysicalDeviceQueueFamilyProperties(dev, &n, fams);
+  uint32_t best = UINT32_MAX;
+  int best_score = -1;
+  for (uint32_t i = 0; i < n; i++) {
+    if (!(fams[i].queueFlags & VK_QUEUE_COMPUTE_BIT) || fams[i].queueCount == 0)
+      continue;
+    int score = (fams[i].timestampValidBits > 0 ? 4 : 0) +
+                (fams[i].queueCount > 1 ? 2 : 0) +
+                (fams[i].queueFlags & VK_QUEUE_GRAPHICS_BIT ? 0 : 1);
+    if (score > best_score) {
+      best = i;
+      best_score = score;
+    }
+  }
+  if (best != UINT32_MAX) {
+    *queues = fams[best].queueCount;
+    *timestamp_bits = fams[best].timestampValidBits;
+  }
+  free(fams);
+  return best;
+}
+
+static void append(char *buf, size_t size, const char *text) {
+  size_t len = strlen(buf);
+  if (len < size) snprintf(buf + len, size - len, "%s", text);
+}
+
+/* Checks one device; false with why appended to `skipped` when kiln cannot
+ * use it. */
+static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
+                           char *skipped, size_t skipped_size) {
+  VkPhysicalDeviceProperties props;
+  kiln_vulkan_lib.vkGetPhysicalDeviceProperties(dev, &props);
+  char line[512];
+  if (props.apiVersion < VK_API_VERSION_1_2) {
+    snprintf(line, sizeof line, "%s%s: Vulkan %u.%u, kiln needs 1.2",
+             skipped[0] ? "; " : "", props.deviceName,
+             VK_API_VERSION_MAJOR(props.apiVersion),
+             VK_API_VERSION_MINOR(props.apiVersion));
+    append(skipped, skipped_size, line);
+    return false;
+  }
+
+  uint32_t ext_count = 0;
+  VkExtensionProperties *exts = NULL;
+  if (kiln_vulkan_lib.vkEnumerateDeviceExtensionProperties(
+          dev, NULL, &ext_count, NULL) == VK_SUCCESS &&
+      ext_count > 0) {
+    exts = calloc(ext_count, sizeof *exts);
+    if (!exts || kiln_vulkan_lib.vkEnumerateDeviceExtensionProperties(
+                     dev, NULL, &ext_count, exts) < 0)
+      ext_count = 0;
+  }
+  bool nv_sm =
+      has_extension(exts, ext_count, VK_NV_SHADER_SM_BUILTINS_EXTENSION_NAME);
+  bool amd_cores = has_extension(
+      exts, ext_count, VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
+  bool portability =
+      has_extension(exts, ext_count, "VK_KHR_portability_subset");
+  free(exts);
+
+  VkPhysicalDeviceVulkan12Features f12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES,
+      .pNext = &f12};
+  VkPhysicalDeviceFeatures2 f = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f11};
+  kiln_vulkan_lib.vkGetPhysicalDeviceFeatures2(dev, &f);
+  const char *missing[3];
+  size_t missing_count = 0;
+  if (!f12.bufferDeviceAddress)
+    missing[missing_count++] = "bufferDeviceAddress";
+  if (!f12.timelineSemaphore) missing[missing_count++] = "timelineSemaphore";
+  if (!f.features.shaderInt64) missing[missing_count++] = "shaderInt64";
+  uint32_t queues = 0, timestamp_bits = 0;
+  uint32_t family = pick_queue_family(dev, &queues, &timestamp_bits);
+  if (missing_count > 0 || family == UINT32_MAX) {
+    snprintf(line, sizeof line, "%s%s: lacks", skipped[0] ? "; " : "",
+             props.deviceName);
+    for (size_t i = 0; i < missing_count; i++) {
+      append(line, sizeof line, i ? ", " : " ");
+      append(line, sizeof line, missing[i]);
+    }
+    if (family == UINT32_MAX)
+      append(line, sizeof line,
+             missing_count ? ", a compute queue" : " a compute queue");
+    append(skipped, skipped_size, line);
+    return false;
+  }
+
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV sm = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCoreProperties2AMD cores = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+  VkPhysicalDeviceVulkan12Properties p12 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
+  VkPhysicalDeviceVulkan11Properties p11 = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_PROPERTIES,
+      .pNext = &p12};
+  if (nv_sm) {
+    sm.pNext = p11.pNext;
+    p11.pNext = &sm;
+  }
+  if (amd_cores) {
+    cores.pNext = p11.pNext;
+    p11.pNext = &cores;
+  }
+  VkPhysicalDeviceProperties2 p = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &p11};
+  kiln_vulkan_lib.vkGetPhysicalDeviceProperties2(dev, &p);
+
+  memset(out, 0, sizeof *out);
+  out->handle = dev;
+  out->api_version = props.apiVersion;
+  out->limits = props.limits;
+  out->type = props.deviceType;
+  out->max_allocation_bytes = p11.maxMemoryAllocationSize;
+  kiln_vulkan_lib.vkGetPhysicalDeviceMemoryProperties(dev, &out->memory);
+  out->queue_family = family;
+  out->queue_count = queues;
+  out->timestamp_valid_bits = timestamp_bits;
+  out->portability_subset = portability;
+  out->features = f;
+  out->features.pNext = NULL;
+  out->features11 = f11;
+  out->features11.pNext = NULL;
+  out->features12 = f12;
+  out->features12.pNext = NULL;
+
+  kiln_device_properties *kp = &out->properties;
+  kiln_strlcpy(kp->name, props.deviceName, sizeof kp->name);
+  char hex[16];
+  kiln_strlcpy(kp->vendor, vendor_name(props.vendorID, hex, sizeof hex),
+               sizeof kp->vendor);
+  kp->vendor_id = props.vendorID;
+  kp->device_id = props.deviceID;
+  kp->type = device_type(props.deviceType);
+  kiln_strlcpy(kp->architecture, p12.driverName[0] ? p12.driverName : "unknown",
+               sizeof kp->architecture);
+  for (uint32_t i = 0; i < out->memory.memoryHeapCount; i++) {
+    const VkMemoryHeap *heap = &out->memory.memoryHeaps[i];
+    if ((heap->flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+        heap->size > kp->memory_bytes)
+      kp->memory_bytes = heap->size;
+  }
+  if (nv_sm)
+    kp->compute_units = sm.shaderSMCount;
+  else if (amd_cores)
+    kp->compute_units = cores.activeComputeUnitCount;
+  const VkPhysicalDeviceLimits *lim = &props.limits;
+  kp->max_threads_per_block = lim->maxComputeWorkGroupInvocations;
+  for (int i = 0; i < 3; i++) {
+    kp->max_block_size[i] = lim->maxComputeWorkGroupSize[i];
+    kp->max_grid_size[i] = lim->maxComputeWorkGroupCount[i];
+  }
+  kp->max_shared_memory_per_block = lim->maxComputeSharedMemorySize;
+  kp->max_shared_memory_per_block_optin = lim->maxComputeSharedMemorySize;
+  kp->subgroup_size = p11.subgroupSize;
+  kp->max_kernel_argument_bytes = lim->maxPushConstantsSize < KILN_MAX_ARG_BYTES
+                                      ? lim->maxPushConstantsSize
+                                      : KILN_MAX_ARG_BYTES;
+  snprintf(kp->api_version, sizeof kp->api_version, "%u.%u.%u",
+           VK_API_VERSION_MAJOR(props.apiVersion),
+           VK_API_VERSION_MINOR(props.apiVersion),
+           VK_API_VERSION_PATCH(props.apiVersion));
+  if (p12.driverInfo[0])
+    kiln_strlcpy(kp->driver_version, p12.driverInfo, sizeof kp->driver_version);
+  else if (p12.driverName[0])
+    kiln_strlcpy(kp->driver_version, p12.driverName, sizeof kp->driver_version);
+  else
+    snprintf(kp->driver_version, sizeof kp->driver_version, "%u",
+             props.driverVersion);
+  memcpy(kp->uuid, p11.deviceUUID, sizeof kp->uuid);
+  return true;
+}
+
+static void destroy_instance(void) {
+  if (g.messenger)
+    kiln_vulkan_lib.vkDestroyDebugUtilsMessengerEXT(g.instance, g.messenger,
+                                                    NULL);
+  if (g.instance) kiln_vulkan_lib.vkDestroyInstance(g.instance, NULL);
+  g.messenger = VK_NULL_HANDLE;
+  g.instance = VK_NULL_HANDLE;
+}
+
+static kiln_status find_devices(char *reason, size_t reason_size) {
+  uint32_t n = 0;
+  VkResult r = kiln_vulkan_lib.vkEnumeratePhysicalDevices(g.instance, &n, NULL);
+  if (r != VK_SUCCESS || n == 0) {
+    snprintf(reason, reason_size,
+             "no Vulkan device (vkEnumeratePhysicalDevices: %s, %u devices)",
+             kiln_vulkan_result_name(r), n);
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  VkPhysicalDevice *handles = calloc(n, sizeof *handles);
+  g.devices = calloc(n, sizeof *g.devices);
+  if (!handles || !g.devices) {
+    free(handles);
+    snprintf(reason, reason_size, "out of host memory listing %u devices", n);
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  r = kiln_vulkan_lib.vkEnumeratePhysicalDevices(g.instance, &n, handles);
+  if (r < 0) {
+    free(handles);
+    snprintf(reason, reason_size, "vkEnumeratePhysicalDevices failed: %s",
+             kiln_vulkan_result_name(r));
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  char skipped[1024] = "";
+  for (uint32_t i = 0; i < n; i++)
+    if (inspect_device(handles[i], &g.devices[g.count], skipped,
+                       sizeof skipped))
+      g.count++;
+  free(handles);
+  if (g.count == 0) {
+    snprintf(reason, reason_size, "no usable Vulkan device: %s", skipped);
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  if (skipped[0])
+    kiln_log(KILN_LOG_INFO, "Vulkan devices skipped: %s", skipped);
+  return KILN_OK;
+}
+
+kiln_status kiln_vulkan_probe(char *reason, size_t reason_size) {
+  if (g.instance) return KILN_OK;
+  kiln_status st = kiln_vulkan_load_library(reason, reason_size);
+  if (st != KILN_OK) return st;
+  uint32_t version = VK_API_VERSION_1_0;
+  if (kiln_vulkan_lib.vkEnumerateInstanceVersion)
+    kiln_vulkan_lib.vkEnumerateInstanceVersion(&version);
+  if (version < VK_API_VERSION_1_2) {
+    snprintf(reason, reason_size,
+             "the Vulkan loader supports Vulkan %u.%u; kiln needs 1.2",
+             VK_API_VERSION_MAJOR(version), VK_API_VERSION_MINOR(version));
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  g.validation_problem[0] = '\0';
+  st = create_instance(version, reason, reason_size);
+  if (st == KILN_OK) st = find_devices(reason, reason_size);
+  if (st != KILN_OK) {
+    free(g.devices);
+    g.devices = NULL;
+    g.count = 0;
+    destroy_instance();
+  }
+  return st;
+}

@@ -1,0 +1,49 @@
+/* Host buffers: host-visible memory mapped for the caller, which the
+ * device copies from and to without staging, so transfers can be
+ * asynchronous. */
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+kiln_status kiln_vulkan_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(hb->base.context);
+  kiln_vulkan_host_buffer *vh = kiln_vulkan_host_buffer_cast(hb);
+  kiln_status s = kiln_vulkan_allocate(vc, hb->size, KILN_VULKAN_MEMORY_HOST,
+                                       false, &vh->alloc);
+  if (s != KILN_OK) return s;
+  hb->data = vh->alloc.map;
+  if (flags & KILN_BUFFER_ZERO) memset(hb->data, 0, hb->size);
+  return KILN_OK;
+}
+
+void kiln_vulkan_host_buffer_deinit(kiln_host_buffer *hb) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(hb->base.context);
+  kiln_vulkan_context_quiesce(vc);
+  kiln_vulkan_free(vc, &kiln_vulkan_host_buffer_cast(hb)->alloc);
+}
+
+kiln_status kiln_vulkan_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
+                                           size_t dst_off,
+                                           const kiln_host_buffer *src,
+                                           size_t src_off, size_t size) {
+  kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  kiln_vulkan_stream_lock(st);
+  kiln_status status = kiln_vulkan_record_copy(
+      st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, dst_off,
+      kiln_vulkan_host_buffer_cast(src)->alloc.buffer, src_off, size);
+  kiln_vulkan_stream_unlock(st);
+  return status;
+}
+
+kiln_status kiln_vulkan_buffer_read_async(kiln_stream *s,
+                                          const kiln_buffer *src,
+                                          size_t src_off, kiln_host_buffer *dst,
+                                          size_t dst_off, size_t size) {
+  kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  kiln_vulkan_stream_lock(st);
+  kiln_status status = kiln_vulkan_record_copy(
+      st, kiln_vulkan_host_buffer_cast(dst)->alloc.buffer, dst_off,
+      kiln_vulkan_buffer_cast(src)->alloc.buffer, src_off, size);
+  kiln_vulkan_stream_unlock(st);
+  return status;
+}

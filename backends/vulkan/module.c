@@ -1,0 +1,168 @@
+/* Modules: one VkShaderModule per SPIR-V image, each with its reflected
+ * entry points; kernels: an entry point with the pipeline layout that its
+ * push-constant block needs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+static void destroy_images(kiln_vulkan_context *vc, kiln_vulkan_module *vm) {
+  for (size_t i = 0; i < vm->image_count; i++) {
+    if (vm->images[i].shader)
+      vc->vk.vkDestroyShaderModule(vc->device, vm->images[i].shader, NULL);
+    kiln_vulkan_spirv_free(&vm->images[i].info);
+  }
+  free(vm->images);
+  vm->images = NULL;
+  vm->image_count = 0;
+}
+
+static kiln_status load_image(kiln_vulkan_context *vc,
+                              const kiln_module_image *img, size_t index,
+                              kiln_vulkan_image *out) {
+  /* SPIR-V is read as 32-bit words; the caller's bytes need not be
+   * aligned for that. */
+  uint32_t *copy = NULL;
+  const void *words = img->data;
+  if ((uintptr_t)img->data % sizeof(uint32_t) != 0) {
+    copy = malloc(img->size);
+    if (!copy)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "out of host memory loading SPIR-V image %zu",
+                            index);
+    memcpy(copy, img->data, img->size);
+    words = copy;
+  }
+  kiln_status st =
+      kiln_vulkan_spirv_reflect(words, img->size, index, &out->info);
+  if (st == KILN_OK) {
+    VkShaderModuleCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = img->size,
+        .pCode = words,
+    };
+    VkResult r =
+        vc->vk.vkCreateShaderModule(vc->device, &info, NULL, &out->shader);
+    if (r != VK_SUCCESS) {
+      out->shader = VK_NULL_HANDLE;
+      st = kiln_set_error(
+          r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY
+              ? kiln_vulkan_status(r)
+              : KILN_ERROR_INVALID_IMAGE,
+          "vkCreateShaderModule failed for SPIR-V image %zu: "
+          "%s",
+          index, kiln_vulkan_result_name(r));
+    }
+  }
+  free(copy);
+  return st;
+}
+
+kiln_status kiln_vulkan_module_init(kiln_module *m,
+                                    const kiln_module_image *images,
+                                    size_t count) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(m->base.context);
+  kiln_vulkan_module *vm = (kiln_vulkan_module *)m;
+  vm->images = calloc(count, sizeof *vm->images);
+  if (!vm->images)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory creating a module");
+  vm->image_count = count;
+  for (size_t i = 0; i < count; i++) {
+    kiln_status st = load_image(vc, &images[i], i, &vm->images[i]);
+    if (st != KILN_OK) {
+      destroy_images(vc, vm);
+      return st;
+    }
+  }
+  return KILN_OK;
+}
+
+void kiln_vulkan_module_deinit(kiln_module *m) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(m->base.context);
+  destroy_images(vc, (kiln_vulkan_module *)m);
+}
+
+/* "a, b, c": the module's kernels, for a NOT_FOUND message. */
+static void list_kernels(const kiln_vulkan_module *vm, char *buf, size_t size) {
+  buf[0] = '\0';
+  size_t len = 0;
+  for (size_t i = 0; i < vm->image_count; i++) {
+    const kiln_vulkan_spirv_info *info = &vm->images[i].info;
+    for (size_t j = 0; j < info->entry_point_count && len < size; j++) {
+      int n = snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+                       info->entry_points[j].name);
+      if (n < 0) return;
+      len += (size_t)n;
+    }
+  }
+}
+
+kiln_status kiln_vulkan_kernel_init(kiln_kernel *k) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(k->base.context);
+  kiln_vulkan_module *vm = (kiln_vulkan_module *)k->module;
+  kiln_vulkan_kernel *vk = kiln_vulkan_kernel_cast(k);
+  /* The first image that has the name wins, as images are searched in the
+   * caller's order. */
+  for (size_t i = 0; i < vm->image_count && !vk->entry; i++) {
+    const kiln_vulkan_spirv_info *info = &vm->images[i].info;
+    for (size_t j = 0; j < info->entry_point_count; j++) {
+      if (strcmp(info->entry_points[j].name, k->name) == 0) {
+        vk->entry = &info->entry_points[j];
+        vk->shader = vm->images[i].shader;
+        vk->has_shared_bytes_spec = info->has_shared_bytes_spec;
+        break;
+      }
+    }
+  }
+  if (!vk->entry) {
+    char names[1024];
+    list_kernels(vm, names, sizeof names);
+    return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                          "the module has no kernel named '%s'; its kernels "
+                          "are: %s",
+                          k->name, names);
+  }
+  uint32_t bytes = vk->entry->push_constant_bytes;
+  uint32_t limit = vc->phys->limits.maxPushConstantsSize;
+  if (bytes > limit)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "kernel '%s' takes %u bytes of arguments (its "
+                          "push-constant block), more than the %u this "
+                          "Vulkan device allows",
+                          k->name, bytes, limit);
+  vk->push_bytes = (bytes + 3u) & ~3u;
+  VkPushConstantRange range = {
+      .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT,
+      .offset = 0,
+      .size = vk->push_bytes,
+  };
+  VkPipelineLayoutCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+      .pushConstantRangeCount = bytes ? 1 : 0,
+      .pPushConstantRanges = bytes ? &range : NULL,
+  };
+  VkResult r =
+      vc->vk.vkCreatePipelineLayout(vc->device, &info, NULL, &vk->layout);
+  if (r != VK_SUCCESS) return kiln_vulkan_error(r, "vkCreatePipelineLayout");
+  if (pthread_mutex_init(&vk->lock, NULL) != 0) {
+    vc->vk.vkDestroyPipelineLayout(vc->device, vk->layout, NULL);
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "pthread_mutex_init failed for a kernel");
+  }
+  k->arg_bytes = bytes;
+  return KILN_OK;
+}
+
+void kiln_vulkan_kernel_deinit(kiln_kernel *k) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(k->base.context);
+  kiln_vulkan_kernel *vk = kiln_vulkan_kernel_cast(k);
+  /* Recorded launches may still use the pipelines. */
+  kiln_vulkan_context_quiesce(vc);
+  for (size_t i = 0; i < vk->pipeline_count; i++)
+    vc->vk.vkDestroyPipeline(vc->device, vk->pipelines[i].handle, NULL);
+  free(vk->pipelines);
+  vc->vk.vkDestroyPipelineLayout(vc->device, vk->layout, NULL);
+  pthread_mutex_destroy(&vk->lock);
+}

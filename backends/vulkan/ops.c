@@ -1,0 +1,63 @@
+/* The Vulkan backend's operations table. */
+#include "backends/vulkan/vulkan.h"
+
+#ifdef KILN_VULKAN_HAVE_BUILTINS
+extern const kiln_module_image kiln_vulkan_builtin_images[];
+#endif
+
+const kiln_backend_ops kiln_vulkan_ops = {
+    .kind = KILN_BACKEND_VULKAN,
+    .name = "vulkan",
+    .probe = kiln_vulkan_probe,
+    .device_count = kiln_vulkan_device_count,
+    .device_properties = kiln_vulkan_device_properties,
+
+    .context_size = sizeof(kiln_vulkan_context),
+    .buffer_size = sizeof(kiln_vulkan_buffer),
+    .host_buffer_size = sizeof(kiln_vulkan_host_buffer),
+    .module_size = sizeof(kiln_vulkan_module),
+    .kernel_size = sizeof(kiln_vulkan_kernel),
+    .stream_size = sizeof(kiln_vulkan_stream),
+    .event_size = sizeof(kiln_vulkan_event),
+
+    .context_init = kiln_vulkan_context_init,
+    .context_deinit = kiln_vulkan_context_deinit,
+    .context_synchronize = kiln_vulkan_context_synchronize,
+
+    .buffer_init = kiln_vulkan_buffer_init,
+    .buffer_deinit = kiln_vulkan_buffer_deinit,
+    .host_buffer_init = kiln_vulkan_host_buffer_init,
+    .host_buffer_deinit = kiln_vulkan_host_buffer_deinit,
+
+    .buffer_write = kiln_vulkan_buffer_write,
+    .buffer_read = kiln_vulkan_buffer_read,
+    .buffer_copy = kiln_vulkan_buffer_copy,
+    .buffer_fill = kiln_vulkan_buffer_fill,
+    .buffer_write_async = kiln_vulkan_buffer_write_async,
+    .buffer_read_async = kiln_vulkan_buffer_read_async,
+
+    .image_formats = 1u << KILN_IMAGE_SPIRV,
+    .module_init = kiln_vulkan_module_init,
+    .module_deinit = kiln_vulkan_module_deinit,
+    .kernel_init = kiln_vulkan_kernel_init,
+    .kernel_deinit = kiln_vulkan_kernel_deinit,
+    .launch = kiln_vulkan_launch,
+
+    .stream_init = kiln_vulkan_stream_init,
+    .stream_deinit = kiln_vulkan_stream_deinit,
+    .stream_synchronize = kiln_vulkan_stream_synchronize,
+
+    .event_init = kiln_vulkan_event_init,
+    .event_deinit = kiln_vulkan_event_deinit,
+    .event_record = kiln_vulkan_event_record,
+    .stream_wait_event = kiln_vulkan_stream_wait_event,
+    .event_synchronize = kiln_vulkan_event_synchronize,
+    .event_query = kiln_vulkan_event_query,
+    .event_elapsed_ms = kiln_vulkan_event_elapsed_ms,
+
+#ifdef KILN_VULKAN_HAVE_BUILTINS
+    .builtin_images = kiln_vulkan_builtin_images,
+#else
+    .builtin_images = NULL,
+#endif
+};

@@ -1,0 +1,549 @@
+/* Streams: commands recorded into a command buffer and submitted in
+ * batches, a timeline semaphore per stream counting the submissions, and
+ * the barriers that keep each stream in order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+/* A batch is submitted when it holds this many commands: submissions cost
+ * microseconds each, so many small dispatches must share one... */
+#define BATCH_COMMANDS 256
+/* ...but a device with nothing to do should not wait for a full batch. */
+#define EAGER_COMMANDS 16
+/* Recording blocks once this many submissions are pending, as a CUDA
+ * stream does when its queue is full, so memory stays bounded. */
+#define MAX_INFLIGHT 64
+
+static kiln_status timeline_create(kiln_vulkan_context *vc,
+                                   kiln_vulkan_timeline **out) {
+  kiln_vulkan_timeline *tl = calloc(1, sizeof *tl);
+  if (!tl)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory creating a Vulkan stream");
+  VkSemaphoreTypeCreateInfo type = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
+      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
+      .initialValue = 0,
+  };
+  VkSemaphoreCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &type};
+  VkResult r =
+      vc->vk.vkCreateSemaphore(vc->device, &info, NULL, &tl->semaphore);
+  if (r != VK_SUCCESS) {
+    free(tl);
+    return kiln_vulkan_error(r, "vkCreateSemaphore");
+  }
+  atomic_init(&tl->refs, 1);
+  *out = tl;
+  return KILN_OK;
+}
+
+void kiln_vulkan_timeline_release(kiln_vulkan_context *vc,
+                                  kiln_vulkan_timeline *tl) {
+  if (tl && atomic_fetch_sub(&tl->refs, 1) == 1) {
+    vc->vk.vkDestroySemaphore(vc->device, tl->semaphore, NULL);
+    free(tl);
+  }
+}
+
+static void release_waits(kiln_vulkan_context *vc, kiln_vulkan_wait *waits,
+                          uint32_t count) {
+  for (uint32_t i = 0; i < count; i++)
+    kiln_vulkan_timeline_release(vc, waits[i].timeline);
+}
+
+void kiln_vulkan_stream_lock(kiln_vulkan_stream *st) {
+  pthread_mutex_lock(&st->lock);
+}
+
+void kiln_vulkan_stream_unlock(kiln_vulkan_stream *st) {
+  pthread_mutex_unlock(&st->lock);
+}
+
+static void set_busy(kiln_vulkan_stream *st, bool busy) {
+  if (st->busy == busy) return;
+  st->busy = busy;
+  atomic_fetch_add(&st->ctx->busy_streams, busy ? 1 : -1);
+}
+
+static void retire(kiln_vulkan_stream *st) {
+  kiln_vulkan_context *vc = st->ctx;
+  while (st->inflight_count > 0) {
+    kiln_vulkan_batch *b = &st->inflight[st->inflight_first];
+    if (b->value > st->completed) break;
+    if (b->cmd) st->spare[st->spare_count++] = b->cmd;
+    release_waits(vc, b->waits, b->wait_count);
+    free(b->waits);
+    st->inflight_first = (st->inflight_first + 1) % st->inflight_cap;
+    st->inflight_count--;
+  }
+  kiln_vulkan_staging_retire(st);
+  if (!st->cmd && st->wait_count == 0 && st->completed >= st->submitted)
+    set_busy(st, false);
+}
+
+kiln_status kiln_vulkan_stream_poll(kiln_vulkan_stream *st) {
+  if (st->completed < st->submitted) {
+    uint64_t value = 0;
+    VkResult r = st->ctx->vk.vkGetSemaphoreCounterValue(
+        st->ctx->device, st->timeline->semaphore, &value);
+    if (r != VK_SUCCESS)
+      return kiln_vulkan_error(r, "vkGetSemaphoreCounterValue");
+    st->completed = value;
+  }
+  retire(st);
+  return KILN_OK;
+}
+
+kiln_status kiln_vulkan_stream_wait(kiln_vulkan_stream *st, uint64_t value) {
+  if (value > st->submitted) {
+    kiln_status s = kiln_vulkan_stream_flush(st);
+    if (s != KILN_OK) return s;
+  }
+  if (st->completed < value) {
+    VkSemaphoreWaitInfo info = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 1,
+        .pSemaphores = &st->timeline->semaphore,
+        .pValues = &value,
+    };
+    VkResult r =
+        st->ctx->vk.vkWaitSemaphores(st->ctx->device, &info, UINT64_MAX);
+    if (r != VK_SUCCESS) return kiln_vulkan_error(r, "vkWaitSemaphores");
+  }
+  return kiln_vulkan_stream_poll(st);
+}
+
+kiln_status kiln_vulkan_stream_finish(kiln_vulkan_stream *st) {
+  kiln_status s = kiln_vulkan_stream_flush(st);
+  if (s != KILN_OK) return s;
+  return kiln_vulkan_stream_wait(st, st->submitted);
+}
+
+/* The array, reallocated if needed so that `more` entries fit after
+ * `count`; NULL (and the array untouched) when out of memory. */
+static void *grow(void *array, size_t *cap, size_t count, size_t more,
+                  size_t size) {
+  if (count + more <= *cap) return array;
+  size_t n = *cap ? *cap * 2 : 8;
+  while (n < count + more) n *= 2;
+  void *p = realloc(array, n * size);
+  if (p) *cap = n;
+  return p;
+}
+
+/* Orders everything recorded so far before what comes next, between the
+ * compute and transfer stages kiln records. */
+static void device_barrier(kiln_vulkan_stream *st) {
+  VkMemoryBarrier barrier = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask =
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                       VK_ACCESS_TRANSFER_READ_BIT |
+                       VK_ACCESS_TRANSFER_WRITE_BIT,
+  };
+  const VkPipelineStageFlags stages =
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  st->ctx->vk.vkCmdPipelineBarrier(st->cmd, stages, stages, 0, 1, &barrier, 0,
+                                   NULL, 0, NULL);
+}
+
+/* Makes the batch's writes visible to the host once its submission is seen
+ * complete: reads of mapped memory, and writes of the host that follow. */
+static void host_barrier(kiln_vulkan_stream *st) {
+  VkMemoryBarrier barrier = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+      .srcAccessMask =
+          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+      .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+  };
+  st->ctx->vk.vkCmdPipelineBarrier(
+      st->cmd,
+      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+      VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
+}
+
+static kiln_status open_batch(kiln_vulkan_stream *st) {
+  if (st->cmd) return KILN_OK;
+  kiln_vulkan_context *vc = st->ctx;
+  VkCommandBuffer cmd;
+  if (st->spare_count > 0) {
+    cmd = st->spare[--st->spare_count];
+  } else {
+    VkCommandBufferAllocateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = st->pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    /* Every command buffer may end up spare at once. */
+    VkCommandBuffer *spare =
+        grow(st->spare, &st->spare_cap, st->inflight_count, 1, sizeof *spare);
+    if (!spare)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "out of host memory recording a command");
+    st->spare = spare;
+    VkResult r = vc->vk.vkAllocateCommandBuffers(vc->device, &info, &cmd);
+    if (r != VK_SUCCESS)
+      return kiln_vulkan_error(r, "vkAllocateCommandBuffers");
+  }
+  VkCommandBufferBeginInfo begin = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+  };
+  VkResult r = vc->vk.vkBeginCommandBuffer(cmd, &begin);
+  if (r != VK_SUCCESS) {
+    st->spare[st->spare_count++] = cmd;
+    return kiln_vulkan_error(r, "vkBeginCommandBuffer");
+  }
+  st->cmd = cmd;
+  st->recorded = 0;
+  st->bound = VK_NULL_HANDLE;
+  /* A batch's first command gets a barrier too: its scope reaches back over
+   * every earlier submission to the queue, other streams' included, which
+   * keeps work ordered by host waits (a synchronize, a read) in order on
+   * the device as well. */
+  st->dirty = true;
+  set_busy(st, true);
+  return KILN_OK;
+}
+
+kiln_status kiln_vulkan_stream_open(kiln_vulkan_stream *st,
+                                    VkCommandBuffer *out) {
+  kiln_status s = open_batch(st);
+  if (s == KILN_OK) *out = st->cmd;
+  return s;
+}
+
+kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
+                                       VkCommandBuffer *out) {
+  kiln_status s = open_batch(st);
+  if (s != KILN_OK) return s;
+  if (st->dirty) {
+    device_barrier(st);
+    st->dirty = false;
+  }
+  *out = st->cmd;
+  return KILN_OK;
+}
+
+kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st) {
+  st->dirty = true;
+  st->recorded++;
+  if (st->recorded >= BATCH_COMMANDS) return kiln_vulkan_stream_flush(st);
+  if (st->recorded == EAGER_COMMANDS) {
+    kiln_status s = kiln_vulkan_stream_poll(st);
+    if (s != KILN_OK) return s;
+    if (st->completed >= st->submitted) return kiln_vulkan_stream_flush(st);
+  }
+  return KILN_OK;
+}
+
+/* Makes room for one more submission in the FIFO, keeping it in order. */
+static bool inflight_reserve(kiln_vulkan_stream *st) {
+  if (st->inflight_count < st->inflight_cap) return true;
+  size_t old = st->inflight_cap, cap = old ? old * 2 : 16;
+  kiln_vulkan_batch *p = realloc(st->inflight, cap * sizeof *p);
+  if (!p) return false;
+  /* Full: [first, old) then [0, first); move the second part after the
+   * first. */
+  memcpy(&p[old], p, st->inflight_first * sizeof *p);
+  st->inflight = p;
+  st->inflight_cap = cap;
+  return true;
+}
+
+/* Drops a batch that could not be submitted. */
+static void discard_batch(kiln_vulkan_stream *st) {
+  if (st->cmd) {
+    st->ctx->vk.vkResetCommandBuffer(st->cmd, 0);
+    st->spare[st->spare_count++] = st->cmd;
+    st->cmd = VK_NULL_HANDLE;
+  }
+  release_waits(st->ctx, st->waits, st->wait_count);
+  st->wait_count = 0;
+  st->recorded = 0;
+  retire(st);
+}
+
+static kiln_status submit(kiln_vulkan_stream *st, uint64_t value) {
+  enum { INLINE_WAITS = 8 };
+  VkSemaphore inline_sems[INLINE_WAITS];
+  uint64_t inline_values[INLINE_WAITS];
+  VkPipelineStageFlags inline_stages[INLINE_WAITS];
+  VkSemaphore *sems = inline_sems;
+  uint64_t *values = inline_values;
+  VkPipelineStageFlags *stages = inline_stages;
+  uint32_t n = st->wait_count;
+  if (n > INLINE_WAITS) {
+    sems = malloc(n * sizeof *sems);
+    values = malloc(n * sizeof *values);
+    stages = malloc(n * sizeof *stages);
+  }
+  kiln_status s = KILN_OK;
+  if (!sems || !values || !stages) {
+    s = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                       "out of host memory submitting Vulkan work");
+  } else {
+    for (uint32_t i = 0; i < n; i++) {
+      sems[i] = st->waits[i].timeline->semaphore;
+      values[i] = st->waits[i].value;
+      stages[i] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+    }
+    VkTimelineSemaphoreSubmitInfo timeline = {
+        .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
+        .waitSemaphoreValueCount = n,
+        .pWaitSemaphoreValues = values,
+        .signalSemaphoreValueCount = 1,
+        .pSignalSemaphoreValues = &value,
+    };
+    VkSubmitInfo info = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
+        .pNext = &timeline,
+        .waitSemaphoreCount = n,
+        .pWaitSemaphores = sems,
+        .pWaitDstStageMask = stages,
+        .commandBufferCount = st->cmd ? 1 : 0,
+        .pCommandBuffers = &st->cmd,
+        .signalSemaphoreCount = 1,
+        .pSignalSemaphores = &st->timeline->semaphore,
+    };
+    pthread_mutex_lock(&st->queue->lock);
+    VkResult r =
+        st->ctx->vk.vkQueueSubmit(st->queue->handle, 1, &info, VK_NULL_HANDLE);
+    pthread_mutex_unlock(&st->queue->lock);
+    if (r != VK_SUCCESS) s = kiln_vulkan_error(r, "vkQueueSubmit");
+  }
+  if (n > INLINE_WAITS) {
+    free(sems);
+    free(values);
+    free(stages);
+  }
+  return s;
+}
+
+kiln_status kiln_vulkan_stream_collect_writes(kiln_vulkan_stream *st) {
+  kiln_vulkan_context *vc = st->ctx;
+  if (atomic_load(&vc->write_epoch) == st->write_epoch) return KILN_OK;
+  kiln_status s = KILN_OK;
+  pthread_mutex_lock(&vc->writes_lock);
+  for (size_t i = 0; i < vc->write_count && s == KILN_OK; i++)
+    if (vc->writes[i].timeline != st->timeline)
+      s = kiln_vulkan_stream_add_wait(st, vc->writes[i].timeline,
+                                      vc->writes[i].value);
+  if (s == KILN_OK) st->write_epoch = atomic_load(&vc->write_epoch);
+  pthread_mutex_unlock(&vc->writes_lock);
+  return s;
+}
+
+kiln_status kiln_vulkan_stream_publish_writes(kiln_vulkan_stream *st) {
+  kiln_status s = kiln_vulkan_stream_flush(st);
+  if (s != KILN_OK) return s;
+  kiln_vulkan_context *vc = st->ctx;
+  pthread_mutex_lock(&vc->writes_lock);
+  /* Drop the writes already done, and replace this stream's. */
+  size_t keep = 0;
+  bool found = false;
+  for (size_t i = 0; i < vc->write_count; i++) {
+    kiln_vulkan_wait w = vc->writes[i];
+    uint64_t value = 0;
+    if (w.timeline == st->timeline) {
+      w.value = st->submitted;
+      found = true;
+    } else if (vc->vk.vkGetSemaphoreCounterValue(
+                   vc->device, w.timeline->semaphore, &value) == VK_SUCCESS &&
+               value >= w.value) {
+      kiln_vulkan_timeline_release(vc, w.timeline);
+      continue;
+    }
+    vc->writes[keep++] = w;
+  }
+  vc->write_count = keep;
+  if (!found) {
+    kiln_vulkan_wait *writes =
+        grow(vc->writes, &vc->write_cap, vc->write_count, 1, sizeof *writes);
+    if (!writes) {
+      s = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                         "out of host memory recording a write");
+    } else {
+      vc->writes = writes;
+      atomic_fetch_add(&st->timeline->refs, 1);
+      writes[vc->write_count++] =
+          (kiln_vulkan_wait){st->timeline, st->submitted};
+    }
+  }
+  atomic_fetch_add(&vc->write_epoch, 1);
+  st->write_epoch = atomic_load(&vc->write_epoch);
+  pthread_mutex_unlock(&vc->writes_lock);
+  return s;
+}
+
+void kiln_vulkan_release_writes(kiln_vulkan_context *vc,
+                                kiln_vulkan_timeline *only) {
+  pthread_mutex_lock(&vc->writes_lock);
+  size_t keep = 0;
+  for (size_t i = 0; i < vc->write_count; i++) {
+    if (!only || vc->writes[i].timeline == only)
+      kiln_vulkan_timeline_release(vc, vc->writes[i].timeline);
+    else
+      vc->writes[keep++] = vc->writes[i];
+  }
+  vc->write_count = keep;
+  pthread_mutex_unlock(&vc->writes_lock);
+}
+
+kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
+  if (!st->cmd && st->wait_count == 0) return KILN_OK;
+  kiln_status s = kiln_vulkan_stream_collect_writes(st);
+  if (s != KILN_OK) return s;
+  if (st->inflight_count >= MAX_INFLIGHT &&
+      (s = kiln_vulkan_stream_wait(
+           st, st->inflight[st->inflight_first].value)) != KILN_OK)
+    return s;
+  kiln_vulkan_wait *waits = NULL;
+  if (!inflight_reserve(st) ||
+      (st->wait_count > 0 &&
+       !(waits = malloc(st->wait_count * sizeof *waits)))) {
+    discard_batch(st);
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory submitting Vulkan work");
+  }
+  if (st->cmd) {
+    if (st->dirty) host_barrier(st);
+    VkResult r = st->ctx->vk.vkEndCommandBuffer(st->cmd);
+    if (r != VK_SUCCESS) {
+      free(waits);
+      discard_batch(st);
+      return kiln_vulkan_error(r, "vkEndCommandBuffer");
+    }
+  }
+  uint64_t value = st->submitted + 1;
+  if ((s = submit(st, value)) != KILN_OK) {
+    free(waits);
+    discard_batch(st);
+    return s;
+  }
+  kiln_vulkan_batch *b =
+      &st->inflight[(st->inflight_first + st->inflight_count) %
+                    st->inflight_cap];
+  b->cmd = st->cmd;
+  b->value = value;
+  b->waits = waits;
+  b->wait_count = st->wait_count;
+  if (waits) memcpy(waits, st->waits, st->wait_count * sizeof *waits);
+  st->inflight_count++;
+  st->wait_count = 0;
+  st->submitted = value;
+  st->cmd = VK_NULL_HANDLE;
+  st->recorded = 0;
+  set_busy(st, true);
+  return KILN_OK;
+}
+
+kiln_status kiln_vulkan_stream_add_wait(kiln_vulkan_stream *st,
+                                        kiln_vulkan_timeline *timeline,
+                                        uint64_t value) {
+  for (uint32_t i = 0; i < st->wait_count; i++) {
+    if (st->waits[i].timeline == timeline) {
+      if (st->waits[i].value < value) st->waits[i].value = value;
+      return KILN_OK;
+    }
+  }
+  size_t cap = st->wait_cap;
+  kiln_vulkan_wait *waits =
+      grow(st->waits, &cap, st->wait_count, 1, sizeof *waits);
+  if (!waits)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory adding a stream wait");
+  st->waits = waits;
+  st->wait_cap = (uint32_t)cap;
+  atomic_fetch_add(&timeline->refs, 1);
+  st->waits[st->wait_count].timeline = timeline;
+  st->waits[st->wait_count].value = value;
+  st->wait_count++;
+  set_busy(st, true);
+  return KILN_OK;
+}
+
+kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *vc,
+                                     kiln_vulkan_stream *st,
+                                     kiln_vulkan_queue *queue) {
+  st->ctx = vc;
+  st->queue = queue;
+  if (pthread_mutex_init(&st->lock, NULL) != 0)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "pthread_mutex_init failed for a Vulkan stream");
+  VkCommandPoolCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+      .queueFamilyIndex = vc->phys->queue_family,
+  };
+  VkResult r = vc->vk.vkCreateCommandPool(vc->device, &info, NULL, &st->pool);
+  kiln_status s = KILN_OK;
+  if (r != VK_SUCCESS)
+    s = kiln_vulkan_error(r, "vkCreateCommandPool");
+  else if ((s = timeline_create(vc, &st->timeline)) != KILN_OK)
+    vc->vk.vkDestroyCommandPool(vc->device, st->pool, NULL);
+  if (s != KILN_OK) {
+    pthread_mutex_destroy(&st->lock);
+    return s;
+  }
+  pthread_mutex_lock(&vc->streams_lock);
+  st->next = vc->streams;
+  if (vc->streams) vc->streams->prev = st;
+  vc->streams = st;
+  pthread_mutex_unlock(&vc->streams_lock);
+  return KILN_OK;
+}
+
+void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
+  kiln_vulkan_context *vc = st->ctx;
+  pthread_mutex_lock(&vc->streams_lock);
+  if (st->prev)
+    st->prev->next = st->next;
+  else
+    vc->streams = st->next;
+  if (st->next) st->next->prev = st->prev;
+  pthread_mutex_unlock(&vc->streams_lock);
+
+  kiln_vulkan_stream_lock(st);
+  if (kiln_vulkan_stream_finish(st) != KILN_OK) {
+    /* The device is gone; nothing it held can still be in use. */
+    vc->vk.vkDeviceWaitIdle(vc->device);
+    st->completed = st->submitted;
+    discard_batch(st);
+  }
+  kiln_vulkan_stream_unlock(st);
+  /* Its writes are done: nobody needs to wait for them any more. */
+  kiln_vulkan_release_writes(vc, st->timeline);
+  set_busy(st, false);
+  kiln_vulkan_staging_release(st);
+  /* Destroying the pool frees its command buffers. */
+  vc->vk.vkDestroyCommandPool(vc->device, st->pool, NULL);
+  free(st->spare);
+  free(st->inflight);
+  free(st->waits);
+  kiln_vulkan_timeline_release(vc, st->timeline);
+  pthread_mutex_destroy(&st->lock);
+}
+
+kiln_status kiln_vulkan_stream_init(kiln_stream *s) {
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(s->base.context);
+  unsigned i = atomic_fetch_add(&vc->next_queue, 1) % vc->queue_count;
+  return kiln_vulkan_stream_setup(vc, kiln_vulkan_stream_cast(s),
+                                  &vc->queues[i]);
+}
+
+void kiln_vulkan_stream_deinit(kiln_stream *s) {
+  kiln_vulkan_stream_teardown(kiln_vulkan_stream_cast(s));
+}
+
+kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s) {
+  kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  kiln_vulkan_stream_lock(st);
+  kiln_status status = kiln_vulkan_stream_finish(st);
+  kiln_vulkan_stream_unlock(st);
+  return status;
+}

@@ -1,0 +1,478 @@
+/*
+ * The Vulkan backend's private header: its objects (each embeds the core's
+ * struct first), the loaded entry points, and the functions its files share.
+ *
+ * How it works, and why:
+ *  - No descriptor sets: kernel arguments are push constants holding buffer
+ *    device addresses, and the block size is set by specialization
+ *    constants, one pipeline per kernel and block size (launch.c).
+ *  - A stream records into a command buffer and submits batches of up to
+ *    BATCH_COMMANDS commands, or earlier on a synchronize, a read, an event
+ *    or a staged write. Consecutive commands are separated by one global
+ *    compute/transfer memory barrier, also at the start of every batch
+ *    (its scope reaches back over earlier submissions to the queue), and a
+ *    batch ends with a barrier to the host stage, so that whatever the host
+ *    sees complete it can read (stream.c).
+ *  - Each stream has a timeline semaphore, signalled once per submission:
+ *    command buffers and staging memory are recycled when it passes their
+ *    value, events are (semaphore, value) pairs, and cross-stream waits are
+ *    semaphore waits. Streams are spread over the queues of one family.
+ *  - Transfers from host memory: straight into mapped memory when no
+ *    stream has work queued or running; otherwise through the stream's
+ *    staging ring in chunks, and then every stream's next submission waits
+ *    for the copy (so a write is seen by any work submitted after it
+ *    returns). Reads wait for the stream, then copy out of cached mapped
+ *    memory or through the ring (buffer.c).
+ *  - Freeing a buffer, host buffer or kernel first waits for every stream:
+ *    a kernel may reach any buffer through its address.
+ *
+ * Locks, always taken in this order: the context's streams_lock, then a
+ * stream's lock, then a queue's lock or the context's writes_lock. No kiln
+ * core function that takes the context lock is called while a stream lock
+ * is held.
+ */
+#ifndef KILN_VULKAN_VULKAN_H
+#define KILN_VULKAN_VULKAN_H
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include "backends/vulkan/symbols.h"
+#include "core/backend.h"
+
+/* ---- Loaded entry points (loader.c) ----------------------------------------
+ */
+
+typedef struct kiln_vulkan_library {
+  void *handle;
+  PFN_vkGetInstanceProcAddr vkGetInstanceProcAddr;
+  /* NULL on a Vulkan 1.0 loader. */
+  PFN_vkEnumerateInstanceVersion vkEnumerateInstanceVersion;
+#define KILN_VULKAN_X(name) PFN_##name name;
+  KILN_VULKAN_GLOBAL_SYMBOLS(KILN_VULKAN_X)
+  KILN_VULKAN_INSTANCE_SYMBOLS(KILN_VULKAN_X)
+#undef KILN_VULKAN_X
+  /* Only with validation (VK_EXT_debug_utils). */
+  PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;
+  PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
+} kiln_vulkan_library;
+
+typedef struct kiln_vulkan_device_fns {
+#define KILN_VULKAN_X(name) PFN_##name name;
+  KILN_VULKAN_DEVICE_SYMBOLS(KILN_VULKAN_X)
+#undef KILN_VULKAN_X
+} kiln_vulkan_device_fns;
+
+extern kiln_vulkan_library kiln_vulkan_lib;
+
+/* Opens the loader and resolves the global entry points. */
+kiln_status kiln_vulkan_load_library(char *reason, size_t reason_size);
+/* Resolves the instance-level entry points. */
+kiln_status kiln_vulkan_load_instance(VkInstance instance, char *reason,
+                                      size_t reason_size);
+/* Fills a device's table. */
+kiln_status kiln_vulkan_load_device(VkDevice device,
+                                    kiln_vulkan_device_fns *fns);
+
+/* ---- Errors (error.c)
+ * -------------------------------------------------------- */
+
+/* "VK_ERROR_OUT_OF_DEVICE_MEMORY", ... */
+const char *kiln_vulkan_result_name(VkResult result);
+/* The kiln status for a VkResult. */
+kiln_status kiln_vulkan_status(VkResult result);
+/* Sets "<what> failed: <VkResult name>" and returns the mapped status. */
+kiln_status kiln_vulkan_error(VkResult result, const char *what);
+
+/* ---- Devices (device.c)
+ * ------------------------------------------------------- */
+
+/* A usable physical device, as found by probe. */
+typedef struct kiln_vulkan_physical {
+  VkPhysicalDevice handle;
+  uint32_t api_version;
+  VkPhysicalDeviceLimits limits;
+  VkPhysicalDeviceMemoryProperties memory;
+  VkDeviceSize max_allocation_bytes;
+  VkPhysicalDeviceType type;
+  uint32_t queue_family;
+  uint32_t queue_count;
+  uint32_t timestamp_valid_bits;
+  bool portability_subset; /* must be enabled when present */
+  /* Supported features, chained; context.c enables a subset. */
+  VkPhysicalDeviceFeatures2 features;
+  VkPhysicalDeviceVulkan11Features features11;
+  VkPhysicalDeviceVulkan12Features features12;
+  kiln_device_properties properties;
+} kiln_vulkan_physical;
+
+VkInstance kiln_vulkan_instance(void);
+const kiln_vulkan_physical *kiln_vulkan_physical_device(size_t index);
+/* Why a context cannot be created although probe succeeded (validation was
+ * asked for but is not installed), or NULL. */
+const char *kiln_vulkan_validation_problem(void);
+
+kiln_status kiln_vulkan_probe(char *reason, size_t reason_size);
+size_t kiln_vulkan_device_count(void);
+kiln_status kiln_vulkan_device_properties(size_t index,
+                                          kiln_device_properties *out);
+
+/* ---- Context (context.c)
+ * ------------------------------------------------------- */
+
+/* Queues beyond this many per family bring no more overlap worth having. */
+#define KILN_VULKAN_MAX_QUEUES 8
+
+typedef struct kiln_vulkan_queue {
+  VkQueue handle;
+  pthread_mutex_t lock; /* vkQueueSubmit needs the queue to itself */
+} kiln_vulkan_queue;
+
+typedef struct kiln_vulkan_stream kiln_vulkan_stream;
+
+/* A timeline semaphore, shared by its stream, the events recorded on it and
+ * the waits of other streams, so it outlives whichever is destroyed
+ * first. */
+typedef struct kiln_vulkan_timeline {
+  VkSemaphore semaphore;
+  atomic_uint refs;
+} kiln_vulkan_timeline;
+
+typedef struct kiln_vulkan_wait {
+  kiln_vulkan_timeline *timeline;
+  uint64_t value;
+} kiln_vulkan_wait;
+
+typedef struct kiln_vulkan_context {
+  kiln_context base;
+  const kiln_vulkan_physical *phys;
+  VkDevice device;
+  kiln_vulkan_device_fns vk;
+  kiln_vulkan_queue queues[KILN_VULKAN_MAX_QUEUES];
+  uint32_t queue_count;
+  atomic_uint next_queue;
+  VkPipelineCache pipeline_cache;
+  /* Every stream, the core's and the internal one, for context-wide
+   * waits. */
+  pthread_mutex_t streams_lock;
+  kiln_vulkan_stream *streams;
+  /* Streams with work recorded or not yet seen complete: when none has,
+   * no command can be touching any buffer, and a write to mapped memory
+   * may bypass the queue. */
+  atomic_int busy_streams;
+  /* Internal stream that zeroes new buffers that are not host-visible. */
+  kiln_vulkan_stream *util;
+  /* The last staged kiln_buffer_write of each stream: every stream's next
+   * submission waits for them, so that a write is seen by all work
+   * submitted after it returns, on any stream and queue (as the host
+   * caller expects of a call that took its bytes), not only by work in
+   * its own stream. write_epoch counts updates, so that streams look only
+   * when something changed. */
+  pthread_mutex_t writes_lock;
+  kiln_vulkan_wait *writes;
+  size_t write_count, write_cap;
+  atomic_uint_fast64_t write_epoch;
+} kiln_vulkan_context;
+
+/* What memory is for: device buffers, or host-side staging and host
+ * buffers. */
+typedef enum kiln_vulkan_memory_use {
+  KILN_VULKAN_MEMORY_DEVICE,
+  KILN_VULKAN_MEMORY_HOST,
+} kiln_vulkan_memory_use;
+
+/* A VkBuffer with its own memory, mapped when the memory allows. */
+typedef struct kiln_vulkan_allocation {
+  VkBuffer buffer;
+  VkDeviceMemory memory;
+  unsigned char *map;      /* host-visible and host-coherent, else NULL */
+  bool cached;             /* map is also HOST_CACHED: cheap to read */
+  VkDeviceAddress address; /* only with device_address */
+} kiln_vulkan_allocation;
+
+kiln_status kiln_vulkan_allocate(kiln_vulkan_context *ctx, VkDeviceSize size,
+                                 kiln_vulkan_memory_use use,
+                                 bool device_address,
+                                 kiln_vulkan_allocation *out);
+void kiln_vulkan_free(kiln_vulkan_context *ctx, kiln_vulkan_allocation *alloc);
+
+/* Submits every stream's recorded work and waits until all of it is done:
+ * before freeing anything a command might still use. */
+kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *ctx);
+
+kiln_status kiln_vulkan_context_init(kiln_context *ctx);
+void kiln_vulkan_context_deinit(kiln_context *ctx);
+kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx);
+
+static inline kiln_vulkan_context *kiln_vulkan_context_cast(kiln_context *ctx) {
+  return (kiln_vulkan_context *)ctx;
+}
+
+/* ---- Streams (stream.c)
+ * ----------------------------------------------------------- */
+
+/* A submitted command buffer, recycled when `value` is reached. */
+typedef struct kiln_vulkan_batch {
+  VkCommandBuffer cmd; /* VK_NULL_HANDLE for a submission of waits only */
+  uint64_t value;
+  kiln_vulkan_wait *waits; /* references released on completion */
+  uint32_t wait_count;
+} kiln_vulkan_batch;
+
+/* A staging range in use until the stream reaches `value`. */
+typedef struct kiln_vulkan_staging_span {
+  size_t begin, end;
+  uint64_t value; /* KILN_VULKAN_HELD while a read still copies out of it */
+} kiln_vulkan_staging_span;
+
+#define KILN_VULKAN_HELD UINT64_MAX
+
+/* A ring of host-visible memory through which transfers to and from
+ * memory that the host cannot map go, in chunks. */
+typedef struct kiln_vulkan_staging {
+  kiln_vulkan_allocation alloc; /* alloc.buffer is VK_NULL_HANDLE until used */
+  size_t head;                  /* where the next range starts */
+  kiln_vulkan_staging_span *spans; /* a FIFO, oldest first */
+  size_t first, count, cap;
+} kiln_vulkan_staging;
+
+struct kiln_vulkan_stream {
+  kiln_stream base;
+  kiln_vulkan_context *ctx;
+  kiln_vulkan_stream *prev, *next; /* the context's list */
+  pthread_mutex_t lock;
+  kiln_vulkan_queue *queue;
+  VkCommandPool pool;
+  kiln_vulkan_timeline *timeline;
+  uint64_t submitted;   /* the value the last submission signals */
+  uint64_t completed;   /* the last value seen reached */
+  bool busy;            /* counted in ctx->busy_streams */
+  uint64_t write_epoch; /* ctx->write_epoch when last looked at */
+  /* The batch being recorded. */
+  VkCommandBuffer cmd;
+  uint32_t recorded;
+  bool dirty; /* commands recorded since the last barrier, or a new batch */
+  VkPipeline bound;
+  /* Waits for the next submission (kiln_stream_wait_event). */
+  kiln_vulkan_wait *waits;
+  uint32_t wait_count, wait_cap;
+  /* Submissions not yet seen complete, a FIFO. */
+  kiln_vulkan_batch *inflight;
+  size_t inflight_first, inflight_count, inflight_cap;
+  VkCommandBuffer *spare; /* completed command buffers for reuse */
+  size_t spare_count, spare_cap;
+  kiln_vulkan_staging staging;
+};
+
+static inline kiln_vulkan_stream *kiln_vulkan_stream_cast(kiln_stream *s) {
+  return (kiln_vulkan_stream *)s;
+}
+
+kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *ctx,
+                                     kiln_vulkan_stream *st,
+                                     kiln_vulkan_queue *queue);
+void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st);
+
+void kiln_vulkan_stream_lock(kiln_vulkan_stream *st);
+void kiln_vulkan_stream_unlock(kiln_vulkan_stream *st);
+
+/* The functions below need the stream's lock. */
+
+/* The open command buffer, for commands that need no ordering barrier
+ * (timestamps). */
+kiln_status kiln_vulkan_stream_open(kiln_vulkan_stream *st,
+                                    VkCommandBuffer *out);
+/* The command buffer to record one command into, after the barrier that
+ * orders it behind the stream's earlier commands. Follow with
+ * kiln_vulkan_stream_recorded once it is recorded. */
+kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
+                                       VkCommandBuffer *out);
+/* Counts the command and submits the batch when it is large enough. */
+kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st);
+/* Submits what was recorded, and any waits still pending. */
+kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st);
+/* Waits until the stream reaches `value`, submitting first if needed. */
+kiln_status kiln_vulkan_stream_wait(kiln_vulkan_stream *st, uint64_t value);
+/* Submits and waits for everything. */
+kiln_status kiln_vulkan_stream_finish(kiln_vulkan_stream *st);
+/* Notes which submissions completed and recycles what they held. */
+kiln_status kiln_vulkan_stream_poll(kiln_vulkan_stream *st);
+/* Submits the stream's staged writes and makes every stream's next
+ * submission wait for them. */
+kiln_status kiln_vulkan_stream_publish_writes(kiln_vulkan_stream *st);
+/* Makes the next submission wait for the staged writes other streams
+ * published since the stream last looked (flush does this itself). */
+kiln_status kiln_vulkan_stream_collect_writes(kiln_vulkan_stream *st);
+/* Forgets the published writes of `only`'s stream, or all with NULL. */
+void kiln_vulkan_release_writes(kiln_vulkan_context *ctx,
+                                kiln_vulkan_timeline *only);
+/* Makes the next submission wait for `value` on `timeline`. */
+kiln_status kiln_vulkan_stream_add_wait(kiln_vulkan_stream *st,
+                                        kiln_vulkan_timeline *timeline,
+                                        uint64_t value);
+
+void kiln_vulkan_timeline_release(kiln_vulkan_context *ctx,
+                                  kiln_vulkan_timeline *timeline);
+
+kiln_status kiln_vulkan_stream_init(kiln_stream *s);
+void kiln_vulkan_stream_deinit(kiln_stream *s);
+kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s);
+
+/* ---- Staging (buffer.c)
+ * ---------------------------------------------------------- */
+
+/* Forgets staging ranges whose submissions completed (stream lock held). */
+void kiln_vulkan_staging_retire(kiln_vulkan_stream *st);
+void kiln_vulkan_staging_release(kiln_vulkan_stream *st);
+
+/* ---- Buffers (buffer.c, host_buffer.c)
+ * ------------------------------------------- */
+
+typedef struct kiln_vulkan_buffer {
+  kiln_buffer base;
+  kiln_vulkan_allocation alloc;
+} kiln_vulkan_buffer;
+
+typedef struct kiln_vulkan_host_buffer {
+  kiln_host_buffer base;
+  kiln_vulkan_allocation alloc;
+} kiln_vulkan_host_buffer;
+
+static inline kiln_vulkan_buffer *kiln_vulkan_buffer_cast(
+    const kiln_buffer *b) {
+  return (kiln_vulkan_buffer *)(uintptr_t)b;
+}
+static inline kiln_vulkan_host_buffer *kiln_vulkan_host_buffer_cast(
+    const kiln_host_buffer *b) {
+  return (kiln_vulkan_host_buffer *)(uintptr_t)b;
+}
+
+kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags);
+void kiln_vulkan_buffer_deinit(kiln_buffer *buf);
+kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
+                                     size_t off, const void *src, size_t size);
+kiln_status kiln_vulkan_buffer_read(kiln_stream *s, const kiln_buffer *src,
+                                    size_t off, void *dst, size_t size);
+kiln_status kiln_vulkan_buffer_copy(kiln_stream *s, kiln_buffer *dst,
+                                    size_t dst_off, const kiln_buffer *src,
+                                    size_t src_off, size_t size);
+kiln_status kiln_vulkan_buffer_fill(kiln_stream *s, kiln_buffer *dst,
+                                    size_t off, size_t size, uint64_t pattern,
+                                    size_t pattern_size);
+/* Records a copy between two VkBuffers on a locked stream. */
+kiln_status kiln_vulkan_record_copy(kiln_vulkan_stream *st, VkBuffer dst,
+                                    size_t dst_off, VkBuffer src,
+                                    size_t src_off, size_t size);
+
+kiln_status kiln_vulkan_host_buffer_init(kiln_host_buffer *hb, uint32_t flags);
+void kiln_vulkan_host_buffer_deinit(kiln_host_buffer *hb);
+kiln_status kiln_vulkan_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
+                                           size_t dst_off,
+                                           const kiln_host_buffer *src,
+                                           size_t src_off, size_t size);
+kiln_status kiln_vulkan_buffer_read_async(kiln_stream *s,
+                                          const kiln_buffer *src,
+                                          size_t src_off, kiln_host_buffer *dst,
+                                          size_t dst_off, size_t size);
+
+/* ---- SPIR-V reflection (spirv.c)
+ * --------------------------------------------------- */
+
+/* Specialization constant ids of the launch ABI. */
+#define KILN_VULKAN_SPEC_SHARED_BYTES 3
+
+typedef struct kiln_vulkan_spirv_entry_point {
+  char *name;
+  /* The push-constant block's extent: the largest member offset + size;
+   * 0 when the entry point uses none. */
+  uint32_t push_constant_bytes;
+  /* The block size compiled in, for dimensions not specialized. */
+  uint32_t local_size[3];
+  /* The SpecId that sets each block dimension, or -1. */
+  int32_t local_size_spec_id[3];
+} kiln_vulkan_spirv_entry_point;
+
+typedef struct kiln_vulkan_spirv_info {
+  kiln_vulkan_spirv_entry_point *entry_points; /* GLCompute ones only */
+  size_t entry_point_count;
+  bool has_shared_bytes_spec; /* SpecId 3 is declared */
+} kiln_vulkan_spirv_info;
+
+/* Checks the image's header and structure and reflects what launches need.
+ * KILN_ERROR_INVALID_IMAGE naming image `index` when malformed. */
+kiln_status kiln_vulkan_spirv_reflect(const void *data, size_t size,
+                                      size_t index,
+                                      kiln_vulkan_spirv_info *out);
+void kiln_vulkan_spirv_free(kiln_vulkan_spirv_info *info);
+
+/* ---- Modules and kernels (module.c, launch.c)
+ * --------------------------------------- */
+
+typedef struct kiln_vulkan_image {
+  VkShaderModule shader;
+  kiln_vulkan_spirv_info info;
+} kiln_vulkan_image;
+
+typedef struct kiln_vulkan_module {
+  kiln_module base;
+  kiln_vulkan_image *images;
+  size_t image_count;
+} kiln_vulkan_module;
+
+/* One specialization of a kernel. */
+typedef struct kiln_vulkan_pipeline {
+  uint32_t block[3];
+  uint32_t shared_bytes;
+  VkPipeline handle;
+} kiln_vulkan_pipeline;
+
+typedef struct kiln_vulkan_kernel {
+  kiln_kernel base;
+  VkShaderModule shader; /* the module's */
+  const kiln_vulkan_spirv_entry_point *entry;
+  bool has_shared_bytes_spec;
+  VkPipelineLayout layout;
+  uint32_t push_bytes;  /* the push range: the block rounded up to 4 */
+  pthread_mutex_t lock; /* guards pipelines */
+  kiln_vulkan_pipeline *pipelines;
+  size_t pipeline_count, pipeline_cap;
+} kiln_vulkan_kernel;
+
+static inline kiln_vulkan_kernel *kiln_vulkan_kernel_cast(kiln_kernel *k) {
+  return (kiln_vulkan_kernel *)k;
+}
+
+kiln_status kiln_vulkan_module_init(kiln_module *m,
+                                    const kiln_module_image *images,
+                                    size_t count);
+void kiln_vulkan_module_deinit(kiln_module *m);
+kiln_status kiln_vulkan_kernel_init(kiln_kernel *k);
+void kiln_vulkan_kernel_deinit(kiln_kernel *k);
+kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
+                               const kiln_launch_config *config,
+                               const kiln_packed_args *args);
+
+/* ---- Events (event.c)
+ * ---------------------------------------------------------------- */
+
+typedef struct kiln_vulkan_event {
+  kiln_event base;
+  VkQueryPool queries; /* one timestamp; VK_NULL_HANDLE without timers */
+  kiln_vulkan_timeline *timeline; /* of the stream it was last recorded on */
+  uint64_t value;
+} kiln_vulkan_event;
+
+static inline kiln_vulkan_event *kiln_vulkan_event_cast(kiln_event *e) {
+  return (kiln_vulkan_event *)e;
+}
+
+kiln_status kiln_vulkan_event_init(kiln_event *e);
+void kiln_vulkan_event_deinit(kiln_event *e);
+kiln_status kiln_vulkan_event_record(kiln_event *e, kiln_stream *s);
+kiln_status kiln_vulkan_stream_wait_event(kiln_stream *s, kiln_event *e);
+kiln_status kiln_vulkan_event_synchronize(kiln_event *e);
+kiln_status kiln_vulkan_event_query(kiln_event *e);
+kiln_status kiln_vulkan_event_elapsed_ms(kiln_event *start, kiln_event *end,
+                                         float *out_ms);
+
+#endif /* KILN_VULKAN_VULKAN_H */

@@ -1,0 +1,217 @@
+/* What only the Vulkan backend has, through the public API: kernels whose
+ * block size is fixed in the shader, kernels without arguments, the
+ * push-constant layout of every scalar width, modules of several SPIR-V
+ * images, and staged transfers seen from other streams. Runs with the
+ * validation layer on (meson.build) and fails on any of its messages. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kiln/kiln.h"
+
+extern const kiln_module_image vk_test_images[];
+extern const size_t vk_test_images_count;
+enum { FIXED_SIZE, LAYOUT, MIXED_ARGS, NO_ARGS };
+
+static kiln_context *ctx;
+static int validation_messages;
+
+static void on_log(kiln_log_level level, const char *message, void *data) {
+  (void)level;
+  (void)data;
+  if (strncmp(message, "Vulkan validation: ", 19) == 0) {
+    validation_messages++;
+    fprintf(stderr, "%s\n", message);
+  }
+}
+
+#define check_ok(call)                                                         \
+  do {                                                                         \
+    kiln_status st_ = (call);                                                  \
+    if (st_ != KILN_OK)                                                        \
+      fail_msg("%s: %s: %s", #call, kiln_status_name(st_), kiln_last_error()); \
+  } while (0)
+
+static int setup(void **state) {
+  (void)state;
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = KILN_BACKEND_VULKAN;
+  return kiln_context_create(&o, &ctx) == KILN_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return kiln_context_destroy(ctx) == KILN_OK && validation_messages == 0 ? 0
+                                                                          : -1;
+}
+
+static kiln_kernel *kernel_of(kiln_module *m, const char *name) {
+  kiln_kernel *k;
+  check_ok(kiln_module_get_kernel(m, name, &k));
+  return k;
+}
+
+static void fixed_block_size(void **state) {
+  (void)state;
+  kiln_module *m;
+  check_ok(kiln_module_create(ctx, &vk_test_images[FIXED_SIZE], 1, &m));
+  kiln_kernel *k = kernel_of(m, "vk_fixed_size");
+  enum { N = 300 };
+  kiln_buffer *out;
+  check_ok(kiln_buffer_create(ctx, N * 4, KILN_BUFFER_ZERO, &out));
+  kiln_arg args[2] = {kiln_arg_buffer(out, 0), kiln_arg_u32(N)};
+  kiln_launch_config c = {{3, 2, 1}, {64, 2, 1}, 0};
+  check_ok(kiln_launch(NULL, k, &c, args, 2));
+  uint32_t got[N];
+  check_ok(kiln_buffer_read(NULL, out, 0, got, sizeof got));
+  for (uint32_t i = 0; i < N; i++) assert_int_equal(got[i], i);
+
+  c.block.x = 128;
+  c.block.y = 1;
+  assert_int_equal(kiln_launch(NULL, k, &c, args, 2), KILN_ERROR_LAUNCH_FAILED);
+  assert_non_null(strstr(kiln_last_error(), "fixed at 64x2x1"));
+  check_ok(kiln_buffer_destroy(out));
+  check_ok(kiln_module_destroy(m));
+}
+
+static void kernel_without_arguments(void **state) {
+  (void)state;
+  kiln_module *m;
+  check_ok(kiln_module_create(ctx, &vk_test_images[NO_ARGS], 1, &m));
+  kiln_kernel *k = kernel_of(m, "vk_no_args");
+  kiln_launch_config c = kiln_launch_config_1d(1000, 128);
+  check_ok(kiln_launch(NULL, k, &c, NULL, 0));
+  kiln_arg extra = kiln_arg_u32(1);
+  assert_int_not_equal(kiln_launch(NULL, k, &c, &extra, 1), KILN_OK);
+  check_ok(kiln_context_synchronize(ctx));
+  check_ok(kiln_module_destroy(m));
+}
+
+static void every_scalar_width(void **state) {
+  (void)state;
+  kiln_module *m;
+  check_ok(kiln_module_create(ctx, &vk_test_images[MIXED_ARGS], 1, &m));
+  kiln_buffer *out;
+  check_ok(kiln_buffer_create(ctx, 24, KILN_BUFFER_ZERO, &out));
+  const int64_t i64 = -0x123456789abcdefLL;
+  const uint64_t u64 = 0xfedcba9876543210ULL;
+  kiln_arg args[5] = {kiln_arg_buffer(out, 0), kiln_arg_f32(-2.5f),
+                      kiln_arg_i64(i64), kiln_arg_u32(0xdeadbeefu),
+                      kiln_arg_u64(u64)};
+  kiln_launch_config c = kiln_launch_config_1d(1, 32);
+  check_ok(kiln_launch(NULL, kernel_of(m, "vk_mixed_args"), &c, args, 5));
+  uint32_t got[6];
+  check_ok(kiln_buffer_read(NULL, out, 0, got, sizeof got));
+  float f;
+  memcpy(&f, &got[0], 4);
+  assert_true(f == -2.5f);
+  assert_int_equal(got[1], (uint32_t)(uint64_t)i64);
+  assert_int_equal(got[2], (uint32_t)((uint64_t)i64 >> 32));
+  assert_int_equal(got[3], 0xdeadbeefu);
+  assert_int_equal(got[4], (uint32_t)u64);
+  assert_int_equal(got[5], (uint32_t)(u64 >> 32));
+  check_ok(kiln_buffer_destroy(out));
+  check_ok(kiln_module_destroy(m));
+}
+
+/* All the test images in one module, each copied to an address that is
+ * not 4-byte aligned. */
+static void module_of_several_unaligned_images(void **state) {
+  (void)state;
+  size_t n = vk_test_images_count;
+  kiln_module_image *images = calloc(n, sizeof *images);
+  unsigned char **copies = calloc(n, sizeof *copies);
+  assert_non_null(images);
+  assert_non_null(copies);
+  for (size_t i = 0; i < n; i++) {
+    copies[i] = malloc(vk_test_images[i].size + 1);
+    assert_non_null(copies[i]);
+    memcpy(copies[i] + 1, vk_test_images[i].data, vk_test_images[i].size);
+    images[i] = vk_test_images[i];
+    images[i].data = copies[i] + 1;
+  }
+  kiln_module *m;
+  check_ok(kiln_module_create(ctx, images, n, &m));
+  for (size_t i = 0; i < n; i++) free(copies[i]);
+  free(copies);
+  free(images);
+  kiln_kernel *k;
+  assert_int_equal(kiln_module_get_kernel(m, "vk_missing", &k),
+                   KILN_ERROR_NOT_FOUND);
+  const char *names[] = {"vk_fixed_size", "vk_layout", "vk_mixed_args",
+                         "vk_no_args"};
+  for (size_t i = 0; i < 4; i++) {
+    assert_non_null(strstr(kiln_last_error(), names[i]));
+  }
+  for (size_t i = 0; i < 4; i++) kernel_of(m, names[i]);
+  /* The last image's kernel runs from the shared module. */
+  kiln_launch_config c = kiln_launch_config_1d(64, 64);
+  check_ok(kiln_launch(NULL, kernel_of(m, "vk_no_args"), &c, NULL, 0));
+  check_ok(kiln_context_synchronize(ctx));
+  check_ok(kiln_module_destroy(m));
+}
+
+/* A write from host memory is seen by work that any stream submits after
+ * it returns, also when it had to be staged behind queued work. */
+static void writes_seen_by_other_streams(void **state) {
+  (void)state;
+  enum { N = (3 << 20) + 7 };
+  unsigned char *data = malloc(N), *got = malloc(N);
+  assert_non_null(data);
+  assert_non_null(got);
+  for (size_t i = 0; i < N; i++) data[i] = (unsigned char)(i * 131 + 7);
+  kiln_stream *a, *b;
+  check_ok(kiln_stream_create(ctx, &a));
+  check_ok(kiln_stream_create(ctx, &b));
+  kiln_buffer *src, *dst;
+  check_ok(kiln_buffer_create(ctx, N + 1, 0, &src));
+  check_ok(kiln_buffer_create(ctx, N, 0, &dst));
+  for (int round = 0; round < 4; round++) {
+    /* Work queued on a first, so that the write cannot bypass the queue. */
+    const uint8_t pattern = 0x5a;
+    check_ok(kiln_buffer_fill(a, src, 0, N + 1, &pattern, 1));
+    data[round] ^= 0xff;
+    check_ok(kiln_buffer_write(a, src, 1, data, N));
+    check_ok(kiln_buffer_read(b, src, 1, got, N));
+    assert_memory_equal(got, data, N);
+    check_ok(kiln_buffer_fill(a, src, 0, N + 1, &pattern, 1));
+    check_ok(kiln_buffer_write(a, src, 1, data, N));
+    check_ok(kiln_buffer_copy(b, dst, 0, src, 1, N));
+    check_ok(kiln_buffer_read(b, dst, 0, got, N));
+    assert_memory_equal(got, data, N);
+  }
+  check_ok(kiln_stream_destroy(a));
+  check_ok(kiln_stream_destroy(b));
+  check_ok(kiln_buffer_destroy(src));
+  check_ok(kiln_buffer_destroy(dst));
+  free(data);
+  free(got);
+}
+
+int main(void) {
+  kiln_set_log_handler(on_log, NULL);
+  if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
+  const char *reason;
+  if (kiln_backend_available(KILN_BACKEND_VULKAN, &reason) != KILN_OK) {
+    fprintf(stderr, "skipped: Vulkan is unavailable: %s\n", reason);
+    return 77;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(fixed_block_size),
+      cmocka_unit_test(kernel_without_arguments),
+      cmocka_unit_test(every_scalar_width),
+      cmocka_unit_test(module_of_several_unaligned_images),
+      cmocka_unit_test(writes_seen_by_other_streams),
+  };
+  int failed =
+      cmocka_run_group_tests_name("vulkan-backend", tests, setup, teardown);
+  if (validation_messages)
+    fprintf(stderr, "%d Vulkan validation messages\n", validation_messages);
+  return failed || validation_messages ? 1 : 0;
+}
