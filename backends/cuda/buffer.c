@@ -1,0 +1,182 @@
+/* Device buffers (cuMemAlloc) and the stream-ordered transfers, copies and
+ * fills on them.
+ *
+ * kiln_buffer_write promises that the caller may reuse `src` as soon as it
+ * returns, yet it is queued with cuMemcpyHtoDAsync and does not wait for
+ * the stream. That is safe because of how the driver copies from pageable
+ * memory: it cannot DMA from pages it has not pinned, so it first copies the
+ * bytes into pinned staging memory and returns only once all of them are
+ * staged ("the function will return once the pageable buffer has been copied
+ * to the staging memory for DMA transfer to device memory", CUDA driver API,
+ * API synchronization behavior). The device then reads the staging copy, in
+ * stream order. The one case where the driver reads the caller's memory
+ * later is memory it already has pinned or mapped (a kiln host buffer's
+ * data, cuMemHostRegister'ed or managed memory): for such a `src` the write
+ * waits for the stream before returning. */
+#include <stdint.h>
+
+#include "backends/cuda/cuda.h"
+
+static CUstream stream_of(const kiln_stream *s) {
+  return kiln_cuda_stream_cast_const(s)->handle;
+}
+
+kiln_status kiln_cuda_buffer_init(kiln_buffer *buf, uint32_t flags) {
+  kiln_context *ctx = buf->base.context;
+  kiln_status st = kiln_cuda_make_current(ctx);
+  if (st != KILN_OK) return st;
+  CUdeviceptr ptr = 0;
+  CUresult r = kiln_cuda_api.cuMemAlloc(&ptr, buf->size);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuMemAlloc of %zu bytes on %s", buf->size,
+                           ctx->properties.name);
+  if (flags & KILN_BUFFER_ZERO) {
+    /* Any stream may read the buffer next, so the zeroes must be in memory
+     * before it is handed out, not merely queued on one stream. */
+    CUstream s = stream_of(ctx->default_stream);
+    r = kiln_cuda_api.cuMemsetD8Async(ptr, 0, buf->size, s);
+    if (r == CUDA_SUCCESS) r = kiln_cuda_api.cuStreamSynchronize(s);
+    if (r != CUDA_SUCCESS) {
+      st = kiln_cuda_error(r, "zeroing a new %zu-byte buffer", buf->size);
+      kiln_cuda_api.cuMemFree(ptr);
+      return st;
+    }
+  }
+  buf->device_address = (uint64_t)ptr;
+  return KILN_OK;
+}
+
+void kiln_cuda_buffer_deinit(kiln_buffer *buf) {
+  kiln_cuda_make_current(buf->base.context);
+  /* Queued work on any stream may still use the buffer. cuMemFree "may"
+   * synchronize; kiln's promise to wait must not rest on a may. */
+  kiln_cuda_api.cuCtxSynchronize();
+  kiln_cuda_api.cuMemFree(kiln_cuda_address(buf, 0));
+}
+
+/* Whether the driver knows `p` (pinned, registered or managed memory), in
+ * which case a copy from it runs asynchronously, reading it later. The
+ * plural query answers 0 for ordinary pageable memory instead of failing
+ * with CUDA_ERROR_INVALID_VALUE, which tools such as compute-sanitizer
+ * would report as an API error on every write. */
+static bool driver_owns(const void *p) {
+  CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+  unsigned type = 0;
+  void *data = &type;
+  return kiln_cuda_api.cuPointerGetAttributes(1, &attr, &data,
+                                              (CUdeviceptr)(uintptr_t)p) ==
+             CUDA_SUCCESS &&
+         type != 0;
+}
+
+kiln_status kiln_cuda_buffer_write(kiln_stream *s, kiln_buffer *dst,
+                                   size_t off, const void *src, size_t size) {
+  kiln_status st = kiln_cuda_make_current(s->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuMemcpyHtoDAsync(kiln_cuda_address(dst, off), src,
+                                               size, stream_of(s));
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuMemcpyHtoDAsync of %zu bytes", size);
+  if (driver_owns(src)) {
+    r = kiln_cuda_api.cuStreamSynchronize(stream_of(s));
+    if (r != CUDA_SUCCESS)
+      return kiln_cuda_error(r, "cuStreamSynchronize after a write from "
+                                "pinned memory");
+  }
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_buffer_read(kiln_stream *s, const kiln_buffer *src,
+                                  size_t off, void *dst, size_t size) {
+  kiln_status st = kiln_cuda_make_current(s->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuMemcpyDtoHAsync(dst, kiln_cuda_address(src, off),
+                                               size, stream_of(s));
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuMemcpyDtoHAsync of %zu bytes", size);
+  r = kiln_cuda_api.cuStreamSynchronize(stream_of(s));
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuStreamSynchronize (waiting for a read of "
+                              "%zu bytes)", size);
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_buffer_copy(kiln_stream *s, kiln_buffer *dst,
+                                  size_t dst_off, const kiln_buffer *src,
+                                  size_t src_off, size_t size) {
+  kiln_status st = kiln_cuda_make_current(s->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuMemcpyDtoDAsync(
+      kiln_cuda_address(dst, dst_off), kiln_cuda_address(src, src_off), size,
+      stream_of(s));
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuMemcpyDtoDAsync of %zu bytes", size);
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_buffer_fill(kiln_stream *s, kiln_buffer *dst,
+                                  size_t off, size_t size, uint64_t pattern,
+                                  size_t pattern_size) {
+  /* An 8-byte pattern whose halves match is a 4-byte one; the copy engine
+   * has no 8-byte fill, so other 8-byte patterns go through kiln_fill. */
+  if (pattern_size == 8 && (uint32_t)pattern == (uint32_t)(pattern >> 32))
+    pattern_size = 4;
+  if (pattern_size == 8)
+    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
+  kiln_status st = kiln_cuda_make_current(s->base.context);
+  if (st != KILN_OK) return st;
+  /* off is a multiple of pattern_size and allocations are 256-byte
+   * aligned, so the address suits each element size. The pattern's bytes
+   * are in memory order; read back as an integer on the (little-endian)
+   * host they are the value whose device bytes are the same. */
+  CUdeviceptr p = kiln_cuda_address(dst, off);
+  CUresult r;
+  switch (pattern_size) {
+  case 1:
+    r = kiln_cuda_api.cuMemsetD8Async(p, (unsigned char)pattern, size,
+                                      stream_of(s));
+    break;
+  case 2:
+    r = kiln_cuda_api.cuMemsetD16Async(p, (unsigned short)pattern, size / 2,
+                                       stream_of(s));
+    break;
+  default:
+    r = kiln_cuda_api.cuMemsetD32Async(p, (unsigned int)pattern, size / 4,
+                                       stream_of(s));
+    break;
+  }
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuMemsetD%zuAsync of %zu bytes",
+                           pattern_size * 8, size);
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
+                                         size_t dst_off,
+                                         const kiln_host_buffer *src,
+                                         size_t src_off, size_t size) {
+  kiln_status st = kiln_cuda_make_current(s->base.context);
+  if (st != KILN_OK) return st;
+  const unsigned char *from = (const unsigned char *)src->data + src_off;
+  CUresult r = kiln_cuda_api.cuMemcpyHtoDAsync(kiln_cuda_address(dst, dst_off),
+                                               from, size, stream_of(s));
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuMemcpyHtoDAsync of %zu bytes from a host "
+                              "buffer", size);
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_buffer_read_async(kiln_stream *s,
+                                        const kiln_buffer *src,
+                                        size_t src_off, kiln_host_buffer *dst,
+                                        size_t dst_off, size_t size) {
+  kiln_status st = kiln_cuda_make_current(s->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuMemcpyDtoHAsync(
+      (unsigned char *)dst->data + dst_off, kiln_cuda_address(src, src_off),
+      size, stream_of(s));
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuMemcpyDtoHAsync of %zu bytes to a host "
+                              "buffer", size);
+  return KILN_OK;
+}

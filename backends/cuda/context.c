@@ -1,0 +1,44 @@
+/* Contexts: the device's primary context, shared with any other CUDA code in
+ * the process (the CUDA runtime uses the same one), instead of a context of
+ * kiln's own that would split the device's memory and serialize with it. */
+#include "backends/cuda/cuda.h"
+
+kiln_status kiln_cuda_context_init(kiln_context *base) {
+  kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
+  CUresult r = kiln_cuda_api.cuDeviceGet(&ctx->device, (int)base->device_index);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuDeviceGet(%zu)", base->device_index);
+  r = kiln_cuda_api.cuDevicePrimaryCtxRetain(&ctx->handle, ctx->device);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuDevicePrimaryCtxRetain on %s",
+                           base->properties.name);
+  kiln_status st = kiln_cuda_make_current(base);
+  if (st != KILN_OK) kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
+  return st;
+}
+
+void kiln_cuda_context_deinit(kiln_context *base) {
+  kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
+  kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
+  /* Releasing the last reference destroys the primary context, but leaves
+   * it current on this thread; clear it there so that later CUDA code on
+   * the thread does not use a dead handle. While another user still holds
+   * the context it stays active, and current, as that user expects. */
+  unsigned flags = 0;
+  int active = 1;
+  CUcontext current = NULL;
+  if (kiln_cuda_api.cuDevicePrimaryCtxGetState(ctx->device, &flags,
+                                               &active) == CUDA_SUCCESS &&
+      !active &&
+      kiln_cuda_api.cuCtxGetCurrent(&current) == CUDA_SUCCESS &&
+      current == ctx->handle)
+    kiln_cuda_api.cuCtxSetCurrent(NULL);
+}
+
+kiln_status kiln_cuda_context_synchronize(kiln_context *ctx) {
+  kiln_status st = kiln_cuda_make_current(ctx);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuCtxSynchronize();
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuCtxSynchronize");
+  return KILN_OK;
+}

@@ -1,0 +1,201 @@
+/*
+ * The CUDA backend's private header: its objects (each embeds the core's
+ * struct first), the driver entry-point table, and what its files share.
+ *
+ * The backend speaks the CUDA driver API only and never links libcuda:
+ * loader.c dlopens it at run time and fills kiln_cuda_api. NVIDIA's own
+ * header is reached as <cudaTypedefs.h> (which includes <cuda.h>) with angle
+ * brackets, which never search this folder, so this file's name does not
+ * shadow it.
+ */
+#ifndef KILN_BACKENDS_CUDA_CUDA_H
+#define KILN_BACKENDS_CUDA_CUDA_H
+
+#include <cudaTypedefs.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "backends/cuda/symbols.h"
+#include "core/backend.h"
+
+/* ---- The driver ------------------------------------------------------------ */
+
+typedef struct kiln_cuda_api_table {
+#define KILN_CUDA_FIELD(name, version) PFN_##name##_v##version name;
+  KILN_CUDA_SYMBOLS(KILN_CUDA_FIELD)
+  KILN_CUDA_OPTIONAL_SYMBOLS(KILN_CUDA_FIELD)
+#undef KILN_CUDA_FIELD
+  /* The CUDA version the driver implements, as cuDriverGetVersion gives it
+   * (1000 * major + 10 * minor). */
+  int driver_version;
+} kiln_cuda_api_table;
+
+/* Filled once by kiln_cuda_load (under the registry's lock, before any other
+ * op runs) and read-only afterwards. */
+extern kiln_cuda_api_table kiln_cuda_api;
+
+/* Loads the driver library (KILN_CUDA_LIBRARY, else libcuda.so.1) and
+ * resolves kiln_cuda_api. KILN_OK, or KILN_ERROR_UNAVAILABLE with the
+ * reason in words written to `reason`. */
+kiln_status kiln_cuda_load(char *reason, size_t reason_size);
+
+/* ---- Objects --------------------------------------------------------------- */
+
+typedef struct kiln_cuda_context {
+  kiln_context base;
+  CUdevice device;
+  CUcontext handle; /* the device's primary context, retained */
+} kiln_cuda_context;
+
+typedef struct kiln_cuda_module {
+  kiln_module base;
+  CUmodule handle;
+} kiln_cuda_module;
+
+typedef struct kiln_cuda_kernel {
+  kiln_kernel base;
+  CUfunction handle;
+  /* The most dynamic shared memory a launch may ask for once launch.c has
+   * raised the kernel's limit to all the device allows it; 0 until a launch
+   * first needs more than the default. */
+  atomic_size_t shared_limit;
+} kiln_cuda_kernel;
+
+typedef struct kiln_cuda_stream {
+  kiln_stream base;
+  CUstream handle;
+} kiln_cuda_stream;
+
+typedef struct kiln_cuda_event {
+  kiln_event base;
+  CUevent handle;
+} kiln_cuda_event;
+
+/* The core allocates every object with ops->X_size bytes and its own struct
+ * at offset 0, and has already checked each handle's type, so the casts
+ * below are checked where they can fail: at compile time. */
+#define KILN_CUDA_CAST(type, core_type, name)                                \
+  _Static_assert(offsetof(type, base) == 0,                                  \
+                 #type " must embed " #core_type " first");                  \
+  static inline type *name(core_type *object) { return (type *)object; }     \
+  static inline const type *name##_const(const core_type *object) {          \
+    return (const type *)object;                                             \
+  }
+
+KILN_CUDA_CAST(kiln_cuda_context, kiln_context, kiln_cuda_context_cast)
+KILN_CUDA_CAST(kiln_cuda_module, kiln_module, kiln_cuda_module_cast)
+KILN_CUDA_CAST(kiln_cuda_kernel, kiln_kernel, kiln_cuda_kernel_cast)
+KILN_CUDA_CAST(kiln_cuda_stream, kiln_stream, kiln_cuda_stream_cast)
+KILN_CUDA_CAST(kiln_cuda_event, kiln_event, kiln_cuda_event_cast)
+
+#undef KILN_CUDA_CAST
+
+static inline CUdeviceptr kiln_cuda_address(const kiln_buffer *buffer,
+                                            size_t offset) {
+  return (CUdeviceptr)(buffer->device_address + offset);
+}
+
+/* ---- Errors ---------------------------------------------------------------- */
+
+/* The kiln status for a CUresult (error.c). */
+kiln_status kiln_cuda_status(CUresult result);
+
+/* Writes "CUDA_ERROR_NAME (the driver's description)" for `result`. */
+void kiln_cuda_describe(CUresult result, char *buf, size_t size);
+
+/* Records "<what> failed: CUDA_ERROR_NAME (description)" as the thread's
+ * error, <what> formatted printf-style from fmt, and returns
+ * kiln_cuda_status(result). */
+kiln_status kiln_cuda_error(CUresult result, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* As kiln_cuda_error, but returns `status` instead of the mapped status,
+ * unless the error left the context unusable (KILN_ERROR_DEVICE_LOST wins). */
+kiln_status kiln_cuda_error_as(CUresult result, kiln_status status,
+                               const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* ---- Contexts -------------------------------------------------------------- */
+
+/* Makes ctx's primary context current on the calling thread. It is left
+ * current on return, as the CUDA runtime leaves it, so that the next call
+ * from this thread costs one cuCtxGetCurrent; kiln switches only when other
+ * code has made another context current in between. */
+static inline kiln_status kiln_cuda_make_current(const kiln_context *ctx) {
+  CUcontext want = kiln_cuda_context_cast_const(ctx)->handle;
+  CUcontext have = NULL;
+  if (kiln_cuda_api.cuCtxGetCurrent(&have) == CUDA_SUCCESS && have == want)
+    return KILN_OK;
+  CUresult r = kiln_cuda_api.cuCtxSetCurrent(want);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuCtxSetCurrent (making the CUDA context "
+                              "current on this thread)");
+  return KILN_OK;
+}
+
+/* ---- The ops (ops.c puts them in kiln_cuda_ops) ---------------------------- */
+
+kiln_status kiln_cuda_probe(char *reason, size_t reason_size);
+size_t kiln_cuda_device_count(void);
+kiln_status kiln_cuda_device_properties(size_t index,
+                                        kiln_device_properties *out);
+
+kiln_status kiln_cuda_context_init(kiln_context *ctx);
+void kiln_cuda_context_deinit(kiln_context *ctx);
+kiln_status kiln_cuda_context_synchronize(kiln_context *ctx);
+
+kiln_status kiln_cuda_buffer_init(kiln_buffer *buf, uint32_t flags);
+void kiln_cuda_buffer_deinit(kiln_buffer *buf);
+kiln_status kiln_cuda_buffer_write(kiln_stream *s, kiln_buffer *dst,
+                                   size_t off, const void *src, size_t size);
+kiln_status kiln_cuda_buffer_read(kiln_stream *s, const kiln_buffer *src,
+                                  size_t off, void *dst, size_t size);
+kiln_status kiln_cuda_buffer_copy(kiln_stream *s, kiln_buffer *dst,
+                                  size_t dst_off, const kiln_buffer *src,
+                                  size_t src_off, size_t size);
+kiln_status kiln_cuda_buffer_fill(kiln_stream *s, kiln_buffer *dst,
+                                  size_t off, size_t size, uint64_t pattern,
+                                  size_t pattern_size);
+kiln_status kiln_cuda_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
+                                         size_t dst_off,
+                                         const kiln_host_buffer *src,
+                                         size_t src_off, size_t size);
+kiln_status kiln_cuda_buffer_read_async(kiln_stream *s,
+                                        const kiln_buffer *src,
+                                        size_t src_off, kiln_host_buffer *dst,
+                                        size_t dst_off, size_t size);
+
+kiln_status kiln_cuda_host_buffer_init(kiln_host_buffer *hb, uint32_t flags);
+void kiln_cuda_host_buffer_deinit(kiln_host_buffer *hb);
+
+kiln_status kiln_cuda_module_init(kiln_module *m,
+                                  const kiln_module_image *images,
+                                  size_t count);
+void kiln_cuda_module_deinit(kiln_module *m);
+kiln_status kiln_cuda_kernel_init(kiln_kernel *k);
+void kiln_cuda_kernel_deinit(kiln_kernel *k);
+
+kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *k,
+                             const kiln_launch_config *config,
+                             const kiln_packed_args *args);
+
+kiln_status kiln_cuda_stream_init(kiln_stream *s);
+void kiln_cuda_stream_deinit(kiln_stream *s);
+kiln_status kiln_cuda_stream_synchronize(kiln_stream *s);
+
+kiln_status kiln_cuda_event_init(kiln_event *e);
+void kiln_cuda_event_deinit(kiln_event *e);
+kiln_status kiln_cuda_event_record(kiln_event *e, kiln_stream *s);
+kiln_status kiln_cuda_stream_wait_event(kiln_stream *s, kiln_event *e);
+kiln_status kiln_cuda_event_synchronize(kiln_event *e);
+kiln_status kiln_cuda_event_query(kiln_event *e);
+kiln_status kiln_cuda_event_elapsed_ms(kiln_event *start, kiln_event *end,
+                                       float *out_ms);
+
+#endif /* KILN_BACKENDS_CUDA_CUDA_H */

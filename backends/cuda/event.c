@@ -1,0 +1,74 @@
+/* Events: CUevents with timing enabled (cuEventCreate's default flags), so
+ * every event can both order streams and time work. */
+#include "backends/cuda/cuda.h"
+
+static CUevent handle_of(const kiln_event *e) {
+  return kiln_cuda_event_cast_const(e)->handle;
+}
+
+static CUstream stream_of(const kiln_stream *s) {
+  return kiln_cuda_stream_cast_const(s)->handle;
+}
+
+kiln_status kiln_cuda_event_init(kiln_event *base) {
+  kiln_cuda_event *e = kiln_cuda_event_cast(base);
+  kiln_status st = kiln_cuda_make_current(base->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuEventCreate(&e->handle, CU_EVENT_DEFAULT);
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventCreate");
+  return KILN_OK;
+}
+
+void kiln_cuda_event_deinit(kiln_event *e) {
+  /* An event still pending is released by the driver once it completes. */
+  kiln_cuda_make_current(e->base.context);
+  kiln_cuda_api.cuEventDestroy(handle_of(e));
+}
+
+kiln_status kiln_cuda_event_record(kiln_event *e, kiln_stream *s) {
+  kiln_status st = kiln_cuda_make_current(e->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuEventRecord(handle_of(e), stream_of(s));
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventRecord");
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_stream_wait_event(kiln_stream *s, kiln_event *e) {
+  kiln_status st = kiln_cuda_make_current(e->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuStreamWaitEvent(stream_of(s), handle_of(e),
+                                               CU_EVENT_WAIT_DEFAULT);
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuStreamWaitEvent");
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_event_synchronize(kiln_event *e) {
+  kiln_status st = kiln_cuda_make_current(e->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuEventSynchronize(handle_of(e));
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventSynchronize");
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_event_query(kiln_event *e) {
+  kiln_status st = kiln_cuda_make_current(e->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuEventQuery(handle_of(e));
+  /* Not ready is an answer, worded by the core. */
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
+    return kiln_cuda_status(r);
+  return kiln_cuda_error(r, "cuEventQuery");
+}
+
+kiln_status kiln_cuda_event_elapsed_ms(kiln_event *start, kiln_event *end,
+                                       float *out_ms) {
+  kiln_status st = kiln_cuda_make_current(start->base.context);
+  if (st != KILN_OK) return st;
+  float ms = 0.0f;
+  CUresult r = kiln_cuda_api.cuEventElapsedTime(&ms, handle_of(start),
+                                                handle_of(end));
+  if (r == CUDA_ERROR_NOT_READY) return KILN_ERROR_NOT_READY;
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventElapsedTime");
+  *out_ms = ms;
+  return KILN_OK;
+}

@@ -1,0 +1,28 @@
+/* Host buffers: page-locked host memory (cuMemHostAlloc) that the copy
+ * engines read and write directly, so transfers from and to it are truly
+ * asynchronous. Portable, so that it stays pinned for every context in the
+ * process, not only the one current when it was made. */
+#include "backends/cuda/cuda.h"
+
+kiln_status kiln_cuda_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
+  (void)flags; /* none are defined for host buffers yet */
+  kiln_status st = kiln_cuda_make_current(hb->base.context);
+  if (st != KILN_OK) return st;
+  void *data = NULL;
+  CUresult r = kiln_cuda_api.cuMemHostAlloc(&data, hb->size,
+                                            CU_MEMHOSTALLOC_PORTABLE);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY)
+    return kiln_cuda_error_as(r, KILN_ERROR_OUT_OF_HOST_MEMORY,
+                              "cuMemHostAlloc of %zu pinned bytes", hb->size);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuMemHostAlloc of %zu pinned bytes", hb->size);
+  hb->data = data;
+  return KILN_OK;
+}
+
+void kiln_cuda_host_buffer_deinit(kiln_host_buffer *hb) {
+  kiln_cuda_make_current(hb->base.context);
+  /* Asynchronous copies on any stream may still read or write it. */
+  kiln_cuda_api.cuCtxSynchronize();
+  kiln_cuda_api.cuMemFreeHost(hb->data);
+}

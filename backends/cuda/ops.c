@@ -1,0 +1,65 @@
+/* The CUDA backend's ops table, the one thing the core sees of it. */
+#include "backends/cuda/cuda.h"
+
+#if defined(KILN_CUDA_HAVE_BUILTINS)
+/* shaders/cuda: the built-in kernels' fatbin, embedded by tools/embed.py. */
+extern const kiln_module_image kiln_cuda_builtin_images[];
+#define KILN_CUDA_BUILTINS kiln_cuda_builtin_images
+#else
+#define KILN_CUDA_BUILTINS NULL
+#endif
+
+const kiln_backend_ops kiln_cuda_ops = {
+    .kind = KILN_BACKEND_CUDA,
+    .name = "cuda",
+
+    .probe = kiln_cuda_probe,
+    .device_count = kiln_cuda_device_count,
+    .device_properties = kiln_cuda_device_properties,
+
+    .context_size = sizeof(kiln_cuda_context),
+    .buffer_size = sizeof(kiln_buffer),
+    .host_buffer_size = sizeof(kiln_host_buffer),
+    .module_size = sizeof(kiln_cuda_module),
+    .kernel_size = sizeof(kiln_cuda_kernel),
+    .stream_size = sizeof(kiln_cuda_stream),
+    .event_size = sizeof(kiln_cuda_event),
+
+    .context_init = kiln_cuda_context_init,
+    .context_deinit = kiln_cuda_context_deinit,
+    .context_synchronize = kiln_cuda_context_synchronize,
+
+    .buffer_init = kiln_cuda_buffer_init,
+    .buffer_deinit = kiln_cuda_buffer_deinit,
+    .host_buffer_init = kiln_cuda_host_buffer_init,
+    .host_buffer_deinit = kiln_cuda_host_buffer_deinit,
+
+    .buffer_write = kiln_cuda_buffer_write,
+    .buffer_read = kiln_cuda_buffer_read,
+    .buffer_copy = kiln_cuda_buffer_copy,
+    .buffer_fill = kiln_cuda_buffer_fill,
+    .buffer_write_async = kiln_cuda_buffer_write_async,
+    .buffer_read_async = kiln_cuda_buffer_read_async,
+
+    .image_formats = (1u << KILN_IMAGE_PTX) | (1u << KILN_IMAGE_CUBIN) |
+                     (1u << KILN_IMAGE_FATBIN),
+    .module_init = kiln_cuda_module_init,
+    .module_deinit = kiln_cuda_module_deinit,
+    .kernel_init = kiln_cuda_kernel_init,
+    .kernel_deinit = kiln_cuda_kernel_deinit,
+    .launch = kiln_cuda_launch,
+
+    .stream_init = kiln_cuda_stream_init,
+    .stream_deinit = kiln_cuda_stream_deinit,
+    .stream_synchronize = kiln_cuda_stream_synchronize,
+
+    .event_init = kiln_cuda_event_init,
+    .event_deinit = kiln_cuda_event_deinit,
+    .event_record = kiln_cuda_event_record,
+    .stream_wait_event = kiln_cuda_stream_wait_event,
+    .event_synchronize = kiln_cuda_event_synchronize,
+    .event_query = kiln_cuda_event_query,
+    .event_elapsed_ms = kiln_cuda_event_elapsed_ms,
+
+    .builtin_images = KILN_CUDA_BUILTINS,
+};

@@ -1,0 +1,72 @@
+/*
+ * The CUDA driver entry points the backend uses, as X(name, version).
+ *
+ * `version` names the ABI kiln calls: the table entry has cudaTypedefs.h's
+ * PFN_<name>_v<version> type and loader.c resolves it with
+ * cuGetProcAddress("<name>", &fn, version, ...). The driver then hands back
+ * the variant with exactly that signature even where it has since renamed
+ * or re-versioned the function (cuMemAlloc -> cuMemAlloc_v2,
+ * cuCtxSynchronize -> cuCtxSynchronize_v2 with a context argument in 13.0),
+ * and a driver older than `version` reports the entry point missing instead
+ * of returning an incompatible one.
+ *
+ * cuda.h #defines many of these names to their versioned spelling
+ * (cuMemAlloc -> cuMemAlloc_v2). The table's field names go through the
+ * same macros as the calls do, so kiln_cuda_api.cuMemAlloc(...) always
+ * names the right field; only the PFN type and the string passed to the
+ * driver use the base name as written here.
+ */
+#ifndef KILN_CUDA_SYMBOLS_H
+#define KILN_CUDA_SYMBOLS_H
+
+/* Every one of these must resolve, or the backend is unavailable. */
+#define KILN_CUDA_SYMBOLS(X)            \
+  X(cuGetErrorName, 6000)               \
+  X(cuGetErrorString, 6000)             \
+  X(cuInit, 2000)                       \
+  X(cuDriverGetVersion, 2020)           \
+  X(cuDeviceGet, 2000)                  \
+  X(cuDeviceGetCount, 2000)             \
+  X(cuDeviceGetName, 2000)              \
+  X(cuDeviceGetUuid, 11040)             \
+  X(cuDeviceTotalMem, 3020)             \
+  X(cuDeviceGetAttribute, 2000)         \
+  X(cuDevicePrimaryCtxRetain, 7000)     \
+  X(cuDevicePrimaryCtxRelease, 11000)   \
+  X(cuDevicePrimaryCtxGetState, 7000)   \
+  X(cuCtxGetCurrent, 4000)              \
+  X(cuCtxSetCurrent, 4000)              \
+  X(cuCtxSynchronize, 2000)             \
+  X(cuMemAlloc, 3020)                   \
+  X(cuMemFree, 3020)                    \
+  X(cuMemHostAlloc, 2020)               \
+  X(cuMemFreeHost, 2000)                \
+  X(cuPointerGetAttributes, 7000)       \
+  X(cuMemcpyHtoDAsync, 3020)            \
+  X(cuMemcpyDtoHAsync, 3020)            \
+  X(cuMemcpyDtoDAsync, 3020)            \
+  X(cuMemsetD8Async, 3020)              \
+  X(cuMemsetD16Async, 3020)             \
+  X(cuMemsetD32Async, 3020)             \
+  X(cuModuleLoadDataEx, 2010)           \
+  X(cuModuleUnload, 2000)               \
+  X(cuModuleGetFunction, 2000)          \
+  X(cuFuncGetAttribute, 2020)           \
+  X(cuFuncSetAttribute, 9000)           \
+  X(cuLaunchKernel, 4000)               \
+  X(cuStreamCreate, 2000)               \
+  X(cuStreamDestroy, 4000)              \
+  X(cuStreamSynchronize, 2000)          \
+  X(cuStreamWaitEvent, 3020)            \
+  X(cuEventCreate, 2000)                \
+  X(cuEventDestroy, 4000)               \
+  X(cuEventRecord, 2000)                \
+  X(cuEventQuery, 2000)                 \
+  X(cuEventSynchronize, 2000)           \
+  X(cuEventElapsedTime, 2000)
+
+/* Used when the driver has them, left NULL otherwise. */
+#define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
+  X(cuFuncGetParamInfo, 12040)
+
+#endif /* KILN_CUDA_SYMBOLS_H */

@@ -1,0 +1,332 @@
+/* CUDA modules: PTX JIT-compiled by the driver, what happens to PTX that
+ * does not compile, the choice among several images, kernels by name, the
+ * driver's check of argument lists, dynamic shared memory beyond the
+ * default limit, and the built-in fatbin. Needs a CUDA device (exit 77,
+ * skipped, without one). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../core/kiln_check.h"
+
+/* out[i] = base + i for i < n, grid-stride. Written by hand so that the test
+ * does not depend on nvcc; the driver JIT-compiles it for whatever GPU
+ * runs it. */
+static const char iota_ptx[] =
+    ".version 7.0\n"
+    ".target sm_75\n"
+    ".address_size 64\n"
+    "\n"
+    ".visible .entry kiln_test_iota(\n"
+    "    .param .u64 out,\n"
+    "    .param .u32 base,\n"
+    "    .param .u32 n)\n"
+    "{\n"
+    "    .reg .pred %p;\n"
+    "    .reg .b32 %r<8>;\n"
+    "    .reg .b64 %rd<4>;\n"
+    "\n"
+    "    ld.param.u64 %rd1, [out];\n"
+    "    cvta.to.global.u64 %rd1, %rd1;\n"
+    "    ld.param.u32 %r1, [base];\n"
+    "    ld.param.u32 %r2, [n];\n"
+    "    mov.u32 %r3, %ctaid.x;\n"
+    "    mov.u32 %r4, %ntid.x;\n"
+    "    mov.u32 %r5, %tid.x;\n"
+    "    mad.lo.u32 %r6, %r3, %r4, %r5;\n"
+    "    mov.u32 %r7, %nctaid.x;\n"
+    "    mul.lo.u32 %r7, %r7, %r4;\n"
+    "LOOP:\n"
+    "    setp.ge.u32 %p, %r6, %r2;\n"
+    "    @%p bra DONE;\n"
+    "    mul.wide.u32 %rd2, %r6, 4;\n"
+    "    add.u64 %rd3, %rd1, %rd2;\n"
+    "    add.u32 %r3, %r1, %r6;\n"
+    "    st.global.u32 [%rd3], %r3;\n"
+    "    add.u32 %r6, %r6, %r7;\n"
+    "    bra LOOP;\n"
+    "DONE:\n"
+    "    ret;\n"
+    "}\n";
+
+/* The same kernel storing a register that was never declared: the JIT
+ * rejects it and says so in its log. */
+static const char bad_ptx[] =
+    ".version 7.0\n"
+    ".target sm_75\n"
+    ".address_size 64\n"
+    "\n"
+    ".visible .entry kiln_test_bad(\n"
+    "    .param .u64 out)\n"
+    "{\n"
+    "    .reg .b64 %rd<2>;\n"
+    "\n"
+    "    ld.param.u64 %rd1, [out];\n"
+    "    st.global.u32 [%rd1], %kiln_no_such_register;\n"
+    "    ret;\n"
+    "}\n";
+
+/* Stores `value` at byte `offset` of the block's dynamic shared memory,
+ * reads it back and writes it to out[0]. */
+static const char shared_ptx[] =
+    ".version 7.0\n"
+    ".target sm_75\n"
+    ".address_size 64\n"
+    "\n"
+    ".extern .shared .align 16 .b8 kiln_dynamic_shared[];\n"
+    "\n"
+    ".visible .entry kiln_test_shared(\n"
+    "    .param .u64 out,\n"
+    "    .param .u32 offset,\n"
+    "    .param .u32 value)\n"
+    "{\n"
+    "    .reg .b32 %r<5>;\n"
+    "    .reg .b64 %rd<2>;\n"
+    "\n"
+    "    ld.param.u64 %rd1, [out];\n"
+    "    cvta.to.global.u64 %rd1, %rd1;\n"
+    "    ld.param.u32 %r1, [offset];\n"
+    "    ld.param.u32 %r2, [value];\n"
+    "    mov.u32 %r3, kiln_dynamic_shared;\n"
+    "    add.u32 %r3, %r3, %r1;\n"
+    "    st.volatile.shared.u32 [%r3], %r2;\n"
+    "    ld.volatile.shared.u32 %r4, [%r3];\n"
+    "    st.global.u32 [%rd1], %r4;\n"
+    "    ret;\n"
+    "}\n";
+
+#define GUARD 0xa5a5a5a5u
+
+static kiln_context *ctx;
+
+static int setup(void **state) {
+  (void)state;
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = KILN_BACKEND_CUDA;
+  return kiln_context_create(&o, &ctx) == KILN_OK ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return kiln_context_destroy(ctx) == KILN_OK ? 0 : -1;
+}
+
+static kiln_module_image ptx_image(const char *text, size_t size) {
+  kiln_module_image image = {KILN_IMAGE_PTX, text, size};
+  return image;
+}
+
+/* Runs kiln_test_iota of `m` over n elements with a small grid, so that the
+ * kernel's loop runs, and checks the result and the guard words after it. */
+static void run_iota(kiln_module *m, uint32_t n, uint32_t base) {
+  kiln_kernel *k;
+  check_ok(kiln_module_get_kernel(m, "kiln_test_iota", &k));
+  assert_string_equal(kiln_kernel_name(k), "kiln_test_iota");
+  const size_t words = n + 16;
+  uint32_t *host = malloc(words * 4);
+  assert_non_null(host);
+  kiln_buffer *out;
+  check_ok(kiln_buffer_create(ctx, words * 4, 0, &out));
+  const uint32_t guard = GUARD;
+  check_ok(kiln_buffer_fill(NULL, out, 0, words * 4, &guard, 4));
+  kiln_launch_config c = kiln_launch_config_1d(n, 64);
+  c.grid.x = 3;
+  kiln_arg args[] = {kiln_arg_buffer(out, 0), kiln_arg_u32(base),
+                     kiln_arg_u32(n)};
+  check_ok(kiln_launch(NULL, k, &c, args, 3));
+  check_ok(kiln_buffer_read(NULL, out, 0, host, words * 4));
+  for (uint32_t i = 0; i < n; i++)
+    if (host[i] != base + i)
+      fail_msg("out[%u] = %u, expected %u", i, host[i], base + i);
+  for (size_t i = n; i < words; i++) assert_int_equal(host[i], GUARD);
+  check_ok(kiln_buffer_destroy(out));
+  free(host);
+}
+
+static void test_ptx_jit(void **state) {
+  (void)state;
+  kiln_module *m;
+  /* Without the terminating NUL, which the driver needs: kiln adds it. */
+  kiln_module_image image = ptx_image(iota_ptx, strlen(iota_ptx));
+  check_ok(kiln_module_create(ctx, &image, 1, &m));
+  run_iota(m, 1000, 7);
+  check_ok(kiln_module_destroy(m));
+
+  image = ptx_image(iota_ptx, sizeof iota_ptx);
+  check_ok(kiln_module_create(ctx, &image, 1, &m));
+  run_iota(m, 4096 + 3, 100000);
+  check_ok(kiln_module_destroy(m));
+}
+
+static void test_bad_ptx(void **state) {
+  (void)state;
+  kiln_module *m = NULL;
+  kiln_module_image image = ptx_image(bad_ptx, sizeof bad_ptx);
+  check_fails(kiln_module_create(ctx, &image, 1, &m), KILN_ERROR_INVALID_IMAGE);
+  assert_null(m);
+  check_message_has("CUDA_ERROR_INVALID_PTX");
+  check_message_has("JIT log");
+  check_message_has("kiln_no_such_register");
+}
+
+/* An image the device cannot load is passed over for the next one. */
+static void test_next_image(void **state) {
+  (void)state;
+  static const unsigned char not_a_cubin[64] = {0};
+  kiln_module_image images[] = {
+      {KILN_IMAGE_PTX, iota_ptx, sizeof iota_ptx},
+      {KILN_IMAGE_CUBIN, not_a_cubin, sizeof not_a_cubin},
+  };
+  kiln_module *m;
+  check_ok(kiln_module_create(ctx, images, 2, &m));
+  run_iota(m, 100, 1);
+  check_ok(kiln_module_destroy(m));
+
+  /* When none loads, the message says why for each. */
+  kiln_module_image bad[] = {
+      {KILN_IMAGE_CUBIN, not_a_cubin, sizeof not_a_cubin},
+      {KILN_IMAGE_PTX, bad_ptx, sizeof bad_ptx},
+  };
+  m = NULL;
+  check_fails(kiln_module_create(ctx, bad, 2, &m), KILN_ERROR_INVALID_IMAGE);
+  assert_null(m);
+  check_message_has("cubin image 0");
+  check_message_has("PTX image 1");
+}
+
+static void test_kernel_by_name(void **state) {
+  (void)state;
+  kiln_module *m;
+  kiln_module_image image = ptx_image(iota_ptx, sizeof iota_ptx);
+  check_ok(kiln_module_create(ctx, &image, 1, &m));
+  kiln_kernel *k = NULL;
+  check_fails(kiln_module_get_kernel(m, "kiln_test_missing", &k),
+              KILN_ERROR_NOT_FOUND);
+  assert_null(k);
+  check_message_has("kiln_test_missing");
+  check_message_has("CUDA_ERROR_NOT_FOUND");
+  kiln_kernel *a, *b;
+  check_ok(kiln_module_get_kernel(m, "kiln_test_iota", &a));
+  check_ok(kiln_module_get_kernel(m, "kiln_test_iota", &b));
+  assert_ptr_equal(a, b);
+  check_ok(kiln_module_destroy(m));
+}
+
+/* From CUDA 12.4 the driver describes a kernel's parameters, and kiln
+ * rejects an argument list that does not match them before launching. */
+static void test_argument_list_checked(void **state) {
+  (void)state;
+  kiln_device_properties p;
+  check_ok(kiln_context_get_properties(ctx, &p));
+  int major = 0, minor = 0;
+  assert_int_equal(sscanf(p.driver_version, "%d.%d", &major, &minor), 2);
+  if (major * 100 + minor < 1204) {
+    printf("CUDA %s driver: no cuFuncGetParamInfo, argument lists are not "
+           "checked\n", p.driver_version);
+    skip();
+  }
+  kiln_module *m;
+  kiln_module_image image = ptx_image(iota_ptx, sizeof iota_ptx);
+  check_ok(kiln_module_create(ctx, &image, 1, &m));
+  kiln_kernel *k;
+  check_ok(kiln_module_get_kernel(m, "kiln_test_iota", &k));
+  kiln_buffer *out;
+  check_ok(kiln_buffer_create(ctx, 64, 0, &out));
+  kiln_launch_config c = kiln_launch_config_1d(16, 32);
+  kiln_arg short_list[] = {kiln_arg_buffer(out, 0), kiln_arg_u32(16)};
+  check_fails(kiln_launch(NULL, k, &c, short_list, 2),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_message_has("16 bytes");
+  kiln_arg wide[] = {kiln_arg_buffer(out, 0), kiln_arg_u64(1),
+                     kiln_arg_u32(16)};
+  check_fails(kiln_launch(NULL, k, &c, wide, 3), KILN_ERROR_INVALID_ARGUMENT);
+  check_ok(kiln_buffer_destroy(out));
+  check_ok(kiln_module_destroy(m));
+}
+
+/* Dynamic shared memory past the default 48 KiB: kiln raises the kernel's
+ * limit before the launch. */
+static void test_dynamic_shared_optin(void **state) {
+  (void)state;
+  kiln_device_properties p;
+  check_ok(kiln_context_get_properties(ctx, &p));
+  if (p.max_shared_memory_per_block_optin <= p.max_shared_memory_per_block) {
+    printf("%s cannot opt in to more shared memory\n", p.name);
+    skip();
+  }
+  kiln_module *m;
+  kiln_module_image image = ptx_image(shared_ptx, sizeof shared_ptx);
+  check_ok(kiln_module_create(ctx, &image, 1, &m));
+  kiln_kernel *k;
+  check_ok(kiln_module_get_kernel(m, "kiln_test_shared", &k));
+  kiln_buffer *out;
+  check_ok(kiln_buffer_create(ctx, 4, KILN_BUFFER_ZERO, &out));
+
+  const size_t sizes[] = {p.max_shared_memory_per_block,
+                          p.max_shared_memory_per_block + 4,
+                          p.max_shared_memory_per_block_optin};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    kiln_launch_config c = kiln_launch_config_1d(1, 32);
+    c.shared_memory_bytes = sizes[i];
+    uint32_t value = 0x5eed0000u + (uint32_t)i;
+    kiln_arg args[] = {kiln_arg_buffer(out, 0),
+                       kiln_arg_u32((uint32_t)sizes[i] - 4),
+                       kiln_arg_u32(value)};
+    check_ok(kiln_launch(NULL, k, &c, args, 3));
+    uint32_t got = 0;
+    check_ok(kiln_buffer_read(NULL, out, 0, &got, 4));
+    assert_int_equal(got, value);
+  }
+  kiln_launch_config c = kiln_launch_config_1d(1, 32);
+  c.shared_memory_bytes = p.max_shared_memory_per_block_optin + 4;
+  kiln_arg args[] = {kiln_arg_buffer(out, 0), kiln_arg_u32(0),
+                     kiln_arg_u32(0)};
+  check_fails(kiln_launch(NULL, k, &c, args, 3), KILN_ERROR_OUT_OF_RANGE);
+  check_ok(kiln_buffer_destroy(out));
+  check_ok(kiln_module_destroy(m));
+}
+
+/* The fatbin built in has code this device runs, and every kernel of
+ * docs/kernels.md. */
+static void test_builtin_module(void **state) {
+  (void)state;
+  kiln_module *m;
+  kiln_status st = kiln_context_builtin_module(ctx, &m);
+  if (st == KILN_ERROR_UNSUPPORTED) {
+    printf("this build has no CUDA kernels: %s\n", kiln_last_error());
+    skip();
+  }
+  check_ok(st);
+  static const char *const names[] = {
+      "kiln_fill",     "kiln_axpy_f32",  "kiln_reduce_sum_f32",
+      "kiln_dot_f32",  "kiln_copy_f32",  "kiln_scale_f32",
+      "kiln_add_f32",  "kiln_triad_f32", "kiln_sgemm_f32"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    kiln_kernel *k;
+    check_ok(kiln_module_get_kernel(m, names[i], &k));
+  }
+}
+
+int main(void) {
+  const char *reason = NULL;
+  if (kiln_backend_available(KILN_BACKEND_CUDA, &reason) != KILN_OK) {
+    printf("skipped: the CUDA backend is unavailable: %s\n", reason);
+    return 77;
+  }
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ptx_jit),
+      cmocka_unit_test(test_bad_ptx),
+      cmocka_unit_test(test_next_image),
+      cmocka_unit_test(test_kernel_by_name),
+      cmocka_unit_test(test_argument_list_checked),
+      cmocka_unit_test(test_dynamic_shared_optin),
+      cmocka_unit_test(test_builtin_module),
+  };
+  return cmocka_run_group_tests_name("cuda: modules", tests, setup, teardown);
+}
