@@ -1,0 +1,163 @@
+/* Device buffers, and the stream-ordered transfers, copies and fills between
+ * host memory, host buffers and device buffers. */
+#include <stdio.h>
+
+#include "backends/hip/hip.h"
+
+kiln_status kiln_hip_buffer_init(kiln_buffer *buf, uint32_t flags) {
+  kiln_hip_device_scope scope;
+  kiln_status st = kiln_hip_device_enter(buf->base.context, &scope);
+  if (st != KILN_OK) return st;
+  void *ptr = NULL;
+  hipError_t err = kiln_hip_api.hipMalloc(&ptr, buf->size);
+  if (err == hipSuccess && (flags & KILN_BUFFER_ZERO)) {
+    /* On the null stream, which kiln's streams (all non-blocking) do not
+     * wait for, so it cannot get in the way of queued work; then waited
+     * for, so the zeros are there before any stream can use the buffer. */
+    err = kiln_hip_api.hipMemsetD8Async(ptr, 0, buf->size, NULL);
+    if (err == hipSuccess) err = kiln_hip_api.hipStreamSynchronize(NULL);
+    if (err != hipSuccess) {
+      st = kiln_hip_error(err, KILN_ERROR_BACKEND,
+                          "zeroing a new buffer (hipMemsetD8Async)");
+      hipError_t freed = kiln_hip_api.hipFree(ptr);
+      if (freed != hipSuccess) kiln_hip_warn(freed, "hipFree");
+      kiln_hip_device_leave(&scope);
+      return st;
+    }
+  }
+  kiln_hip_device_leave(&scope);
+  if (err != hipSuccess) {
+    char what[64];
+    snprintf(what, sizeof what, "hipMalloc of %zu bytes", buf->size);
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, what);
+  }
+  buf->device_address = (uint64_t)(uintptr_t)ptr;
+  return KILN_OK;
+}
+
+void kiln_hip_buffer_deinit(kiln_buffer *buf) {
+  /* hipFree waits for the device first, so no queued work still uses the
+   * memory when it goes. */
+  kiln_hip_device_scope scope;
+  if (kiln_hip_device_enter(buf->base.context, &scope) != KILN_OK) {
+    kiln_log(KILN_LOG_WARN, "hip: freeing a buffer: %s", kiln_last_error());
+    return;
+  }
+  hipError_t err = kiln_hip_api.hipFree(kiln_hip_buffer_ptr(buf, 0));
+  kiln_hip_device_leave(&scope);
+  if (err != hipSuccess) kiln_hip_warn(err, "hipFree");
+}
+
+/* `src` must be reusable when this returns. hipMemcpyAsync gives no such
+ * promise for pageable memory on every ROCm release, so the copy is
+ * waited for. */
+kiln_status kiln_hip_buffer_write(kiln_stream *s, kiln_buffer *dst, size_t off,
+                                  const void *src, size_t size) {
+  hipStream_t stream = kiln_hip_stream_handle(s);
+  hipError_t err = kiln_hip_api.hipMemcpyAsync(
+      kiln_hip_buffer_ptr(dst, off), src, size, hipMemcpyHostToDevice, stream);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND,
+                          "writing to a buffer (hipMemcpyAsync)");
+  err = kiln_hip_api.hipStreamSynchronize(stream);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND,
+                          "writing to a buffer (hipStreamSynchronize)");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_buffer_read(kiln_stream *s, const kiln_buffer *src,
+                                 size_t off, void *dst, size_t size) {
+  hipStream_t stream = kiln_hip_stream_handle(s);
+  hipError_t err = kiln_hip_api.hipMemcpyAsync(
+      dst, kiln_hip_buffer_ptr(src, off), size, hipMemcpyDeviceToHost, stream);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND,
+                          "reading a buffer (hipMemcpyAsync)");
+  err = kiln_hip_api.hipStreamSynchronize(stream);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND,
+                          "reading a buffer (hipStreamSynchronize)");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_buffer_copy(kiln_stream *s, kiln_buffer *dst,
+                                 size_t dst_off, const kiln_buffer *src,
+                                 size_t src_off, size_t size) {
+  hipError_t err = kiln_hip_api.hipMemcpyAsync(
+      kiln_hip_buffer_ptr(dst, dst_off), kiln_hip_buffer_ptr(src, src_off),
+      size, hipMemcpyDeviceToDevice, kiln_hip_stream_handle(s));
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND,
+                          "copying between buffers (hipMemcpyAsync)");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
+                                 size_t size, uint64_t pattern,
+                                 size_t pattern_size) {
+  /* A pattern made of two equal halves is the half repeated: 0 as an
+   * 8-byte pattern is a byte fill. Offset and size stay multiples of the
+   * smaller size. */
+  while (pattern_size > 1) {
+    unsigned bits = (unsigned)(pattern_size * 4);
+    uint64_t low = pattern & ((UINT64_C(1) << bits) - 1);
+    if (pattern >> bits != low) break;
+    pattern = low;
+    pattern_size /= 2;
+  }
+  void *ptr = kiln_hip_buffer_ptr(dst, off);
+  hipStream_t stream = kiln_hip_stream_handle(s);
+  hipError_t err;
+  const char *what;
+  switch (pattern_size) {
+  case 1:
+    what = "filling a buffer (hipMemsetD8Async)";
+    err = kiln_hip_api.hipMemsetD8Async(ptr, (unsigned char)pattern, size,
+                                        stream);
+    break;
+  case 2:
+    what = "filling a buffer (hipMemsetD16Async)";
+    err = kiln_hip_api.hipMemsetD16Async(ptr, (unsigned short)pattern,
+                                         size / 2, stream);
+    break;
+  case 4:
+    what = "filling a buffer (hipMemsetD32Async)";
+    err = kiln_hip_api.hipMemsetD32Async(ptr, (int)(uint32_t)pattern,
+                                         size / 4, stream);
+    break;
+  default:
+    /* HIP has no 8-byte memset. */
+    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
+  }
+  if (err != hipSuccess) return kiln_hip_error(err, KILN_ERROR_BACKEND, what);
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
+                                        size_t dst_off,
+                                        const kiln_host_buffer *src,
+                                        size_t src_off, size_t size) {
+  hipError_t err = kiln_hip_api.hipMemcpyAsync(
+      kiln_hip_buffer_ptr(dst, dst_off),
+      (const unsigned char *)src->data + src_off, size, hipMemcpyHostToDevice,
+      kiln_hip_stream_handle(s));
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND,
+                          "writing to a buffer from a host buffer "
+                          "(hipMemcpyAsync)");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_buffer_read_async(kiln_stream *s, const kiln_buffer *src,
+                                       size_t src_off, kiln_host_buffer *dst,
+                                       size_t dst_off, size_t size) {
+  hipError_t err = kiln_hip_api.hipMemcpyAsync(
+      (unsigned char *)dst->data + dst_off, kiln_hip_buffer_ptr(src, src_off),
+      size, hipMemcpyDeviceToHost, kiln_hip_stream_handle(s));
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND,
+                          "reading a buffer into a host buffer "
+                          "(hipMemcpyAsync)");
+  return KILN_OK;
+}

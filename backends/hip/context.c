@@ -1,0 +1,50 @@
+/* Contexts: a HIP device ordinal. The HIP runtime owns one implicit context
+ * per device for the whole process, so a kiln context adds no state of its
+ * own; it only makes its device current around the calls that need it. */
+#include "backends/hip/hip.h"
+
+kiln_status kiln_hip_device_enter(const kiln_context *ctx,
+                                  kiln_hip_device_scope *scope) {
+  int device = kiln_hip_context_cast(ctx)->device;
+  scope->switched = false;
+  hipError_t err = kiln_hip_api.hipGetDevice(&scope->previous);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipGetDevice");
+  if (scope->previous == device) return KILN_OK;
+  err = kiln_hip_api.hipSetDevice(device);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipSetDevice");
+  scope->switched = true;
+  return KILN_OK;
+}
+
+void kiln_hip_device_leave(const kiln_hip_device_scope *scope) {
+  if (!scope->switched) return;
+  hipError_t err = kiln_hip_api.hipSetDevice(scope->previous);
+  if (err != hipSuccess)
+    kiln_hip_warn(err, "hipSetDevice back to the thread's device");
+}
+
+kiln_status kiln_hip_context_init(kiln_context *ctx) {
+  kiln_hip_context_cast(ctx)->device = (int)ctx->device_index;
+  /* A device the runtime cannot select fails here rather than in the
+   * middle of the first allocation. */
+  kiln_hip_device_scope scope;
+  kiln_status st = kiln_hip_device_enter(ctx, &scope);
+  if (st != KILN_OK) return st;
+  kiln_hip_device_leave(&scope);
+  return KILN_OK;
+}
+
+void kiln_hip_context_deinit(kiln_context *ctx) { (void)ctx; }
+
+kiln_status kiln_hip_context_synchronize(kiln_context *ctx) {
+  kiln_hip_device_scope scope;
+  kiln_status st = kiln_hip_device_enter(ctx, &scope);
+  if (st != KILN_OK) return st;
+  hipError_t err = kiln_hip_api.hipDeviceSynchronize();
+  kiln_hip_device_leave(&scope);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipDeviceSynchronize");
+  return KILN_OK;
+}

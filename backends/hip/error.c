@@ -1,0 +1,65 @@
+/* hipError_t to kiln_status, and the runtime's own name and description of
+ * an error for messages. */
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/hip/hip.h"
+
+kiln_status kiln_hip_status(hipError_t err, kiln_status generic) {
+  switch (err) {
+  case hipSuccess: return KILN_OK;
+  case hipErrorOutOfMemory:
+  case hipErrorRuntimeMemory: return KILN_ERROR_OUT_OF_DEVICE_MEMORY;
+  case hipErrorNoDevice:
+  case hipErrorInsufficientDriver: return KILN_ERROR_UNAVAILABLE;
+  case hipErrorNotSupported: return KILN_ERROR_UNSUPPORTED;
+  case hipErrorNotFound:
+  case hipErrorSharedObjectSymbolNotFound: return KILN_ERROR_NOT_FOUND;
+  case hipErrorNotReady: return KILN_ERROR_NOT_READY;
+  case hipErrorNoBinaryForGpu: return KILN_ERROR_NO_IMAGE;
+  case hipErrorInvalidImage:
+  case hipErrorInvalidKernelFile:
+  case hipErrorSharedObjectInitFailed: return KILN_ERROR_INVALID_IMAGE;
+  case hipErrorLaunchOutOfResources:
+  case hipErrorCooperativeLaunchTooLarge: return KILN_ERROR_LAUNCH_FAILED;
+  /* Sticky faults: the device's state is gone, and every later call on it
+   * returns the same error. The core marks the context lost. */
+  case hipErrorIllegalAddress:
+  case hipErrorLaunchFailure:
+  case hipErrorLaunchTimeOut:
+  case hipErrorAssert:
+  case hipErrorECCNotCorrectable:
+  case hipErrorPriorLaunchFailure:
+  case hipErrorContextIsDestroyed: return KILN_ERROR_DEVICE_LOST;
+  default: return generic;
+  }
+}
+
+void kiln_hip_describe(hipError_t err, char *buf, size_t size) {
+  const char *name = kiln_hip_api.hipGetErrorName(err);
+  const char *text = kiln_hip_api.hipGetErrorString(err);
+  /* Runtimes answer "hipErrorUnknown" for a code they do not know. */
+  if (!name || (err != hipErrorUnknown && strcmp(name, "hipErrorUnknown") == 0)) {
+    snprintf(buf, size, "HIP error %d (unknown to the runtime)", (int)err);
+    return;
+  }
+  /* ROCm 5 describes many errors by their name again. */
+  if (!text || !text[0] || strcmp(text, name) == 0)
+    snprintf(buf, size, "%s", name);
+  else
+    snprintf(buf, size, "%s: %s", name, text);
+}
+
+kiln_status kiln_hip_error(hipError_t err, kiln_status generic,
+                           const char *what) {
+  char description[256];
+  kiln_hip_describe(err, description, sizeof description);
+  return kiln_set_error(kiln_hip_status(err, generic), "%s: %s", what,
+                        description);
+}
+
+void kiln_hip_warn(hipError_t err, const char *what) {
+  char description[256];
+  kiln_hip_describe(err, description, sizeof description);
+  kiln_log(KILN_LOG_WARN, "hip: %s: %s", what, description);
+}

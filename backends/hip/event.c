@@ -1,0 +1,64 @@
+/* Events: native HIP events, with timing, recorded on and waited for by
+ * streams. */
+#include "backends/hip/hip.h"
+
+kiln_status kiln_hip_event_init(kiln_event *e) {
+  kiln_hip_device_scope scope;
+  kiln_status st = kiln_hip_device_enter(e->base.context, &scope);
+  if (st != KILN_OK) return st;
+  hipError_t err = kiln_hip_api.hipEventCreateWithFlags(
+      &kiln_hip_event_cast(e)->handle, hipEventDefault);
+  kiln_hip_device_leave(&scope);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventCreateWithFlags");
+  return KILN_OK;
+}
+
+void kiln_hip_event_deinit(kiln_event *e) {
+  /* The runtime releases a recorded event once its work is done. */
+  hipError_t err = kiln_hip_api.hipEventDestroy(kiln_hip_event_handle(e));
+  if (err != hipSuccess) kiln_hip_warn(err, "hipEventDestroy");
+}
+
+kiln_status kiln_hip_event_record(kiln_event *e, kiln_stream *s) {
+  hipError_t err = kiln_hip_api.hipEventRecord(kiln_hip_event_handle(e),
+                                               kiln_hip_stream_handle(s));
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventRecord");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_stream_wait_event(kiln_stream *s, kiln_event *e) {
+  hipError_t err = kiln_hip_api.hipStreamWaitEvent(
+      kiln_hip_stream_handle(s), kiln_hip_event_handle(e), 0);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipStreamWaitEvent");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_event_synchronize(kiln_event *e) {
+  hipError_t err = kiln_hip_api.hipEventSynchronize(kiln_hip_event_handle(e));
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventSynchronize");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_event_query(kiln_event *e) {
+  hipError_t err = kiln_hip_api.hipEventQuery(kiln_hip_event_handle(e));
+  if (err == hipSuccess) return KILN_OK;
+  /* An answer, not a failure: the core words it. */
+  if (err == hipErrorNotReady) return KILN_ERROR_NOT_READY;
+  return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventQuery");
+}
+
+kiln_status kiln_hip_event_elapsed_ms(kiln_event *start, kiln_event *end,
+                                      float *out_ms) {
+  float ms = 0.0f;
+  hipError_t err = kiln_hip_api.hipEventElapsedTime(
+      &ms, kiln_hip_event_handle(start), kiln_hip_event_handle(end));
+  if (err == hipErrorNotReady) return KILN_ERROR_NOT_READY;
+  if (err != hipSuccess)
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventElapsedTime");
+  *out_ms = ms;
+  return KILN_OK;
+}

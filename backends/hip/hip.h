@@ -1,0 +1,246 @@
+/*
+ * The HIP backend's private header: the HIP runtime API as kiln declares it
+ * (types here, values and entry points in symbols.h), the loaded entry
+ * points, the backend's objects (each embeds the core's struct first), and
+ * the functions its files share.
+ *
+ * Why declare HIP's API here rather than include <hip/hip_runtime_api.h>:
+ * the backend loads libamdhip64 at run time and needs no ROCm at build time
+ * otherwise, and ROCm's headers are missing from most machines kiln is built
+ * on (the NVIDIA CI machine among them). Declaring the few types, values and
+ * prototypes kiln uses keeps one build that works everywhere, and
+ * tests/hip/api_check.c proves them equal to ROCm's wherever ROCm's headers
+ * exist. The declarations are ROCm 5/6 ABI; symbols.h notes where the two
+ * differ.
+ *
+ * Defining KILN_HIP_API_ONLY before including this header gives only the HIP
+ * API part (the HIP-on-CUDA test shim uses it to implement the same API).
+ */
+#ifndef KILN_HIP_HIP_H
+#define KILN_HIP_HIP_H
+
+#include <stddef.h>
+
+#include "backends/hip/symbols.h"
+
+/* ---- The HIP runtime API --------------------------------------------------- */
+
+#define KILN_HIP_ENUMERATOR(name, value) name = value,
+
+typedef enum hipError_t { KILN_HIP_ERRORS(KILN_HIP_ENUMERATOR) } hipError_t;
+
+typedef enum hipDeviceAttribute_t {
+  KILN_HIP_DEVICE_ATTRIBUTES(KILN_HIP_ENUMERATOR)
+} hipDeviceAttribute_t;
+
+typedef enum hipMemcpyKind {
+  KILN_HIP_MEMCPY_KINDS(KILN_HIP_ENUMERATOR)
+} hipMemcpyKind;
+
+typedef enum hipFuncAttribute {
+  KILN_HIP_FUNC_ATTRIBUTES(KILN_HIP_ENUMERATOR)
+} hipFuncAttribute;
+
+enum { KILN_HIP_FLAGS(KILN_HIP_ENUMERATOR) };
+
+typedef int hipDevice_t; /* an ordinal on AMD */
+typedef void *hipDeviceptr_t;
+typedef struct ihipStream_t *hipStream_t;
+typedef struct ihipEvent_t *hipEvent_t;
+typedef struct ihipModule_t *hipModule_t;
+typedef struct ihipModuleSymbol_t *hipFunction_t;
+typedef struct hipUUID_t {
+  char bytes[16];
+} hipUUID;
+/* Opaque to kiln: its layout differs between ROCm releases (see device.c). */
+typedef struct hipDeviceProp_t hipDeviceProp_t;
+
+#ifndef KILN_HIP_API_ONLY
+
+#include "core/backend.h"
+
+/* ---- Loaded entry points (loader.c) ---------------------------------------- */
+
+typedef struct kiln_hip_api_table {
+#define KILN_HIP_X(ret, name, params) ret(*name) params;
+  KILN_HIP_SYMBOLS(KILN_HIP_X)
+  KILN_HIP_OPTIONAL_SYMBOLS(KILN_HIP_X)
+#undef KILN_HIP_X
+} kiln_hip_api_table;
+
+/* Filled once by kiln_hip_load; read-only afterwards. */
+extern kiln_hip_api_table kiln_hip_api;
+
+/* Opens the HIP runtime (KILN_HIP_LIBRARY, else libamdhip64.so.6, .so.5,
+ * .so) and resolves symbols.h's entry points. KILN_ERROR_UNAVAILABLE with
+ * the reason in `reason` when it cannot. `*out_library` is the file name
+ * that was opened. */
+kiln_status kiln_hip_load(char *reason, size_t reason_size,
+                          const char **out_library);
+
+/* ---- Errors (error.c) ------------------------------------------------------- */
+
+/* The kiln status for a hipError_t: the specific ones (device lost, out of
+ * memory, not found, not ready, ...), else `generic`. */
+kiln_status kiln_hip_status(hipError_t err, kiln_status generic);
+
+/* Writes "<name>: <string>" for `err` (just the name where the runtime's
+ * string says no more) into buf. */
+void kiln_hip_describe(hipError_t err, char *buf, size_t size);
+
+/* Sets "<what>: <name>: <string>" as the error and returns
+ * kiln_hip_status(err, generic). */
+kiln_status kiln_hip_error(hipError_t err, kiln_status generic,
+                           const char *what);
+
+/* Logs a failure that cannot be reported (in a deinit) as a warning. */
+void kiln_hip_warn(hipError_t err, const char *what);
+
+/* ---- Devices (device.c) ------------------------------------------------------ */
+
+kiln_status kiln_hip_probe(char *reason, size_t reason_size);
+size_t kiln_hip_device_count(void);
+kiln_status kiln_hip_device_properties(size_t index,
+                                       kiln_device_properties *out);
+
+/* ---- Contexts (context.c) ---------------------------------------------------- */
+
+typedef struct kiln_hip_context {
+  kiln_context base;
+  int device; /* the HIP device ordinal */
+} kiln_hip_context;
+
+static inline kiln_hip_context *kiln_hip_context_cast(const kiln_context *c) {
+  return (kiln_hip_context *)(uintptr_t)c;
+}
+
+/*
+ * HIP keeps a current device per thread, and allocations, streams, events
+ * and module loads go to it. kiln makes its context's device current for
+ * such calls and then gives the thread back the device it had, so a program
+ * that also calls HIP itself never finds its current device changed.
+ */
+typedef struct kiln_hip_device_scope {
+  int previous;
+  bool switched;
+} kiln_hip_device_scope;
+
+kiln_status kiln_hip_device_enter(const kiln_context *ctx,
+                                  kiln_hip_device_scope *scope);
+void kiln_hip_device_leave(const kiln_hip_device_scope *scope);
+
+kiln_status kiln_hip_context_init(kiln_context *ctx);
+void kiln_hip_context_deinit(kiln_context *ctx);
+kiln_status kiln_hip_context_synchronize(kiln_context *ctx);
+
+/* ---- Streams (stream.c) ------------------------------------------------------- */
+
+typedef struct kiln_hip_stream {
+  kiln_stream base;
+  hipStream_t handle;
+} kiln_hip_stream;
+
+static inline kiln_hip_stream *kiln_hip_stream_cast(const kiln_stream *s) {
+  return (kiln_hip_stream *)(uintptr_t)s;
+}
+static inline hipStream_t kiln_hip_stream_handle(const kiln_stream *s) {
+  return kiln_hip_stream_cast(s)->handle;
+}
+
+kiln_status kiln_hip_stream_init(kiln_stream *s);
+void kiln_hip_stream_deinit(kiln_stream *s);
+kiln_status kiln_hip_stream_synchronize(kiln_stream *s);
+
+/* ---- Buffers (buffer.c, host_buffer.c) ---------------------------------------- */
+
+/* A device buffer needs nothing beyond the core's struct: device_address is
+ * the hipMalloc pointer. */
+static inline void *kiln_hip_buffer_ptr(const kiln_buffer *b, size_t offset) {
+  return (void *)(uintptr_t)(b->device_address + offset);
+}
+
+kiln_status kiln_hip_buffer_init(kiln_buffer *buf, uint32_t flags);
+void kiln_hip_buffer_deinit(kiln_buffer *buf);
+kiln_status kiln_hip_buffer_write(kiln_stream *s, kiln_buffer *dst, size_t off,
+                                  const void *src, size_t size);
+kiln_status kiln_hip_buffer_read(kiln_stream *s, const kiln_buffer *src,
+                                 size_t off, void *dst, size_t size);
+kiln_status kiln_hip_buffer_copy(kiln_stream *s, kiln_buffer *dst,
+                                 size_t dst_off, const kiln_buffer *src,
+                                 size_t src_off, size_t size);
+kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
+                                 size_t size, uint64_t pattern,
+                                 size_t pattern_size);
+
+kiln_status kiln_hip_host_buffer_init(kiln_host_buffer *hb, uint32_t flags);
+void kiln_hip_host_buffer_deinit(kiln_host_buffer *hb);
+kiln_status kiln_hip_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
+                                        size_t dst_off,
+                                        const kiln_host_buffer *src,
+                                        size_t src_off, size_t size);
+kiln_status kiln_hip_buffer_read_async(kiln_stream *s, const kiln_buffer *src,
+                                       size_t src_off, kiln_host_buffer *dst,
+                                       size_t dst_off, size_t size);
+
+/* ---- Modules and kernels (module.c, launch.c) ---------------------------------- */
+
+typedef struct kiln_hip_module {
+  kiln_module base;
+  hipModule_t handle;
+  /* kiln's copy of the image that loaded: the caller's may go away once
+   * kiln_module_create returns, and the runtime may read it later. */
+  void *image;
+} kiln_hip_module;
+
+static inline kiln_hip_module *kiln_hip_module_cast(const kiln_module *m) {
+  return (kiln_hip_module *)(uintptr_t)m;
+}
+
+typedef struct kiln_hip_kernel {
+  kiln_kernel base;
+  hipFunction_t function;
+  /* The dynamic shared memory the kernel has been allowed so far, beyond
+   * the device's default; raised on demand by launch.c. */
+  atomic_size_t shared_limit;
+} kiln_hip_kernel;
+
+static inline kiln_hip_kernel *kiln_hip_kernel_cast(const kiln_kernel *k) {
+  return (kiln_hip_kernel *)(uintptr_t)k;
+}
+
+kiln_status kiln_hip_module_init(kiln_module *m,
+                                 const kiln_module_image *images,
+                                 size_t count);
+void kiln_hip_module_deinit(kiln_module *m);
+kiln_status kiln_hip_kernel_init(kiln_kernel *k);
+void kiln_hip_kernel_deinit(kiln_kernel *k);
+kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
+                            const kiln_launch_config *config,
+                            const kiln_packed_args *args);
+
+/* ---- Events (event.c) ----------------------------------------------------------- */
+
+typedef struct kiln_hip_event {
+  kiln_event base;
+  hipEvent_t handle;
+} kiln_hip_event;
+
+static inline kiln_hip_event *kiln_hip_event_cast(const kiln_event *e) {
+  return (kiln_hip_event *)(uintptr_t)e;
+}
+static inline hipEvent_t kiln_hip_event_handle(const kiln_event *e) {
+  return kiln_hip_event_cast(e)->handle;
+}
+
+kiln_status kiln_hip_event_init(kiln_event *e);
+void kiln_hip_event_deinit(kiln_event *e);
+kiln_status kiln_hip_event_record(kiln_event *e, kiln_stream *s);
+kiln_status kiln_hip_stream_wait_event(kiln_stream *s, kiln_event *e);
+kiln_status kiln_hip_event_synchronize(kiln_event *e);
+kiln_status kiln_hip_event_query(kiln_event *e);
+kiln_status kiln_hip_event_elapsed_ms(kiln_event *start, kiln_event *end,
+                                      float *out_ms);
+
+#endif /* KILN_HIP_API_ONLY */
+
+#endif /* KILN_HIP_HIP_H */

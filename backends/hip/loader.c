@@ -1,0 +1,99 @@
+/* Opens the HIP runtime at run time and resolves the entry points listed in
+ * symbols.h, so one build of kiln runs with or without ROCm installed. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "backends/hip/hip.h"
+
+kiln_hip_api_table kiln_hip_api;
+
+/* A library stays open for the life of the process once opened, even one
+ * kiln then rejects: a HIP runtime's static constructors have started
+ * threads and registered exit handlers, and unloading it under them is not
+ * safe. */
+static void *library;
+static char library_name[256];
+
+/* Newest soname first: a machine with several ROCm releases gets the one it
+ * would give a program built today. */
+static const char *const default_names[] = {
+    "libamdhip64.so.6",
+    "libamdhip64.so.5",
+    "libamdhip64.so",
+};
+
+static void *open_library(const char **out_name, char *reason,
+                          size_t reason_size) {
+  const char *chosen = kiln_getenv("KILN_HIP_LIBRARY");
+  if (chosen) {
+    void *handle = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *why = dlerror();
+      snprintf(reason, reason_size,
+               "cannot load the HIP runtime %s named by KILN_HIP_LIBRARY: %s",
+               chosen, why ? why : "unknown dlopen error");
+      return NULL;
+    }
+    *out_name = chosen;
+    return handle;
+  }
+  char first_error[256] = "";
+  for (size_t i = 0; i < sizeof default_names / sizeof default_names[0];
+       i++) {
+    void *handle = dlopen(default_names[i], RTLD_NOW | RTLD_LOCAL);
+    if (handle) {
+      *out_name = default_names[i];
+      return handle;
+    }
+    const char *why = dlerror();
+    if (!first_error[0] && why) kiln_strlcpy(first_error, why, sizeof first_error);
+  }
+  snprintf(reason, reason_size,
+           "the HIP runtime is not installed: none of libamdhip64.so.6, "
+           "libamdhip64.so.5, libamdhip64.so could be loaded (%s); set "
+           "KILN_HIP_LIBRARY to name it",
+           first_error[0] ? first_error : "not found");
+  return NULL;
+}
+
+kiln_status kiln_hip_load(char *reason, size_t reason_size,
+                          const char **out_library) {
+  if (library) {
+    *out_library = library_name;
+    return KILN_OK;
+  }
+  const char *name = NULL;
+  void *handle = open_library(&name, reason, reason_size);
+  if (!handle) return KILN_ERROR_UNAVAILABLE;
+
+  kiln_hip_api_table api;
+  memset(&api, 0, sizeof api);
+  void *sym;
+  /* Copying the bits turns dlsym's void * into a function pointer without
+   * the cast ISO C does not allow. */
+#define KILN_HIP_X(ret, sym_name, params)                                  \
+  sym = dlsym(handle, #sym_name);                                          \
+  if (!sym) {                                                              \
+    snprintf(reason, reason_size,                                          \
+             "%s is not a HIP runtime kiln can use: it lacks %s (not HIP, " \
+             "or older than ROCm 5.0)",                                    \
+             name, #sym_name);                                             \
+    return KILN_ERROR_UNAVAILABLE;                                         \
+  }                                                                        \
+  memcpy(&api.sym_name, &sym, sizeof api.sym_name);
+  KILN_HIP_SYMBOLS(KILN_HIP_X)
+#undef KILN_HIP_X
+#define KILN_HIP_X(ret, sym_name, params) \
+  sym = dlsym(handle, #sym_name);         \
+  memcpy(&api.sym_name, &sym, sizeof api.sym_name);
+  KILN_HIP_OPTIONAL_SYMBOLS(KILN_HIP_X)
+#undef KILN_HIP_X
+
+  kiln_hip_api = api;
+  library = handle;
+  kiln_strlcpy(library_name, name, sizeof library_name);
+  *out_library = library_name;
+  kiln_log(KILN_LOG_DEBUG, "hip: loaded %s", name);
+  return KILN_OK;
+}

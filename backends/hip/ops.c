@@ -1,0 +1,65 @@
+/* The HIP backend's ops table. */
+#include "backends/hip/hip.h"
+
+#if defined(KILN_HIP_HAVE_BUILTINS)
+/* shaders/hip: the built-in kernels' offload bundle, embedded by
+ * tools/embed.py. */
+extern const kiln_module_image kiln_hip_builtin_images[];
+#define KILN_HIP_BUILTIN_IMAGES kiln_hip_builtin_images
+#else
+#define KILN_HIP_BUILTIN_IMAGES NULL
+#endif
+
+const kiln_backend_ops kiln_hip_ops = {
+    .kind = KILN_BACKEND_HIP,
+    .name = "hip",
+
+    .probe = kiln_hip_probe,
+    .device_count = kiln_hip_device_count,
+    .device_properties = kiln_hip_device_properties,
+
+    .context_size = sizeof(kiln_hip_context),
+    .buffer_size = sizeof(kiln_buffer),
+    .host_buffer_size = sizeof(kiln_host_buffer),
+    .module_size = sizeof(kiln_hip_module),
+    .kernel_size = sizeof(kiln_hip_kernel),
+    .stream_size = sizeof(kiln_hip_stream),
+    .event_size = sizeof(kiln_hip_event),
+
+    .context_init = kiln_hip_context_init,
+    .context_deinit = kiln_hip_context_deinit,
+    .context_synchronize = kiln_hip_context_synchronize,
+
+    .buffer_init = kiln_hip_buffer_init,
+    .buffer_deinit = kiln_hip_buffer_deinit,
+    .host_buffer_init = kiln_hip_host_buffer_init,
+    .host_buffer_deinit = kiln_hip_host_buffer_deinit,
+
+    .buffer_write = kiln_hip_buffer_write,
+    .buffer_read = kiln_hip_buffer_read,
+    .buffer_copy = kiln_hip_buffer_copy,
+    .buffer_fill = kiln_hip_buffer_fill,
+    .buffer_write_async = kiln_hip_buffer_write_async,
+    .buffer_read_async = kiln_hip_buffer_read_async,
+
+    .image_formats = 1u << KILN_IMAGE_HIP_CODE_OBJECT,
+    .module_init = kiln_hip_module_init,
+    .module_deinit = kiln_hip_module_deinit,
+    .kernel_init = kiln_hip_kernel_init,
+    .kernel_deinit = kiln_hip_kernel_deinit,
+    .launch = kiln_hip_launch,
+
+    .stream_init = kiln_hip_stream_init,
+    .stream_deinit = kiln_hip_stream_deinit,
+    .stream_synchronize = kiln_hip_stream_synchronize,
+
+    .event_init = kiln_hip_event_init,
+    .event_deinit = kiln_hip_event_deinit,
+    .event_record = kiln_hip_event_record,
+    .stream_wait_event = kiln_hip_stream_wait_event,
+    .event_synchronize = kiln_hip_event_synchronize,
+    .event_query = kiln_hip_event_query,
+    .event_elapsed_ms = kiln_hip_event_elapsed_ms,
+
+    .builtin_images = KILN_HIP_BUILTIN_IMAGES,
+};

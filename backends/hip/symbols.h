@@ -1,0 +1,175 @@
+/*
+ * The part of the HIP runtime API that kiln uses, as X-macro lists: the
+ * entry points loader.c resolves, and the values of the enumerations and
+ * flags hip.h declares.
+ *
+ * kiln declares these itself instead of including ROCm's headers, so the
+ * backend builds on any machine (ROCm's headers are seldom installed where
+ * kiln is built, e.g. next to the CUDA toolkit) and every build runs against
+ * whichever libamdhip64 the machine has. The values are ABI, fixed since
+ * libamdhip64.so.5 (ROCm 5.0); tests/hip/api_check.c compiles these lists
+ * against ROCm's own headers wherever they are installed and fails on any
+ * difference in a value or a prototype.
+ *
+ * Entry points are X(return type, name, (parameters)), using only HIP's own
+ * type names so that the same text means the same thing under ROCm's headers.
+ * Values are X(name, value).
+ */
+#ifndef KILN_HIP_SYMBOLS_H
+#define KILN_HIP_SYMBOLS_H
+
+/* Every one of these must resolve, or the backend is unavailable. */
+#define KILN_HIP_SYMBOLS(X)                                                   \
+  X(const char *, hipGetErrorName, (hipError_t hip_error))                    \
+  X(const char *, hipGetErrorString, (hipError_t hip_error))                  \
+  X(hipError_t, hipInit, (unsigned int flags))                                \
+  X(hipError_t, hipRuntimeGetVersion, (int *runtime_version))                 \
+  X(hipError_t, hipDriverGetVersion, (int *driver_version))                   \
+  X(hipError_t, hipGetDeviceCount, (int *count))                              \
+  X(hipError_t, hipGetDevice, (int *device_id))                               \
+  X(hipError_t, hipSetDevice, (int device_id))                                \
+  X(hipError_t, hipDeviceGet, (hipDevice_t *device, int ordinal))             \
+  X(hipError_t, hipDeviceGetName, (char *name, int len, hipDevice_t device))  \
+  X(hipError_t, hipDeviceTotalMem, (size_t *bytes, hipDevice_t device))       \
+  X(hipError_t, hipDeviceGetAttribute,                                        \
+    (int *value, hipDeviceAttribute_t attr, int device_id))                   \
+  X(hipError_t, hipDeviceSynchronize, (void))                                 \
+  X(hipError_t, hipMalloc, (void **ptr, size_t size))                         \
+  X(hipError_t, hipFree, (void *ptr))                                         \
+  X(hipError_t, hipHostMalloc, (void **ptr, size_t size, unsigned int flags)) \
+  X(hipError_t, hipHostFree, (void *ptr))                                     \
+  X(hipError_t, hipMemcpyAsync,                                               \
+    (void *dst, const void *src, size_t size, hipMemcpyKind kind,             \
+     hipStream_t stream))                                                     \
+  X(hipError_t, hipMemsetD8Async,                                             \
+    (hipDeviceptr_t dst, unsigned char value, size_t count,                   \
+     hipStream_t stream))                                                     \
+  X(hipError_t, hipMemsetD16Async,                                            \
+    (hipDeviceptr_t dst, unsigned short value, size_t count,                  \
+     hipStream_t stream))                                                     \
+  X(hipError_t, hipMemsetD32Async,                                            \
+    (hipDeviceptr_t dst, int value, size_t count, hipStream_t stream))        \
+  X(hipError_t, hipModuleLoadData, (hipModule_t *module, const void *image))  \
+  X(hipError_t, hipModuleUnload, (hipModule_t module))                        \
+  X(hipError_t, hipModuleGetFunction,                                         \
+    (hipFunction_t *function, hipModule_t module, const char *name))          \
+  X(hipError_t, hipModuleLaunchKernel,                                        \
+    (hipFunction_t f, unsigned int grid_x, unsigned int grid_y,               \
+     unsigned int grid_z, unsigned int block_x, unsigned int block_y,         \
+     unsigned int block_z, unsigned int shared_bytes, hipStream_t stream,     \
+     void **kernel_params, void **extra))                                     \
+  X(hipError_t, hipFuncSetAttribute,                                          \
+    (const void *func, hipFuncAttribute attr, int value))                     \
+  X(hipError_t, hipStreamCreateWithFlags,                                     \
+    (hipStream_t *stream, unsigned int flags))                                \
+  X(hipError_t, hipStreamDestroy, (hipStream_t stream))                       \
+  X(hipError_t, hipStreamSynchronize, (hipStream_t stream))                   \
+  X(hipError_t, hipStreamWaitEvent,                                           \
+    (hipStream_t stream, hipEvent_t event, unsigned int flags))               \
+  X(hipError_t, hipEventCreateWithFlags,                                      \
+    (hipEvent_t *event, unsigned int flags))                                  \
+  X(hipError_t, hipEventDestroy, (hipEvent_t event))                          \
+  X(hipError_t, hipEventRecord, (hipEvent_t event, hipStream_t stream))       \
+  X(hipError_t, hipEventSynchronize, (hipEvent_t event))                      \
+  X(hipError_t, hipEventQuery, (hipEvent_t event))                            \
+  X(hipError_t, hipEventElapsedTime,                                          \
+    (float *ms, hipEvent_t start, hipEvent_t stop))
+
+/*
+ * Used when the runtime has them, left NULL otherwise. hipGetDeviceProperties
+ * is the only source of the gfx architecture name; ROCm 6 still exports it
+ * under this name with the ROCm 5 structure (the new layout is
+ * hipGetDevicePropertiesR0600), and device.c reads only the name strings out
+ * of it, by content rather than by offset, because that layout is not ABI
+ * kiln wants to depend on.
+ */
+#define KILN_HIP_OPTIONAL_SYMBOLS(X)                                   \
+  X(hipError_t, hipDeviceGetUuid, (hipUUID *uuid, hipDevice_t device)) \
+  X(hipError_t, hipGetDeviceProperties,                                \
+    (hipDeviceProp_t *prop, int device_id))
+
+/*
+ * hipError_t: the codes error.c maps, as numbered since ROCm 5.0. Newer
+ * runtimes added codes (ROCm 6 has a few above 900); those reach kiln as
+ * KILN_ERROR_BACKEND with the runtime's own name for them.
+ */
+#define KILN_HIP_ERRORS(X)                     \
+  X(hipSuccess, 0)                             \
+  X(hipErrorInvalidValue, 1)                   \
+  X(hipErrorOutOfMemory, 2)                    \
+  X(hipErrorNotInitialized, 3)                 \
+  X(hipErrorDeinitialized, 4)                  \
+  X(hipErrorInvalidConfiguration, 9)           \
+  X(hipErrorInvalidSymbol, 13)                 \
+  X(hipErrorInvalidDevicePointer, 17)          \
+  X(hipErrorInvalidMemcpyDirection, 21)        \
+  X(hipErrorInsufficientDriver, 35)            \
+  X(hipErrorMissingConfiguration, 52)          \
+  X(hipErrorPriorLaunchFailure, 53)            \
+  X(hipErrorInvalidDeviceFunction, 98)         \
+  X(hipErrorNoDevice, 100)                     \
+  X(hipErrorInvalidDevice, 101)                \
+  X(hipErrorInvalidImage, 200)                 \
+  X(hipErrorInvalidContext, 201)               \
+  X(hipErrorNoBinaryForGpu, 209)               \
+  X(hipErrorECCNotCorrectable, 214)            \
+  X(hipErrorInvalidKernelFile, 218)            \
+  X(hipErrorSharedObjectSymbolNotFound, 302)   \
+  X(hipErrorSharedObjectInitFailed, 303)       \
+  X(hipErrorOperatingSystem, 304)              \
+  X(hipErrorInvalidHandle, 400)                \
+  X(hipErrorNotFound, 500)                     \
+  X(hipErrorNotReady, 600)                     \
+  X(hipErrorIllegalAddress, 700)               \
+  X(hipErrorLaunchOutOfResources, 701)         \
+  X(hipErrorLaunchTimeOut, 702)                \
+  X(hipErrorContextIsDestroyed, 709)           \
+  X(hipErrorAssert, 710)                       \
+  X(hipErrorLaunchFailure, 719)                \
+  X(hipErrorCooperativeLaunchTooLarge, 720)    \
+  X(hipErrorNotSupported, 801)                 \
+  X(hipErrorUnknown, 999)                      \
+  X(hipErrorRuntimeMemory, 1052)               \
+  X(hipErrorRuntimeOther, 1053)
+
+/*
+ * hipDeviceAttribute_t: the attributes device.c queries. The trap: ROCm 5.0
+ * renumbered the whole enumeration (CUDA-compatible ones from 0 in
+ * alphabetical order, AMD-specific ones from 10000); these are the ROCm 5/6
+ * numbers. ROCm 6 renamed a few it retired (hipDeviceAttributeName became
+ * hipDeviceAttributeUnused1, ...) without moving the others, and appends new
+ * ones at the end of each range, so the numbers below hold for both.
+ */
+#define KILN_HIP_DEVICE_ATTRIBUTES(X)             \
+  X(hipDeviceAttributeIntegrated, 16)             \
+  X(hipDeviceAttributeComputeCapabilityMajor, 23) \
+  X(hipDeviceAttributeMaxBlockDimX, 26)           \
+  X(hipDeviceAttributeMaxBlockDimY, 27)           \
+  X(hipDeviceAttributeMaxBlockDimZ, 28)           \
+  X(hipDeviceAttributeMaxGridDimX, 29)            \
+  X(hipDeviceAttributeMaxGridDimY, 30)            \
+  X(hipDeviceAttributeMaxGridDimZ, 31)            \
+  X(hipDeviceAttributeMaxThreadsPerBlock, 56)     \
+  X(hipDeviceAttributeComputeCapabilityMinor, 61) \
+  X(hipDeviceAttributeMultiprocessorCount, 63)    \
+  X(hipDeviceAttributeMaxSharedMemoryPerBlock, 74) \
+  X(hipDeviceAttributeSharedMemPerBlockOptin, 75)  \
+  X(hipDeviceAttributeWarpSize, 87)
+
+#define KILN_HIP_MEMCPY_KINDS(X)     \
+  X(hipMemcpyHostToHost, 0)          \
+  X(hipMemcpyHostToDevice, 1)        \
+  X(hipMemcpyDeviceToHost, 2)        \
+  X(hipMemcpyDeviceToDevice, 3)      \
+  X(hipMemcpyDefault, 4)
+
+#define KILN_HIP_FUNC_ATTRIBUTES(X) \
+  X(hipFuncAttributeMaxDynamicSharedMemorySize, 8)
+
+/* Flags, which HIP #defines. */
+#define KILN_HIP_FLAGS(X)      \
+  X(hipStreamNonBlocking, 0x1) \
+  X(hipEventDefault, 0x0)      \
+  X(hipHostMallocDefault, 0x0)
+
+#endif /* KILN_HIP_SYMBOLS_H */

@@ -1,0 +1,52 @@
+/* kiln declares the part of the HIP API it uses itself (backends/hip/hip.h
+ * and symbols.h). This file, built only where ROCm's headers are installed,
+ * holds those declarations against ROCm's: every value, every prototype and
+ * every hand-written type must agree, or it does not compile. */
+#include <hip/hip_runtime_api.h>
+#include <stddef.h>
+
+#include "backends/hip/symbols.h"
+
+#define KILN_CHECK_VALUE(name, value) \
+  _Static_assert((long long)(name) == (value), #name " differs from ROCm's");
+KILN_HIP_ERRORS(KILN_CHECK_VALUE)
+KILN_HIP_DEVICE_ATTRIBUTES(KILN_CHECK_VALUE)
+KILN_HIP_MEMCPY_KINDS(KILN_CHECK_VALUE)
+KILN_HIP_FUNC_ATTRIBUTES(KILN_CHECK_VALUE)
+KILN_HIP_FLAGS(KILN_CHECK_VALUE)
+
+#define KILN_CHECK_PROTOTYPE(ret, name, params)                      \
+  _Static_assert(                                                    \
+      __builtin_types_compatible_p(__typeof__(&name), ret(*) params), \
+      #name "'s prototype differs from ROCm's");
+KILN_HIP_SYMBOLS(KILN_CHECK_PROTOTYPE)
+KILN_HIP_OPTIONAL_SYMBOLS(KILN_CHECK_PROTOTYPE)
+
+/* The types hip.h writes out by hand. */
+_Static_assert(__builtin_types_compatible_p(hipDevice_t, int),
+               "hipDevice_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipDeviceptr_t, void *),
+               "hipDeviceptr_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipStream_t, struct ihipStream_t *),
+               "hipStream_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipEvent_t, struct ihipEvent_t *),
+               "hipEvent_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipModule_t, struct ihipModule_t *),
+               "hipModule_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipFunction_t,
+                                            struct ihipModuleSymbol_t *),
+               "hipFunction_t differs from ROCm's");
+_Static_assert(sizeof(hipUUID) == 16 && offsetof(hipUUID, bytes) == 0,
+               "hipUUID differs from ROCm's");
+_Static_assert(sizeof(hipError_t) == sizeof(int) &&
+                   sizeof(hipDeviceAttribute_t) == sizeof(int) &&
+                   sizeof(hipMemcpyKind) == sizeof(int) &&
+                   sizeof(hipFuncAttribute) == sizeof(int),
+               "an enumeration's size differs from ROCm's");
+/* device.c finds the architecture name after the device name. */
+_Static_assert(offsetof(hipDeviceProp_t, name) == 0 &&
+                   sizeof(((hipDeviceProp_t *)0)->name) == 256 &&
+                   offsetof(hipDeviceProp_t, gcnArchName) >= 256,
+               "hipDeviceProp_t no longer starts with the 256-byte name");
+
+int main(void) { return 0; }
