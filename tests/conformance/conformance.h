@@ -1,0 +1,114 @@
+/*
+ * The conformance suite: every call of kiln.h against a CPU reference, on
+ * the backend KILN_BACKEND names. main.c opens one context on it for all
+ * tests (conf.ctx); each test releases what it creates.
+ */
+#ifndef KILN_TESTS_CONFORMANCE_H
+#define KILN_TESTS_CONFORMANCE_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "kiln/kiln.h"
+#include "kiln_check.h"
+
+typedef struct conf_suite {
+  kiln_backend backend;
+  kiln_context *ctx;
+  kiln_device_properties props;
+  uint64_t seed;
+} conf_suite;
+
+extern conf_suite conf;
+
+/* ---- Random data, reproducible from the printed seed --------------------- */
+
+typedef struct conf_rng {
+  uint64_t state;
+} conf_rng;
+
+/* A generator for one test: the suite's seed mixed with the test's name, so
+ * a test's data does not depend on which tests ran before it. */
+conf_rng conf_rng_for(const char *test);
+uint64_t conf_next(conf_rng *r);
+/* Uniform in [0, n). */
+size_t conf_below(conf_rng *r, size_t n);
+/* Uniform in [lo, hi). */
+float conf_uniform(conf_rng *r, float lo, float hi);
+void conf_random_bytes(conf_rng *r, void *dst, size_t size);
+
+/* malloc that fails the test instead of returning NULL. */
+void *conf_alloc(size_t size);
+
+/* ---- Device buffers with guard bytes ------------------------------------- */
+
+/* Bytes before and after every checked range; a multiple of 256 so that
+ * the payload keeps any alignment a test gives it. */
+#define CONF_GUARD 256
+
+/* A device buffer of CONF_GUARD + size + CONF_GUARD bytes, all of it
+ * written with a random canary at creation. Tests work on the payload
+ * [CONF_GUARD, CONF_GUARD + size) and check that the guards kept the
+ * canary. */
+typedef struct conf_guarded {
+  kiln_buffer *buf;
+  size_t size;
+  unsigned char *canary; /* the whole buffer's initial bytes */
+} conf_guarded;
+
+void conf_guarded_create(conf_guarded *g, size_t size, conf_rng *r);
+void conf_guarded_destroy(conf_guarded *g);
+/* A buffer argument for the payload at `offset` within it. */
+kiln_arg conf_guarded_arg(const conf_guarded *g, size_t offset);
+/* The payload's initial bytes. */
+const unsigned char *conf_guarded_initial(const conf_guarded *g);
+/* Reads the whole buffer (on `stream`) and fails the test, naming `what`,
+ * unless the payload equals `expected` and both guards hold the canary. */
+void conf_guarded_check(const conf_guarded *g, kiln_stream *stream,
+                        const void *expected, const char *what);
+
+/* Fails the test with the first differing byte unless a == b. */
+void conf_check_bytes(const void *got, const void *want, size_t size,
+                      const char *what);
+
+/* ---- Test kernels -------------------------------------------------------- */
+
+/* Every test-kernel image of every backend this build compiled them for,
+ * in one list (kiln picks the context's). *out_count may be 0. */
+const kiln_module_image *conf_images(size_t *out_count);
+
+/* The test kernels' module in conf.ctx (created on first use, released by
+ * main). Fails the test loudly when the build could not compile them for
+ * this backend. */
+kiln_module *conf_module(void);
+kiln_kernel *conf_kernel(const char *name);
+/* Destroys the module, if it was created (main, at the end). */
+kiln_status conf_release_module(void);
+
+/* ---- Validation messages ------------------------------------------------- */
+
+/* A cmocka teardown that fails the test if the Vulkan validation layer
+ * reported anything during it. */
+int conf_check_validation(void **state);
+void conf_install_log_handler(void);
+int conf_validation_messages(void);
+
+/* ---- The groups, one per file -------------------------------------------- */
+
+int conf_run_device_tests(void);
+int conf_run_buffer_tests(void);
+int conf_run_kernel_tests(void);
+int conf_run_builtin_tests(void);
+int conf_run_stream_tests(void);
+int conf_run_error_tests(void);
+
+#define CONF_TEST(fn) cmocka_unit_test_teardown(fn, conf_check_validation)
+
+#endif /* KILN_TESTS_CONFORMANCE_H */

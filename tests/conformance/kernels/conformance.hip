@@ -1,0 +1,81 @@
+// The conformance suite's test kernels for HIP. conformance.cu holds the
+// same text for CUDA and kernels/conf_*.comp the same kernels in GLSL, with
+// the same parameter lists (the one argument ABI of kiln.h).
+
+// out[4i..4i+3] = x, y, z of element i's thread, and that thread's linear
+// number (block number * threads per block + number within the block), for
+// every element of an nx * ny * nz grid; threads past its edges do nothing.
+extern "C" __global__ void conf_index3d(unsigned *out, unsigned nx,
+                                        unsigned ny, unsigned nz) {
+  unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+  unsigned z = blockIdx.z * blockDim.z + threadIdx.z;
+  if (x >= nx || y >= ny || z >= nz) return;
+  unsigned block =
+      (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
+  unsigned local =
+      (threadIdx.z * blockDim.y + threadIdx.y) * blockDim.x + threadIdx.x;
+  unsigned long long i = ((unsigned long long)z * ny + y) * nx + x;
+  out[4 * i + 0] = x;
+  out[4 * i + 1] = y;
+  out[4 * i + 2] = z;
+  out[4 * i + 3] = block * (blockDim.x * blockDim.y * blockDim.z) + local;
+}
+
+// Every scalar type between buffers at offsets: out[] gets the bits of each
+// argument and two results of 64-bit arithmetic; dst[i] = src[i] + b, i < 4.
+extern "C" __global__ void conf_scalars(unsigned long long *out, int a,
+                                        const unsigned *src, unsigned b,
+                                        float c, long long d,
+                                        unsigned long long e, double f,
+                                        unsigned *dst) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  union { float f; unsigned u; } cb;
+  union { double f; unsigned long long u; } fb, gb;
+  cb.f = c;
+  fb.f = f;
+  gb.f = f * 2.0 + (double)c;
+  out[0] = (unsigned long long)(long long)a;
+  out[1] = b;
+  out[2] = cb.u;
+  out[3] = (unsigned long long)d;
+  out[4] = e;
+  out[5] = fb.u;
+  out[6] = (unsigned long long)d * 3ull + e;
+  out[7] = gb.u;
+  for (int i = 0; i < 4; i++) dst[i] = src[i] + b;
+}
+
+// Block k rotates words [k * words, (k + 1) * words) of `in` by one through
+// dynamic shared memory of `words` 32-bit words: out[j] = in[j + 1], the
+// last one getting the first.
+extern "C" __global__ void conf_shared_rotate(unsigned *out,
+                                              const unsigned *in,
+                                              unsigned words) {
+  extern __shared__ unsigned s[];
+  unsigned long long base = (unsigned long long)blockIdx.x * words;
+  for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
+    s[i] = in[base + i];
+  __syncthreads();
+  for (unsigned i = threadIdx.x; i < words; i += blockDim.x)
+    out[base + i] = s[(i + 1) % words];
+}
+
+// data[i] += value for i < n, grid-stride.
+extern "C" __global__ void conf_add_u32(unsigned *data, unsigned n,
+                                        unsigned value) {
+  unsigned stride = gridDim.x * blockDim.x;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+    data[i] += value;
+}
+
+// Work that takes time: data[i] goes through `rounds` steps of an LCG.
+extern "C" __global__ void conf_busy(unsigned *data, unsigned n,
+                                     unsigned rounds) {
+  unsigned stride = gridDim.x * blockDim.x;
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+    unsigned v = data[i];
+    for (unsigned r = 0; r < rounds; r++) v = v * 1664525u + 1013904223u;
+    data[i] = v;
+  }
+}

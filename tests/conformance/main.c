@@ -1,0 +1,97 @@
+/* kiln-conformance: the conformance suite on the backend KILN_BACKEND
+ * names. Exits 77 (skipped) only when kiln says that backend cannot run
+ * here; every other failure to set up is a failure. KILN_TEST_SEED=N
+ * repeats a run's random data. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "conformance.h"
+
+#define EXIT_SKIP 77
+
+static uint64_t pick_seed(void) {
+  const char *v = getenv("KILN_TEST_SEED");
+  if (v && *v) return strtoull(v, NULL, 0);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000007u + (uint64_t)ts.tv_nsec;
+}
+
+int main(void) {
+  /* Line by line, so that progress and kiln's messages interleave. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  const char *name = getenv("KILN_BACKEND");
+  if (!name || !*name) {
+    fprintf(stderr, "kiln-conformance: set KILN_BACKEND to cuda, hip or "
+                    "vulkan (meson test --suite <backend> does)\n");
+    return 1;
+  }
+  if (kiln_backend_from_name(name, &conf.backend) != KILN_OK ||
+      conf.backend == KILN_BACKEND_AUTO) {
+    fprintf(stderr,
+            "kiln-conformance: KILN_BACKEND=%s is not cuda, hip or "
+            "vulkan\n",
+            name);
+    return 1;
+  }
+  const char *reason = "";
+  if (kiln_backend_available(conf.backend, &reason) != KILN_OK) {
+    printf("kiln-conformance: SKIP: the %s backend cannot run here: %s\n",
+           kiln_backend_name(conf.backend), reason);
+    return EXIT_SKIP;
+  }
+  conf_install_log_handler();
+  kiln_status st = kiln_context_create(NULL, &conf.ctx);
+  if (st != KILN_OK) {
+    fprintf(stderr,
+            "kiln-conformance: the %s backend is available but "
+            "kiln_context_create failed with %s: %s\n",
+            kiln_backend_name(conf.backend), kiln_status_name(st),
+            kiln_last_error());
+    return 1;
+  }
+  if (kiln_context_get_properties(conf.ctx, &conf.props) != KILN_OK) {
+    fprintf(stderr, "kiln-conformance: kiln_context_get_properties: %s\n",
+            kiln_last_error());
+    return 1;
+  }
+  conf.seed = pick_seed();
+  printf("kiln-conformance: %s on %s (%s, %s); seed %" PRIu64
+         " (KILN_TEST_SEED=%" PRIu64 " repeats this run)\n",
+         kiln_backend_name(conf.backend), conf.props.name,
+         kiln_device_type_name(conf.props.type), conf.props.driver_version,
+         conf.seed, conf.seed);
+
+  int failed = 0;
+  failed += conf_run_device_tests();
+  failed += conf_run_buffer_tests();
+  failed += conf_run_kernel_tests();
+  failed += conf_run_builtin_tests();
+  failed += conf_run_stream_tests();
+  failed += conf_run_error_tests();
+
+  st = conf_release_module();
+  if (st == KILN_OK)
+    st = kiln_context_destroy(conf.ctx);
+  else
+    kiln_context_destroy(conf.ctx);
+  if (st != KILN_OK && failed == 0) {
+    fprintf(stderr,
+            "kiln-conformance: releasing the suite's context: %s: "
+            "%s\n",
+            kiln_status_name(st), kiln_last_error());
+    failed++;
+  }
+  int validation = conf_validation_messages();
+  if (validation) {
+    fprintf(stderr,
+            "kiln-conformance: the Vulkan validation layer reported "
+            "%d message(s)\n",
+            validation);
+    failed++;
+  }
+  printf("kiln-conformance: %s: %d failure(s)\n",
+         kiln_backend_name(conf.backend), failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,351 @@
+/* The built-in helpers: kiln_axpy_f32, kiln_reduce_sum_f32 and kiln_dot_f32
+ * at many sizes, against sums in double with float32 error bounds, and
+ * exactly on data whose every partial sum is an integer below 2^24;
+ * kiln_sgemm_f32 on shapes that reach every path of its kernels. */
+#include <math.h>
+#include <stdio.h>
+
+#include "conformance.h"
+
+static const size_t sizes[] = {
+    0,    1,    2,    3,    31,   32,    33,     255,      256,     257,
+    1000, 1023, 1024, 1025, 4097, 65537, 262143, 1u << 20, 3000001, 1u << 24};
+#define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
+#define MAX_N ((size_t)1 << 24)
+
+/* The unit roundoff of float32. */
+#define U32 (1.0 / 16777216.0)
+
+/* A bound on the error of the helpers' float32 sum of n terms whose
+ * absolute values add up to `abs`. docs/kernels.md: a block of B >= 32
+ * threads, G = min(ceil(n / B), 1024) blocks; each thread adds at most
+ * ceil(n / min(n, 32 * 1024)) terms in a row, a tree of at most 10 levels
+ * sums a block, and one block sums the <= 1024 partials (at most 32 terms a
+ * thread, then 10 levels). A product adds one rounding. */
+static double sum_tolerance(size_t n, double abs, bool products) {
+  double serial = n > 32768 ? ceil((double)n / 32768.0) : 1.0;
+  double depth = serial + 10 + 32 + 10 + (products ? 1 : 0);
+  return 1.01 * depth * U32 * abs + 1e-30;
+}
+
+/* A result slot: 16 payload bytes of which the helper may write only the 4
+ * at `at`; everything else must keep its canary. */
+static float read_slot(const conf_guarded *g, kiln_stream *s, size_t at,
+                       const char *what) {
+  size_t total = g->size + 2 * CONF_GUARD;
+  unsigned char *got = conf_alloc(total);
+  check_ok(kiln_buffer_read(s, g->buf, 0, got, total));
+  float v;
+  memcpy(&v, got + CONF_GUARD + at, 4);
+  memcpy(got + CONF_GUARD + at, g->canary + CONF_GUARD + at, 4);
+  conf_check_bytes(got, g->canary, total, what);
+  free(got);
+  return v;
+}
+
+/* Fills x[] and y[] with one of the test's kinds of data. */
+static void make_data(conf_rng *r, float *x, float *y, size_t n, int kind) {
+  for (size_t i = 0; i < n; i++) {
+    switch (kind) {
+    case 0: /* signed */
+      x[i] = conf_uniform(r, -1.0f, 1.0f);
+      y[i] = conf_uniform(r, -1.0f, 1.0f);
+      break;
+    case 1: /* positive: relative errors are meaningful */
+      x[i] = conf_uniform(r, 0.0f, 1.0f);
+      y[i] = conf_uniform(r, 0.5f, 2.0f);
+      break;
+    default: /* -1, 0, 1: every partial sum is exact in float32 */
+      x[i] = (float)((int)conf_below(r, 3) - 1);
+      y[i] = (float)((int)conf_below(r, 3) - 1);
+    }
+  }
+}
+
+static void axpy(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  float *x = conf_alloc(MAX_N * 4), *y = conf_alloc(MAX_N * 4);
+  for (size_t t = 0; t < SIZE_COUNT; t++) {
+    const size_t n = sizes[t];
+    const float a = conf_uniform(&r, -2.0f, 2.0f);
+    make_data(&r, x, y, n, 0);
+    const size_t x_off = 4 * conf_below(&r, 8);
+    kiln_buffer *bx;
+    check_ok(kiln_buffer_create(conf.ctx, x_off + n * 4 + 4, 0, &bx));
+    check_ok(kiln_buffer_write(NULL, bx, x_off, x, n * 4));
+    conf_guarded gy;
+    conf_guarded_create(&gy, n * 4, &r);
+    check_ok(kiln_buffer_write(NULL, gy.buf, CONF_GUARD, y, n * 4));
+    check_ok(kiln_axpy_f32(NULL, n, a, bx, x_off, gy.buf, CONF_GUARD));
+
+    size_t total = n * 4 + 2 * CONF_GUARD;
+    unsigned char *got = conf_alloc(total);
+    check_ok(kiln_buffer_read(NULL, gy.buf, 0, got, total));
+    /* Either a fused or a separate multiply-add is right. */
+    for (size_t i = 0; i < n; i++) {
+      float g;
+      memcpy(&g, got + CONF_GUARD + 4 * i, 4);
+      double exact = (double)a * x[i] + y[i];
+      double tol = 2 * U32 * (fabs((double)a * x[i]) + fabs(exact));
+      if (!(fabs(g - exact) <= tol))
+        fail_msg("kiln_axpy_f32 n=%zu: y[%zu] = %.9g, expected %.9g", n, i, g,
+                 exact);
+    }
+    memcpy(got + CONF_GUARD, conf_guarded_initial(&gy), n * 4);
+    char what[64];
+    snprintf(what, sizeof what, "the guards of kiln_axpy_f32 n=%zu", n);
+    conf_check_bytes(got, gy.canary, total, what);
+    free(got);
+    conf_guarded_destroy(&gy);
+    check_ok(kiln_buffer_destroy(bx));
+  }
+  free(x);
+  free(y);
+}
+
+/* Sum and dot of every size and kind of data; each twice, which must give
+ * the same bits (docs/kernels.md: the order of additions is fixed). */
+static void reductions(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  float *x = conf_alloc(MAX_N * 4), *y = conf_alloc(MAX_N * 4);
+  for (int kind = 0; kind < 3; kind++) {
+    for (size_t t = 0; t < SIZE_COUNT; t++) {
+      const size_t n = sizes[t];
+      make_data(&r, x, y, n, kind);
+      const size_t x_off = 4 * conf_below(&r, 8), y_off = 4 * conf_below(&r, 8);
+      kiln_buffer *bx, *by;
+      check_ok(kiln_buffer_create(conf.ctx, x_off + n * 4 + 4, 0, &bx));
+      check_ok(kiln_buffer_create(conf.ctx, y_off + n * 4 + 4, 0, &by));
+      check_ok(kiln_buffer_write(NULL, bx, x_off, x, n * 4));
+      check_ok(kiln_buffer_write(NULL, by, y_off, y, n * 4));
+      double sum = 0, sum_abs = 0, dot = 0, dot_abs = 0;
+      for (size_t i = 0; i < n; i++) {
+        sum += x[i];
+        sum_abs += fabs(x[i]);
+        dot += (double)x[i] * y[i];
+        dot_abs += fabs((double)x[i] * y[i]);
+      }
+      const struct {
+        const char *name;
+        double want, tol;
+      } ops[2] = {
+          {"kiln_reduce_sum_f32", sum,
+           kind == 2 ? 0.0 : sum_tolerance(n, sum_abs, false)},
+          {"kiln_dot_f32", dot,
+           kind == 2 ? 0.0 : sum_tolerance(n, dot_abs, true)},
+      };
+      for (int op = 0; op < 2; op++) {
+        float first = 0;
+        for (int rep = 0; rep < 2; rep++) {
+          conf_guarded res;
+          conf_guarded_create(&res, 16, &r);
+          const size_t at = 4 + 4 * (size_t)rep;
+          if (op == 0)
+            check_ok(kiln_reduce_sum_f32(NULL, n, bx, x_off, res.buf,
+                                         CONF_GUARD + at));
+          else
+            check_ok(kiln_dot_f32(NULL, n, bx, x_off, by, y_off, res.buf,
+                                  CONF_GUARD + at));
+          char what[96];
+          snprintf(what, sizeof what, "%s n=%zu around its result",
+                   ops[op].name, n);
+          float got = read_slot(&res, NULL, at, what);
+          conf_guarded_destroy(&res);
+          if (!(fabs(got - ops[op].want) <= ops[op].tol))
+            fail_msg("%s n=%zu (data kind %d): %.9g, expected %.9g within "
+                     "%.3g",
+                     ops[op].name, n, kind, got, ops[op].want, ops[op].tol);
+          if (rep == 0)
+            first = got;
+          else if (memcmp(&first, &got, 4) != 0)
+            fail_msg("%s n=%zu gave %.9g, then %.9g for the same data",
+                     ops[op].name, n, first, got);
+        }
+      }
+      check_ok(kiln_buffer_destroy(by));
+      check_ok(kiln_buffer_destroy(bx));
+    }
+  }
+  free(x);
+  free(y);
+}
+
+/* Reductions queued back to back on one stream share its scratch memory;
+ * on two streams each has its own. Exact data, so results compare. */
+static void reductions_queued_on_streams(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  enum { ROUNDS = 16 };
+  const size_t n = 300007;
+  float *x = conf_alloc(n * 4), *y = conf_alloc(n * 4);
+  kiln_stream *streams[2];
+  check_ok(kiln_stream_create(conf.ctx, &streams[0]));
+  check_ok(kiln_stream_create(conf.ctx, &streams[1]));
+  kiln_buffer *bx[ROUNDS], *by;
+  float want[ROUNDS], want_dot[ROUNDS];
+  make_data(&r, x, y, n, 2);
+  check_ok(kiln_buffer_create(conf.ctx, n * 4, 0, &by));
+  check_ok(kiln_buffer_write(NULL, by, 0, y, n * 4));
+  for (int i = 0; i < ROUNDS; i++) {
+    for (size_t j = 0; j < n; j++) x[j] = (float)((int)conf_below(&r, 3) - 1);
+    double s = 0, d = 0;
+    for (size_t j = 0; j < n; j++) {
+      s += x[j];
+      d += (double)x[j] * y[j];
+    }
+    want[i] = (float)s;
+    want_dot[i] = (float)d;
+    check_ok(kiln_buffer_create(conf.ctx, n * 4, 0, &bx[i]));
+    check_ok(kiln_buffer_write(NULL, bx[i], 0, x, n * 4));
+  }
+  conf_guarded res;
+  conf_guarded_create(&res, ROUNDS * 8, &r);
+  check_ok(kiln_context_synchronize(conf.ctx));
+  for (int i = 0; i < ROUNDS; i++) {
+    kiln_stream *s = streams[i % 2];
+    check_ok(kiln_reduce_sum_f32(s, n, bx[i], 0, res.buf,
+                                 CONF_GUARD + 8 * (size_t)i));
+    check_ok(kiln_dot_f32(s, n, bx[i], 0, by, 0, res.buf,
+                          CONF_GUARD + 8 * (size_t)i + 4));
+  }
+  check_ok(kiln_stream_synchronize(streams[0]));
+  check_ok(kiln_stream_synchronize(streams[1]));
+  float expect[ROUNDS * 2];
+  for (int i = 0; i < ROUNDS; i++) {
+    expect[2 * i] = want[i];
+    expect[2 * i + 1] = want_dot[i];
+  }
+  conf_guarded_check(&res, NULL, expect,
+                     "16 sums and dots queued on two streams (result i: "
+                     "sum at 8i, dot at 8i + 4)");
+  conf_guarded_destroy(&res);
+  for (int i = 0; i < ROUNDS; i++) check_ok(kiln_buffer_destroy(bx[i]));
+  check_ok(kiln_buffer_destroy(by));
+  check_ok(kiln_stream_destroy(streams[1]));
+  check_ok(kiln_stream_destroy(streams[0]));
+  free(x);
+  free(y);
+}
+
+typedef struct gemm_case {
+  uint32_t m, n, k, lda, ldb, ldc;
+  size_t a_off, b_off, c_off; /* bytes */
+  float alpha, beta;
+} gemm_case;
+
+static void sgemm_case(conf_rng *r, const gemm_case *t) {
+  const size_t a_elems = (size_t)(t->m - 1) * t->lda + t->k;
+  const size_t b_elems = (size_t)(t->k - 1) * t->ldb + t->n;
+  const size_t c_elems = (size_t)(t->m - 1) * t->ldc + t->n;
+  float *a = conf_alloc(a_elems * 4), *b = conf_alloc(b_elems * 4);
+  for (size_t i = 0; i < a_elems; i++) a[i] = conf_uniform(r, -1.0f, 1.0f);
+  for (size_t i = 0; i < b_elems; i++) b[i] = conf_uniform(r, -1.0f, 1.0f);
+  kiln_buffer *ba, *bb;
+  check_ok(kiln_buffer_create(conf.ctx, t->a_off + a_elems * 4, 0, &ba));
+  check_ok(kiln_buffer_create(conf.ctx, t->b_off + b_elems * 4, 0, &bb));
+  check_ok(kiln_buffer_write(NULL, ba, t->a_off, a, a_elems * 4));
+  check_ok(kiln_buffer_write(NULL, bb, t->b_off, b, b_elems * 4));
+
+  /* C's elements start as NaN when beta is 0 (it must not be read), else
+   * as numbers; the padding between its rows keeps the canary. */
+  const size_t payload = t->c_off + c_elems * 4;
+  conf_guarded gc;
+  conf_guarded_create(&gc, payload, r);
+  unsigned char *init = conf_alloc(payload);
+  memcpy(init, conf_guarded_initial(&gc), payload);
+  for (size_t i = 0; i < t->m; i++)
+    for (size_t j = 0; j < t->n; j++) {
+      float v = t->beta == 0.0f ? NAN : conf_uniform(r, -1.0f, 1.0f);
+      memcpy(init + t->c_off + 4 * (i * t->ldc + j), &v, 4);
+    }
+  check_ok(kiln_buffer_write(NULL, gc.buf, CONF_GUARD, init, payload));
+  memcpy(gc.canary + CONF_GUARD, init, payload);
+
+  check_ok(kiln_sgemm_f32(NULL, t->m, t->n, t->k, t->alpha, ba, t->a_off,
+                          t->lda, bb, t->b_off, t->ldb, t->beta, gc.buf,
+                          CONF_GUARD + t->c_off, t->ldc));
+  const size_t total = payload + 2 * CONF_GUARD;
+  unsigned char *got = conf_alloc(total);
+  check_ok(kiln_buffer_read(NULL, gc.buf, 0, got, total));
+  for (size_t i = 0; i < t->m; i++)
+    for (size_t j = 0; j < t->n; j++) {
+      const size_t at = CONF_GUARD + t->c_off + 4 * (i * t->ldc + j);
+      double sum = 0, abs = 0;
+      for (size_t l = 0; l < t->k; l++) {
+        double p = (double)a[i * t->lda + l] * b[l * t->ldb + j];
+        sum += p;
+        abs += fabs(p);
+      }
+      float c0, g;
+      memcpy(&c0, gc.canary + at, 4);
+      memcpy(&g, got + at, 4);
+      double want = t->alpha * sum, scale = fabs(t->alpha) * abs;
+      if (t->beta != 0.0f) {
+        want += (double)t->beta * c0;
+        scale += fabs((double)t->beta * c0);
+      }
+      double tol = 1.01 * (t->k + 3) * U32 * scale + 1e-30;
+      if (!(fabs(g - want) <= tol))
+        fail_msg("kiln_sgemm_f32 m=%u n=%u k=%u lda=%u ldb=%u ldc=%u "
+                 "alpha=%g beta=%g: C[%zu][%zu] = %.9g, expected %.9g within "
+                 "%.3g",
+                 t->m, t->n, t->k, t->lda, t->ldb, t->ldc, (double)t->alpha,
+                 (double)t->beta, i, j, g, want, tol);
+      memcpy(got + at, gc.canary + at, 4);
+    }
+  char what[128];
+  snprintf(what, sizeof what,
+           "kiln_sgemm_f32 m=%u n=%u k=%u ldc=%u: bytes around C's elements",
+           t->m, t->n, t->k, t->ldc);
+  conf_check_bytes(got, gc.canary, total, what);
+  free(got);
+  free(init);
+  conf_guarded_destroy(&gc);
+  check_ok(kiln_buffer_destroy(bb));
+  check_ok(kiln_buffer_destroy(ba));
+  free(a);
+  free(b);
+}
+
+/* Whole tiles and edge tiles, k a multiple of the kernels' slice or not,
+ * aligned and unaligned matrices, padded rows, every kind of alpha/beta. */
+static void sgemm(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  static const gemm_case cases[] = {
+      {1, 1, 1, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f},
+      {5, 7, 3, 4, 9, 8, 4, 8, 12, 2.0f, 0.5f},
+      {128, 128, 8, 8, 128, 128, 0, 0, 0, 1.0f, 0.0f},
+      {256, 256, 64, 64, 256, 256, 0, 0, 0, -1.5f, 1.0f},
+      {129, 130, 9, 9, 130, 131, 16, 32, 4, 1.0f, -1.0f},
+      {200, 77, 33, 40, 80, 77, 4, 4, 4, 0.5f, 0.0f},
+      {3, 300, 17, 17, 300, 301, 0, 0, 0, 1.0f, 0.25f},
+      {300, 3, 1, 1, 3, 3, 8, 0, 16, 1.0f, 0.0f},
+      {384, 256, 300, 300, 256, 260, 0, 0, 0, 1.0f, 0.0f},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    sgemm_case(&r, &cases[i]);
+
+  /* m or n of 0 does nothing. */
+  conf_guarded g;
+  conf_guarded_create(&g, 64, &r);
+  check_ok(kiln_sgemm_f32(NULL, 0, 4, 4, 1.0f, g.buf, 0, 4, g.buf, 0, 4, 0.0f,
+                          g.buf, CONF_GUARD, 4));
+  check_ok(kiln_sgemm_f32(NULL, 4, 0, 4, 1.0f, g.buf, 0, 4, g.buf, 0, 4, 0.0f,
+                          g.buf, CONF_GUARD, 4));
+  conf_guarded_check(&g, NULL, conf_guarded_initial(&g),
+                     "C after kiln_sgemm_f32 with m or n of 0");
+  conf_guarded_destroy(&g);
+}
+
+int conf_run_builtin_tests(void) {
+  const struct CMUnitTest tests[] = {
+      CONF_TEST(axpy),
+      CONF_TEST(reductions),
+      CONF_TEST(reductions_queued_on_streams),
+      CONF_TEST(sgemm),
+  };
+  return cmocka_run_group_tests_name("builtins", tests, NULL, NULL);
+}

@@ -1,0 +1,238 @@
+/* The suite's helpers: random data, guarded buffers, the test kernels'
+ * images, and the watch on the Vulkan validation layer. */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "conformance.h"
+
+conf_suite conf;
+
+/* ---- Random data --------------------------------------------------------- */
+
+/* splitmix64: small, fast, and good enough for test data. */
+uint64_t conf_next(conf_rng *r) {
+  uint64_t z = (r->state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+conf_rng conf_rng_for(const char *test) {
+  uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+  for (const char *p = test; *p; p++)
+    h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+  conf_rng r = {conf.seed ^ h};
+  return r;
+}
+
+size_t conf_below(conf_rng *r, size_t n) {
+  return n ? (size_t)(conf_next(r) % n) : 0;
+}
+
+float conf_uniform(conf_rng *r, float lo, float hi) {
+  float u = (float)(conf_next(r) >> 40) / 16777216.0f; /* 24 bits: exact */
+  return lo + (hi - lo) * u;
+}
+
+void conf_random_bytes(conf_rng *r, void *dst, size_t size) {
+  unsigned char *p = dst;
+  while (size >= 8) {
+    uint64_t v = conf_next(r);
+    memcpy(p, &v, 8);
+    p += 8;
+    size -= 8;
+  }
+  if (size) {
+    uint64_t v = conf_next(r);
+    memcpy(p, &v, size);
+  }
+}
+
+void *conf_alloc(size_t size) {
+  void *p = malloc(size ? size : 1);
+  if (!p) fail_msg("out of host memory allocating %zu bytes", size);
+  return p;
+}
+
+/* ---- Guarded buffers ----------------------------------------------------- */
+
+void conf_guarded_create(conf_guarded *g, size_t size, conf_rng *r) {
+  size_t total = size + 2 * CONF_GUARD;
+  g->size = size;
+  g->buf = NULL;
+  g->canary = conf_alloc(total);
+  conf_random_bytes(r, g->canary, total);
+  check_ok(kiln_buffer_create(conf.ctx, total, 0, &g->buf));
+  check_ok(kiln_buffer_write(NULL, g->buf, 0, g->canary, total));
+}
+
+void conf_guarded_destroy(conf_guarded *g) {
+  check_ok(kiln_buffer_destroy(g->buf));
+  free(g->canary);
+  g->buf = NULL;
+  g->canary = NULL;
+}
+
+kiln_arg conf_guarded_arg(const conf_guarded *g, size_t offset) {
+  return kiln_arg_buffer(g->buf, CONF_GUARD + offset);
+}
+
+const unsigned char *conf_guarded_initial(const conf_guarded *g) {
+  return g->canary + CONF_GUARD;
+}
+
+void conf_check_bytes(const void *got, const void *want, size_t size,
+                      const char *what) {
+  if (memcmp(got, want, size) == 0) return;
+  const unsigned char *a = got, *b = want;
+  size_t i = 0;
+  while (a[i] == b[i]) i++;
+  size_t bad = 0;
+  for (size_t j = i; j < size; j++) bad += a[j] != b[j];
+  fail_msg("%s: byte %zu of %zu is 0x%02x, expected 0x%02x (%zu bytes "
+           "differ)",
+           what, i, size, a[i], b[i], bad);
+}
+
+void conf_guarded_check(const conf_guarded *g, kiln_stream *stream,
+                        const void *expected, const char *what) {
+  size_t total = g->size + 2 * CONF_GUARD;
+  unsigned char *got = conf_alloc(total);
+  kiln_status st = kiln_buffer_read(stream, g->buf, 0, got, total);
+  if (st != KILN_OK) {
+    free(got);
+    fail_msg("%s: reading the result failed with %s: %s", what,
+             kiln_status_name(st), kiln_last_error());
+  }
+  char label[256];
+  if (memcmp(got, g->canary, CONF_GUARD) != 0) {
+    snprintf(label, sizeof label, "%s (the guard before the output)", what);
+    conf_check_bytes(got, g->canary, CONF_GUARD, label);
+  }
+  size_t tail = CONF_GUARD + g->size;
+  if (memcmp(got + tail, g->canary + tail, CONF_GUARD) != 0) {
+    snprintf(label, sizeof label, "%s (the guard after the output)", what);
+    conf_check_bytes(got + tail, g->canary + tail, CONF_GUARD, label);
+  }
+  if (memcmp(got + CONF_GUARD, expected, g->size) != 0)
+    conf_check_bytes(got + CONF_GUARD, expected, g->size, what);
+  free(got);
+}
+
+/* ---- Test kernels -------------------------------------------------------- */
+
+/* tests/conformance/meson.build embeds the images of each backend it could
+ * compile the kernels for and says which with these macros. */
+#if CONF_SPIRV_KERNELS
+extern const kiln_module_image conf_spirv_images[];
+extern const size_t conf_spirv_images_count;
+#endif
+#if CONF_CUDA_KERNELS
+extern const kiln_module_image conf_cuda_images[];
+extern const size_t conf_cuda_images_count;
+#endif
+#if CONF_HIP_KERNELS
+extern const kiln_module_image conf_hip_images[];
+extern const size_t conf_hip_images_count;
+#endif
+
+static kiln_module_image all_images[16];
+static size_t all_count;
+static kiln_module *module;
+
+static void add_images(const kiln_module_image *images, size_t count) {
+  for (size_t i = 0; i < count && all_count < 16; i++)
+    all_images[all_count++] = images[i];
+}
+
+const kiln_module_image *conf_images(size_t *out_count) {
+  if (all_count == 0) {
+#if CONF_SPIRV_KERNELS
+    add_images(conf_spirv_images, conf_spirv_images_count);
+#endif
+#if CONF_CUDA_KERNELS
+    add_images(conf_cuda_images, conf_cuda_images_count);
+#endif
+#if CONF_HIP_KERNELS
+    add_images(conf_hip_images, conf_hip_images_count);
+#endif
+  }
+  (void)add_images;
+  *out_count = all_count;
+  return all_images;
+}
+
+static bool kernels_built(kiln_backend b) {
+  switch (b) {
+  case KILN_BACKEND_VULKAN: return CONF_SPIRV_KERNELS;
+  case KILN_BACKEND_CUDA: return CONF_CUDA_KERNELS;
+  case KILN_BACKEND_HIP: return CONF_HIP_KERNELS;
+  default: return false;
+  }
+}
+
+kiln_module *conf_module(void) {
+  if (module) return module;
+  if (!kernels_built(conf.backend))
+    fail_msg("this build has no %s test kernels: their compiler was not "
+             "found when meson configured it (see the warning in its "
+             "output); the %s kernel tests cannot run",
+             kiln_backend_name(conf.backend), kiln_backend_name(conf.backend));
+  size_t count;
+  const kiln_module_image *images = conf_images(&count);
+  check_ok(kiln_module_create(conf.ctx, images, count, &module));
+  return module;
+}
+
+kiln_kernel *conf_kernel(const char *name) {
+  kiln_kernel *k = NULL;
+  check_ok(kiln_module_get_kernel(conf_module(), name, &k));
+  return k;
+}
+
+kiln_status conf_release_module(void) {
+  kiln_status st = kiln_module_destroy(module);
+  module = NULL;
+  return st;
+}
+
+/* ---- Validation messages ------------------------------------------------- */
+
+static const char validation_prefix[] = "Vulkan validation: ";
+static pthread_mutex_t log_lock = PTHREAD_MUTEX_INITIALIZER;
+static int validation_count;
+static int validation_seen;
+
+static void on_log(kiln_log_level level, const char *message, void *user) {
+  (void)user;
+  bool validation =
+      strncmp(message, validation_prefix, sizeof validation_prefix - 1) == 0;
+  pthread_mutex_lock(&log_lock);
+  if (validation) validation_count++;
+  pthread_mutex_unlock(&log_lock);
+  static const char *const names[] = {"", "error", "warn", "info", "debug"};
+  fprintf(stderr, "kiln %s: %s\n", names[level], message);
+}
+
+void conf_install_log_handler(void) {
+  if (kiln_get_log_level() < KILN_LOG_WARN) kiln_set_log_level(KILN_LOG_WARN);
+  kiln_set_log_handler(on_log, NULL);
+}
+
+int conf_validation_messages(void) {
+  pthread_mutex_lock(&log_lock);
+  int n = validation_count;
+  pthread_mutex_unlock(&log_lock);
+  return n;
+}
+
+int conf_check_validation(void **state) {
+  (void)state;
+  int n = conf_validation_messages();
+  if (n == validation_seen) return 0;
+  print_error("the Vulkan validation layer reported %d message(s) during "
+              "this test (printed above)\n",
+              n - validation_seen);
+  validation_seen = n;
+  return -1;
+}

@@ -1,0 +1,126 @@
+/*
+ * A backend without a GPU, for testing the core: "device memory" is host
+ * memory (device_address is the host pointer), transfers run at once,
+ * streams and events are trivial, and a launch records what the core handed
+ * it. Images are KILN_IMAGE_SPIRV (by default) whose bytes are text: kernel
+ * names separated by white space, each optionally followed by ":N", the
+ * kernel's packed argument size; a word that is not of that shape makes the
+ * image invalid. The fake also runs kiln's four built-in kernels on the host
+ * so the core's helpers (fill through a kernel, axpy, reductions) can be
+ * checked end to end.
+ *
+ * Each fake is one instance, configured by the test before fake_install():
+ * which kind it poses as, whether it is available (or why not), its devices.
+ * At most one fake per kind can be installed at a time.
+ */
+#ifndef KILN_TESTS_FAKE_BACKEND_H
+#define KILN_TESTS_FAKE_BACKEND_H
+
+#include <stdatomic.h>
+
+#include "core/backend.h"
+
+typedef enum fake_op {
+  FAKE_OP_CONTEXT_INIT,
+  FAKE_OP_CONTEXT_SYNCHRONIZE,
+  FAKE_OP_BUFFER_INIT,
+  FAKE_OP_HOST_BUFFER_INIT,
+  FAKE_OP_WRITE,
+  FAKE_OP_READ,
+  FAKE_OP_COPY,
+  FAKE_OP_FILL,
+  FAKE_OP_WRITE_ASYNC,
+  FAKE_OP_READ_ASYNC,
+  FAKE_OP_MODULE_INIT,
+  FAKE_OP_KERNEL_INIT,
+  FAKE_OP_LAUNCH,
+  FAKE_OP_STREAM_INIT,
+  FAKE_OP_STREAM_SYNCHRONIZE,
+  FAKE_OP_EVENT_INIT,
+  FAKE_OP_EVENT_RECORD,
+  FAKE_OP_STREAM_WAIT_EVENT,
+  FAKE_OP_EVENT_SYNCHRONIZE,
+  FAKE_OP_EVENT_QUERY,
+  FAKE_OP_EVENT_ELAPSED,
+  FAKE_OP_COUNT
+} fake_op;
+
+/* One launch as the backend received it. */
+typedef struct fake_launch {
+  char kernel[64];
+  size_t kernel_arg_bytes;
+  kiln_launch_config config;
+  kiln_packed_args args;
+} fake_launch;
+
+#define FAKE_MAX_DEVICES 4
+#define FAKE_LAUNCH_LOG 8
+
+typedef struct fake_backend {
+  /* First, so that a context's ops pointer leads back to its fake. Tests
+   * may change entries (e.g. clear an op) before installing. */
+  kiln_backend_ops ops;
+  char name[16];
+
+  /* Configuration. */
+  bool available;
+  char reason[128];
+  size_t device_count;
+  kiln_device_properties devices[FAKE_MAX_DEVICES];
+  /* Route buffer_fill through the core's kiln_fill_with_kernel. */
+  bool fill_with_kernel;
+  /* event_query answers NOT_READY while this is set. */
+  bool events_pending;
+  /* The next call of `fail_op` returns `fail_status` (KILN_OK: none). */
+  fake_op fail_op;
+  kiln_status fail_status;
+
+  /* Observations. */
+  /* Atomic: tests create and destroy objects from several threads. */
+  atomic_uint probe_calls;
+  atomic_uint calls[FAKE_OP_COUNT];
+  /* Objects initialised and not yet deinitialised, by kiln_object_type. */
+  atomic_long live[KILN_OBJECT_EVENT + 1];
+  size_t launch_count;
+  fake_launch launches[FAKE_LAUNCH_LOG]; /* the last ones, a ring */
+  uint64_t last_fill_pattern;
+  size_t last_fill_pattern_size;
+} fake_backend;
+
+/* Resets `fb` to an available fake of `kind` with one discrete GPU. */
+void fake_init(fake_backend *fb, kiln_backend kind);
+
+/* Gives the fake `count` devices of the given types, named
+ * "fake <kind> <type> <index>". */
+void fake_set_devices(fake_backend *fb, size_t count,
+                      const kiln_device_type *types);
+
+/* Makes the fake unavailable with `reason`. */
+void fake_set_unavailable(fake_backend *fb, const char *reason);
+
+/* Registers the fakes as the only backends (kiln_registry_override). */
+void fake_install(fake_backend *const *fakes, size_t count);
+
+/* The n-th most recent launch (0: the last); NULL if there were fewer. */
+const fake_launch *fake_launch_back(const fake_backend *fb, size_t n);
+
+/* A KILN_IMAGE_SPIRV image of the fake's text format (the text is not
+ * copied: keep it alive until kiln_module_create returns). */
+kiln_module_image fake_image(const char *text);
+
+/* The sum of fb->live[]: objects the backend still holds. */
+long fake_live_objects(const fake_backend *fb);
+
+/* A cmocka fixture: an available fake Vulkan backend with one discrete GPU,
+ * installed alone, and a context on it. The teardown fails the test if
+ * destroying the context reports live objects or the fake still holds any:
+ * every test releases what it creates. */
+typedef struct fake_fixture {
+  fake_backend fb;
+  kiln_context *ctx;
+} fake_fixture;
+
+int fake_fixture_setup(void **state);
+int fake_fixture_teardown(void **state);
+
+#endif /* KILN_TESTS_FAKE_BACKEND_H */
