@@ -1,0 +1,185 @@
+/* kiln-bench's shared declarations: the options, the state every section
+ * works on, timing, data and result checks, and the report. */
+#ifndef KILN_BENCH_BENCH_H
+#define KILN_BENCH_BENCH_H
+
+#include <kiln/kiln.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The sections, as --only names them. */
+enum {
+  BENCH_LAUNCH = 1u << 0,
+  BENCH_STREAM = 1u << 1,
+  BENCH_REDUCE = 1u << 2,
+  BENCH_TRANSFER = 1u << 3,
+  BENCH_GEMM = 1u << 4,
+  BENCH_ALL = (1u << 5) - 1u,
+};
+
+typedef struct bench_options {
+  bool json;          /* JSON lines on stdout, the table on stderr */
+  bool quick;         /* small sizes and counts: the CI smoke test */
+  unsigned sections;  /* BENCH_* bits */
+  size_t max_bytes;   /* the largest array, transfer or matrix */
+  unsigned repeat;    /* timed samples per figure; the median is reported */
+} bench_options;
+
+typedef struct cuda_raw cuda_raw;
+typedef struct cublas cublas;
+
+/* One measured figure. Strings are static. */
+typedef struct bench_result {
+  const char *section; /* "launch", "stream", "reduce", "transfer", "gemm" */
+  const char *name;    /* "triad", "h2d-pinned", "sgemm", ... */
+  const char *impl;    /* "kiln", "cuda-raw", "cuMemcpyDtoD", "cublas" */
+  size_t size; /* elements, bytes, matrix order or launches */
+  double ms;           /* median time of one operation */
+  double value;        /* in `unit` */
+  const char *unit;    /* "GB/s", "GFLOP/s", "us", "ms" */
+} bench_result;
+
+typedef struct bench {
+  bench_options opt;
+  FILE *out; /* where the table goes */
+  kiln_context *ctx;
+  kiln_stream *stream; /* every kiln operation is queued here */
+  kiln_device_properties props;
+  kiln_module *builtins;
+  kiln_event *start, *end;
+  cuda_raw *raw; /* the raw CUDA driver comparator, NULL when absent */
+  cublas *blas;  /* cuBLAS, NULL when absent */
+  bench_result *results;
+  size_t result_count, result_capacity;
+  unsigned wrong; /* checks that failed; any makes the exit status 1 */
+} bench;
+
+/* ---- sections (each returns 0, or -1 after reporting an error) ----------- */
+
+int bench_launch(bench *b);
+int bench_stream(bench *b);
+int bench_reduce(bench *b);
+int bench_transfer(bench *b);
+int bench_gemm(bench *b);
+
+/* The copy ceiling (cuMemcpyDtoD) at n floats, measured once per n and
+ * shared by the stream and reduce sections; 0 when there is no comparator. */
+int bench_ceiling(bench *b, size_t n, double *gbps);
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* Reports a failed kiln call with kiln's message; returns -1. */
+int bench_kiln_error(const char *call, kiln_status status);
+
+#define BENCH_CHECK(call)                                          \
+  do {                                                             \
+    kiln_status bench_status_ = (call);                            \
+    if (bench_status_ != KILN_OK)                                  \
+      return bench_kiln_error(#call, bench_status_);               \
+  } while (0)
+
+/* ---- timing (timing.c) --------------------------------------------------- */
+
+/* Seconds on a monotonic host clock. */
+double bench_now(void);
+
+/* The median of v[0..n), n > 0; reorders v. */
+double bench_median(double *v, size_t n);
+
+/* Runs `iters` operations and stores their total time in *ms; 0 or -1. */
+typedef int (*bench_batch_fn)(void *self, unsigned iters, double *ms);
+
+/* The median time of one operation: one warm-up batch, a batch count
+ * chosen so that a sample lasts about the target time, then opt.repeat
+ * samples. */
+int bench_measure(const bench *b, bench_batch_fn batch, void *self,
+                  double *ms_per_op);
+
+/* Queues one kiln operation on b->stream. */
+typedef kiln_status (*bench_kiln_op)(bench *b, void *arg);
+
+/* bench_measure of `op`, each sample timed with kiln events around the
+ * batch on b->stream. */
+int bench_measure_kiln(bench *b, bench_kiln_op op, void *arg,
+                       double *ms_per_op);
+
+/* ---- data and checks (check.c) ------------------------------------------- */
+
+/* The seeds of the input arrays every section uses. */
+#define BENCH_SEED_A 1u
+#define BENCH_SEED_B 2u
+
+/* Element i of the test array `seed`: a fixed value in [0.5, 1.5) with 23
+ * random bits, the same on every run. */
+float bench_value(uint32_t seed, size_t i);
+
+/* Writes bench_value(seed, i) for i < n to `buf` from byte `offset`. */
+int bench_upload(bench *b, kiln_buffer *buf, size_t offset, size_t n,
+                 uint32_t seed);
+
+/* The expected element i, and the magnitude that bounds its rounding
+ * error (0 for exact results). */
+typedef double (*bench_expect_fn)(const void *arg, size_t i,
+                                  double *magnitude);
+
+/* Reads floats [0, n) of `buf` from byte `offset` (all of them up to 2^20,
+ * else evenly spread samples and the end) and compares each with
+ * `expect`, allowing a few ulps of its magnitude. A mismatch is reported
+ * and counted in b->wrong. */
+int bench_verify(bench *b, const char *what, const kiln_buffer *buf,
+                 size_t offset, size_t n, bench_expect_fn expect,
+                 const void *arg);
+
+/* Float64 sums over [0, n) of a[i] and of a[i] * b[i] for the test arrays
+ * of seeds BENCH_SEED_A and BENCH_SEED_B, extended as n grows. Every term
+ * is positive, so each sum is also the magnitude of its rounding error. */
+typedef struct bench_sums {
+  size_t n;
+  double sum, dot;
+} bench_sums;
+void bench_sums_extend(bench_sums *s, size_t n);
+
+/* How many float32 roundings a sum of n terms by kiln_reduce_sum_f32 or
+ * kiln_dot_f32 may accumulate: the terms each thread adds in a row (the
+ * helpers run at most 1024 blocks of 256 threads), then two trees. */
+double bench_sum_roundings(size_t n);
+
+/* Whether `got` is within `roundings` float32 roundings of `expected`,
+ * whose terms add up to `magnitude` in absolute value. NaN never is. */
+bool bench_close(double got, double expected, double magnitude,
+                 double roundings);
+
+/* Counts a failed check, printing `fmt` first. */
+void bench_wrong(bench *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* ---- report (report.c) --------------------------------------------------- */
+
+/* Records a figure and, with --json, prints it as a JSON line. */
+int bench_record(bench *b, const bench_result *r);
+
+/* The recorded figure, or NULL. size 0 matches any size. */
+const bench_result *bench_find(const bench *b, const char *section,
+                               const char *name, const char *impl,
+                               size_t size);
+
+/* "4 KiB", "256 MiB", "1 GiB", ... for a size in bytes. */
+const char *bench_bytes_text(size_t bytes, char *buf, size_t buf_size);
+
+/* A table cell: the value with `decimals`, or "-" when value < 0. */
+void bench_cell(FILE *out, int width, int decimals, double value);
+
+/* Prints the ratios the goals of issue 5 name, and their JSON lines. */
+void bench_ratios(bench *b);
+
+/* Prints the run's set-up as a JSON line (with --json). */
+void bench_json_info(const bench *b, const char *raw_status,
+                     const char *blas_status);
+
+#endif /* KILN_BENCH_BENCH_H */

@@ -1,0 +1,363 @@
+/* The raw CUDA driver comparator: libcuda.so.1 loaded and driven directly,
+ * so that kiln's own overhead shows as the difference. It declares the few
+ * driver types it needs instead of including cuda.h, so kiln-bench builds
+ * without a CUDA toolkit and finds the driver at run time, as kiln does. */
+#include "cuda_raw.h"
+
+#include <dlfcn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult; /* CUDA_SUCCESS is 0 */
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+
+#define RAW_STREAM_NON_BLOCKING 1u
+#define RAW_EVENT_DEFAULT 0u
+#define RAW_MAX_MODULES 8
+
+/* The entry points used, by their exported (versioned) names. */
+typedef struct cuda_api {
+  CUresult (*Init)(unsigned);
+  CUresult (*DriverGetVersion)(int *);
+  CUresult (*GetErrorName)(CUresult, const char **);
+  CUresult (*DeviceGetCount)(int *);
+  CUresult (*DeviceGet)(CUdevice *, int);
+  CUresult (*DeviceGetName)(char *, int, CUdevice);
+  CUresult (*DeviceGetUuid)(unsigned char *, CUdevice);
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*CtxPushCurrent)(CUcontext);
+  CUresult (*CtxPopCurrent)(CUcontext *);
+  CUresult (*ModuleLoadData)(CUmodule *, const void *);
+  CUresult (*ModuleUnload)(CUmodule);
+  CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned,
+                           unsigned, unsigned, unsigned, unsigned, CUstream,
+                           void **, void **);
+  CUresult (*MemAlloc)(raw_ptr *, size_t);
+  CUresult (*MemFree)(raw_ptr);
+  CUresult (*MemAllocHost)(void **, size_t);
+  CUresult (*MemFreeHost)(void *);
+  CUresult (*MemsetD32Async)(raw_ptr, unsigned, size_t, CUstream);
+  CUresult (*MemcpyDtoDAsync)(raw_ptr, raw_ptr, size_t, CUstream);
+  CUresult (*MemcpyHtoDAsync)(raw_ptr, const void *, size_t, CUstream);
+  CUresult (*MemcpyDtoHAsync)(void *, raw_ptr, size_t, CUstream);
+  CUresult (*StreamCreate)(CUstream *, unsigned);
+  CUresult (*StreamDestroy)(CUstream);
+  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*EventCreate)(CUevent *, unsigned);
+  CUresult (*EventDestroy)(CUevent);
+  CUresult (*EventRecord)(CUevent, CUstream);
+  CUresult (*EventSynchronize)(CUevent);
+  CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+} cuda_api;
+
+/* Each slot's exported name, and an older name for drivers without it. */
+static const struct {
+  const char *name, *older;
+  size_t offset;
+} cuda_symbols[] = {
+#define RAW_SYMBOL(field, name, older) {name, older, offsetof(cuda_api, field)}
+    RAW_SYMBOL(Init, "cuInit", NULL),
+    RAW_SYMBOL(DriverGetVersion, "cuDriverGetVersion", NULL),
+    RAW_SYMBOL(GetErrorName, "cuGetErrorName", NULL),
+    RAW_SYMBOL(DeviceGetCount, "cuDeviceGetCount", NULL),
+    RAW_SYMBOL(DeviceGet, "cuDeviceGet", NULL),
+    RAW_SYMBOL(DeviceGetName, "cuDeviceGetName", NULL),
+    RAW_SYMBOL(DeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid"),
+    RAW_SYMBOL(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL),
+    RAW_SYMBOL(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",
+               "cuDevicePrimaryCtxRelease"),
+    RAW_SYMBOL(CtxPushCurrent, "cuCtxPushCurrent_v2", NULL),
+    RAW_SYMBOL(CtxPopCurrent, "cuCtxPopCurrent_v2", NULL),
+    RAW_SYMBOL(ModuleLoadData, "cuModuleLoadData", NULL),
+    RAW_SYMBOL(ModuleUnload, "cuModuleUnload", NULL),
+    RAW_SYMBOL(ModuleGetFunction, "cuModuleGetFunction", NULL),
+    RAW_SYMBOL(LaunchKernel, "cuLaunchKernel", NULL),
+    RAW_SYMBOL(MemAlloc, "cuMemAlloc_v2", NULL),
+    RAW_SYMBOL(MemFree, "cuMemFree_v2", NULL),
+    RAW_SYMBOL(MemAllocHost, "cuMemAllocHost_v2", NULL),
+    RAW_SYMBOL(MemFreeHost, "cuMemFreeHost", NULL),
+    RAW_SYMBOL(MemsetD32Async, "cuMemsetD32Async", NULL),
+    RAW_SYMBOL(MemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", NULL),
+    RAW_SYMBOL(MemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", NULL),
+    RAW_SYMBOL(MemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", NULL),
+    RAW_SYMBOL(StreamCreate, "cuStreamCreate", NULL),
+    RAW_SYMBOL(StreamDestroy, "cuStreamDestroy_v2", NULL),
+    RAW_SYMBOL(StreamSynchronize, "cuStreamSynchronize", NULL),
+    RAW_SYMBOL(EventCreate, "cuEventCreate", NULL),
+    RAW_SYMBOL(EventDestroy, "cuEventDestroy_v2", NULL),
+    RAW_SYMBOL(EventRecord, "cuEventRecord", NULL),
+    RAW_SYMBOL(EventSynchronize, "cuEventSynchronize", NULL),
+    RAW_SYMBOL(EventElapsedTime, "cuEventElapsedTime_v2",
+               "cuEventElapsedTime"),
+#undef RAW_SYMBOL
+};
+
+struct cuda_raw {
+  void *library;
+  cuda_api api;
+  CUdevice device;
+  CUcontext context; /* the device's primary context, retained */
+  CUstream stream;
+  CUevent start, end;
+  CUmodule modules[RAW_MAX_MODULES];
+  size_t module_count;
+  char description[320];
+};
+
+/* Prints a failed driver call with the driver's name for the error. */
+static int raw_failed(const cuda_raw *r, const char *call, CUresult result) {
+  const char *name = NULL;
+  if (r->api.GetErrorName == NULL ||
+      r->api.GetErrorName(result, &name) != 0 || name == NULL)
+    name = "unknown CUresult";
+  fprintf(stderr, "kiln-bench: raw CUDA: %s failed: %s (%d)\n", call, name,
+          result);
+  return -1;
+}
+
+#define RAW_CALL(r, call)                                    \
+  do {                                                       \
+    CUresult raw_result_ = (r)->api.call;                    \
+    if (raw_result_ != 0) return raw_failed(r, #call, raw_result_); \
+  } while (0)
+
+static int load_library(cuda_raw *r, char *why, size_t why_size) {
+  const char *path = getenv("KILN_CUDA_LIBRARY");
+  if (path == NULL || path[0] == '\0') path = "libcuda.so.1";
+  r->library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (r->library == NULL) {
+    snprintf(why, why_size, "%s cannot be loaded: %s", path, dlerror());
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof cuda_symbols / sizeof cuda_symbols[0]; i++) {
+    void *symbol = dlsym(r->library, cuda_symbols[i].name);
+    if (symbol == NULL && cuda_symbols[i].older != NULL)
+      symbol = dlsym(r->library, cuda_symbols[i].older);
+    if (symbol == NULL) {
+      snprintf(why, why_size, "%s has no %s (driver too old)", path,
+               cuda_symbols[i].name);
+      return -1;
+    }
+    /* A data pointer into a function-pointer slot: memcpy, as ISO C has
+     * no conversion between the two. */
+    memcpy((char *)&r->api + cuda_symbols[i].offset, &symbol, sizeof symbol);
+  }
+  return 0;
+}
+
+static bool all_zero(const uint8_t *bytes, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (bytes[i] != 0) return false;
+  return true;
+}
+
+/* The CUDA device with kiln's device's UUID. */
+static int find_device(cuda_raw *r, const kiln_device_properties *kiln_device,
+                       char *why, size_t why_size) {
+  int count = 0;
+  CUresult result = r->api.DeviceGetCount(&count);
+  if (result != 0 || count == 0) {
+    snprintf(why, why_size, "the CUDA driver sees no device");
+    return -1;
+  }
+  bool any = all_zero(kiln_device->uuid, sizeof kiln_device->uuid);
+  for (int i = 0; i < count; i++) {
+    CUdevice device;
+    unsigned char uuid[16];
+    if (r->api.DeviceGet(&device, i) != 0) continue;
+    if (!any && (r->api.DeviceGetUuid(uuid, device) != 0 ||
+                 memcmp(uuid, kiln_device->uuid, sizeof uuid) != 0))
+      continue;
+    r->device = device;
+    char name[256] = "";
+    r->api.DeviceGetName(name, (int)sizeof name, device);
+    int version = 0;
+    r->api.DriverGetVersion(&version);
+    snprintf(r->description, sizeof r->description,
+             "CUDA driver %d.%d, device %d: %s%s", version / 1000,
+             version % 1000 / 10, i, name,
+             any ? " (kiln's device has no UUID: CUDA device 0 taken)" : "");
+    return 0;
+  }
+  snprintf(why, why_size,
+           "no CUDA device is kiln's device %s (no UUID matches)",
+           kiln_device->name);
+  return -1;
+}
+
+/* Loads the fatbins; one that has no code for this GPU is left out with a
+ * note, and launches of its kernels then say so. */
+static void load_modules(cuda_raw *r, const kiln_module_image *images,
+                         size_t count) {
+  for (size_t i = 0; i < count && r->module_count < RAW_MAX_MODULES; i++) {
+    CUmodule module;
+    CUresult result = r->api.ModuleLoadData(&module, images[i].data);
+    if (result != 0) {
+      raw_failed(r, "cuModuleLoadData", result);
+      continue;
+    }
+    r->modules[r->module_count++] = module;
+  }
+}
+
+cuda_raw *cuda_raw_open(const kiln_device_properties *kiln_device,
+                        const kiln_module_image *images, size_t count,
+                        char *why, size_t why_size) {
+  cuda_raw *r = calloc(1, sizeof *r);
+  if (r == NULL) {
+    snprintf(why, why_size, "out of host memory");
+    return NULL;
+  }
+  if (load_library(r, why, why_size) != 0) goto fail;
+  CUresult result = r->api.Init(0);
+  if (result != 0) {
+    const char *name = "unknown CUresult";
+    r->api.GetErrorName(result, &name);
+    snprintf(why, why_size, "cuInit failed: %s", name);
+    goto fail;
+  }
+  if (find_device(r, kiln_device, why, why_size) != 0) goto fail;
+  if (r->api.DevicePrimaryCtxRetain(&r->context, r->device) != 0) {
+    snprintf(why, why_size, "cuDevicePrimaryCtxRetain failed");
+    r->context = NULL;
+    goto fail;
+  }
+  if (cuda_raw_enter(r) != 0) {
+    snprintf(why, why_size, "cuCtxPushCurrent failed");
+    goto fail;
+  }
+  bool made = r->api.StreamCreate(&r->stream, RAW_STREAM_NON_BLOCKING) == 0 &&
+              r->api.EventCreate(&r->start, RAW_EVENT_DEFAULT) == 0 &&
+              r->api.EventCreate(&r->end, RAW_EVENT_DEFAULT) == 0;
+  if (made) load_modules(r, images, count);
+  cuda_raw_leave(r);
+  if (!made) {
+    snprintf(why, why_size, "cannot create a CUDA stream and events");
+    goto fail;
+  }
+  return r;
+fail:
+  cuda_raw_close(r);
+  return NULL;
+}
+
+void cuda_raw_close(cuda_raw *r) {
+  if (r == NULL) return;
+  if (r->context != NULL && cuda_raw_enter(r) == 0) {
+    for (size_t i = 0; i < r->module_count; i++)
+      r->api.ModuleUnload(r->modules[i]);
+    if (r->start != NULL) r->api.EventDestroy(r->start);
+    if (r->end != NULL) r->api.EventDestroy(r->end);
+    if (r->stream != NULL) r->api.StreamDestroy(r->stream);
+    cuda_raw_leave(r);
+    r->api.DevicePrimaryCtxRelease(r->device);
+  }
+  /* libcuda stays loaded: kiln's CUDA backend may share the handle, and
+   * the driver does not support being unloaded while contexts live. */
+  free(r);
+}
+
+const char *cuda_raw_description(const cuda_raw *r) { return r->description; }
+
+int cuda_raw_enter(cuda_raw *r) {
+  RAW_CALL(r, CtxPushCurrent(r->context));
+  return 0;
+}
+
+void cuda_raw_leave(cuda_raw *r) {
+  CUcontext popped;
+  r->api.CtxPopCurrent(&popped);
+}
+
+int cuda_raw_function(cuda_raw *r, const char *name, void **out_function) {
+  for (size_t i = 0; i < r->module_count; i++) {
+    CUfunction f;
+    if (r->api.ModuleGetFunction(&f, r->modules[i], name) == 0) {
+      *out_function = f;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+void cuda_raw_no_kernel(const char *section, const char *kernel) {
+  fprintf(stderr,
+          "kiln-bench: %s: no raw-driver launches: the raw CUDA comparator "
+          "has no %s (kiln-bench built without nvcc, or no code in the "
+          "fatbins for this GPU)\n",
+          section, kernel);
+}
+
+int cuda_raw_launch(cuda_raw *r, void *function, unsigned grid_x,
+                    unsigned grid_y, unsigned block_x, void **params) {
+  RAW_CALL(r, LaunchKernel((CUfunction)function, grid_x, grid_y, 1, block_x,
+                           1, 1, 0, r->stream, params, NULL));
+  return 0;
+}
+
+int cuda_raw_alloc(cuda_raw *r, size_t bytes, raw_ptr *out) {
+  RAW_CALL(r, MemAlloc(out, bytes));
+  return 0;
+}
+
+void cuda_raw_free(cuda_raw *r, raw_ptr p) {
+  if (p != 0) r->api.MemFree(p);
+}
+
+int cuda_raw_host_alloc(cuda_raw *r, size_t bytes, void **out) {
+  RAW_CALL(r, MemAllocHost(out, bytes));
+  return 0;
+}
+
+void cuda_raw_host_free(cuda_raw *r, void *p) {
+  if (p != NULL) r->api.MemFreeHost(p);
+}
+
+int cuda_raw_fill32(cuda_raw *r, raw_ptr dst, uint32_t value, size_t count) {
+  RAW_CALL(r, MemsetD32Async(dst, value, count, r->stream));
+  return 0;
+}
+
+int cuda_raw_dtod(cuda_raw *r, raw_ptr dst, raw_ptr src, size_t bytes) {
+  RAW_CALL(r, MemcpyDtoDAsync(dst, src, bytes, r->stream));
+  return 0;
+}
+
+int cuda_raw_htod(cuda_raw *r, raw_ptr dst, const void *src, size_t bytes) {
+  RAW_CALL(r, MemcpyHtoDAsync(dst, src, bytes, r->stream));
+  return 0;
+}
+
+int cuda_raw_dtoh(cuda_raw *r, void *dst, raw_ptr src, size_t bytes) {
+  RAW_CALL(r, MemcpyDtoHAsync(dst, src, bytes, r->stream));
+  return 0;
+}
+
+int cuda_raw_sync(cuda_raw *r) {
+  RAW_CALL(r, StreamSynchronize(r->stream));
+  return 0;
+}
+
+void *cuda_raw_stream(cuda_raw *r) { return r->stream; }
+
+int cuda_raw_time(cuda_raw *r, int (*queue)(void *arg), void *arg,
+                  unsigned iters, double *ms) {
+  RAW_CALL(r, EventRecord(r->start, r->stream));
+  for (unsigned i = 0; i < iters; i++)
+    if (queue(arg) != 0) return -1;
+  RAW_CALL(r, EventRecord(r->end, r->stream));
+  RAW_CALL(r, EventSynchronize(r->end));
+  float elapsed = 0.0f;
+  RAW_CALL(r, EventElapsedTime(&elapsed, r->start, r->end));
+  *ms = elapsed;
+  return 0;
+}

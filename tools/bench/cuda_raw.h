@@ -1,0 +1,90 @@
+/* kiln-bench's comparators, never part of the library: the raw CUDA driver
+ * API (libcuda.so.1 loaded here, the same kernels launched with
+ * cuLaunchKernel from the same fatbin bytes kiln embeds, cuMemcpyDtoD as the
+ * device's copy ceiling, pinned cuMemcpyHtoD/DtoH), and cuBLAS SGEMM.
+ *
+ * Every call but open/close runs between cuda_raw_enter and cuda_raw_leave,
+ * which make the comparator's context current on the calling thread and
+ * restore kiln's afterwards; timed loops stay inside one enter/leave so that
+ * the raw figures carry no extra cost. Failures are printed, with the
+ * driver's error name, and return -1. */
+#ifndef KILN_BENCH_CUDA_RAW_H
+#define KILN_BENCH_CUDA_RAW_H
+
+#include <kiln/kiln.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bench.h"
+
+typedef uint64_t raw_ptr; /* a CUdeviceptr */
+
+/* Opens the CUDA device that is kiln's device (same UUID; device 0 when
+ * kiln's device has no UUID) and loads `images` (fatbins; count may be 0).
+ * NULL with the reason in `why` when the driver or the device is missing. */
+cuda_raw *cuda_raw_open(const kiln_device_properties *kiln_device,
+                        const kiln_module_image *images, size_t count,
+                        char *why, size_t why_size);
+void cuda_raw_close(cuda_raw *r);
+
+/* "driver 13.0, device 0: NVIDIA H100 80GB HBM3"; owned by r. */
+const char *cuda_raw_description(const cuda_raw *r);
+
+int cuda_raw_enter(cuda_raw *r);
+void cuda_raw_leave(cuda_raw *r);
+
+/* The kernel `name` of the loaded images; -1, and nothing printed, when
+ * none has it (kiln-bench built without nvcc, or no code for this GPU). */
+int cuda_raw_function(cuda_raw *r, const char *name, void **out_function);
+
+/* Says that `section` runs no raw-driver launches, for want of `kernel`. */
+void cuda_raw_no_kernel(const char *section, const char *kernel);
+
+/* cuLaunchKernel on the comparator's stream; params as cuLaunchKernel's. */
+int cuda_raw_launch(cuda_raw *r, void *function, unsigned grid_x,
+                    unsigned grid_y, unsigned block_x, void **params);
+
+int cuda_raw_alloc(cuda_raw *r, size_t bytes, raw_ptr *out);
+void cuda_raw_free(cuda_raw *r, raw_ptr p);
+int cuda_raw_host_alloc(cuda_raw *r, size_t bytes, void **out);
+void cuda_raw_host_free(cuda_raw *r, void *p);
+
+/* Queued on the comparator's stream. */
+int cuda_raw_fill32(cuda_raw *r, raw_ptr dst, uint32_t value, size_t count);
+int cuda_raw_dtod(cuda_raw *r, raw_ptr dst, raw_ptr src, size_t bytes);
+int cuda_raw_htod(cuda_raw *r, raw_ptr dst, const void *src, size_t bytes);
+int cuda_raw_dtoh(cuda_raw *r, void *dst, raw_ptr src, size_t bytes);
+int cuda_raw_sync(cuda_raw *r);
+
+/* The comparator's stream as a CUstream, for cuBLAS. */
+void *cuda_raw_stream(cuda_raw *r);
+
+/* Calls queue(arg) `iters` times between two CUDA events on the stream and
+ * stores the elapsed device time in *ms. */
+int cuda_raw_time(cuda_raw *r, int (*queue)(void *arg), void *arg,
+                  unsigned iters, double *ms);
+
+/* bench_measure of `queue` on b->raw, each sample timed with CUDA events
+ * by cuda_raw_time (timing.c). Between enter and leave. */
+int bench_measure_raw(const bench *b, int (*queue)(void *arg), void *arg,
+                      double *ms_per_op);
+
+/* ---- cuBLAS (cublas.c) --------------------------------------------------- */
+
+/* Loads cuBLAS (KILN_BENCH_CUBLAS names the library; else libcublas.so.13,
+ * .so.12, libcublas.so, then the same under /usr/local/cuda/lib64) and
+ * creates a handle on r's stream with CUBLAS_DEFAULT_MATH, which keeps
+ * float32 SGEMM off TF32 tensor cores. NULL with the reason in `why`. */
+cublas *cublas_open(cuda_raw *r, char *why, size_t why_size);
+void cublas_close(cublas *c, cuda_raw *r);
+
+/* "cuBLAS 13.0.2 (libcublas.so.13)"; owned by c. */
+const char *cublas_description(const cublas *c);
+
+/* Queues row-major C = A * B (m x k times k x n) on r's stream. */
+int cublas_sgemm(cublas *c, unsigned m, unsigned n, unsigned k, raw_ptr a,
+                 unsigned lda, raw_ptr b, unsigned ldb, raw_ptr cm,
+                 unsigned ldc);
+
+#endif /* KILN_BENCH_CUDA_RAW_H */

@@ -1,0 +1,296 @@
+/* SGEMM: row-major C = A B of square float32 matrices, 256 to 8192, through
+ * kiln's built-in kiln_sgemm_f32 (float32 FMAs, no tensor cores) and
+ * through cuBLAS with the default math mode (no TF32), in GFLOP/s. Before
+ * timing, odd shapes, leading dimensions and offsets check the kernel's
+ * edges element by element. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cuda_raw.h"
+
+/* kiln_sgemm_f32's launch shape (shaders/<backend>/sgemm.*): 256 threads
+ * per block, one block per 128 x 128 tile of C, x across its columns. */
+#define BLOCK 256u
+#define TILE 128u
+#define FIRST 256u
+#define LAST 8192u
+#define QUICK_FIRST 64u
+#define QUICK_LAST 256u
+#define SEED_C 7u
+#define SAMPLES 64u
+/* Floats the checks need in each buffer (their largest matrix). */
+#define CHECK_FLOATS 65536u
+
+typedef struct shape {
+  uint32_t m, n, k, lda, ldb, ldc;
+  float alpha, beta;
+  size_t a_off, b_off, c_off; /* floats */
+} shape;
+
+/* Edge tiles in m and n, k not a multiple of 8, leading dimensions that
+ * are not multiples of 4, unaligned offsets, beta on and off. */
+static const shape checks[] = {
+    {1, 1, 1, 1, 1, 1, 1.0f, 0.0f, 0, 0, 0},
+    {67, 45, 33, 37, 50, 47, 0.5f, 2.0f, 0, 0, 0},
+    {130, 260, 17, 20, 264, 261, 1.0f, -1.0f, 1, 0, 3},
+    {128, 128, 8, 8, 128, 128, 1.0f, 0.0f, 0, 0, 0},
+    {256, 128, 40, 40, 132, 128, 1.0f, 0.5f, 0, 0, 0},
+    {200, 300, 129, 132, 300, 304, -1.0f, 0.25f, 0, 0, 0},
+};
+
+typedef struct gemm_state {
+  bench *b;
+  kiln_kernel *kernel;
+  kiln_buffer *a, *bm, *c;
+  kiln_launch_config config;
+  kiln_arg args[11];
+} gemm_state;
+
+static void set_args(gemm_state *g, const shape *s) {
+  g->config = kiln_launch_config_1d(1, BLOCK);
+  g->config.grid.x = (s->n + TILE - 1) / TILE;
+  g->config.grid.y = (s->m + TILE - 1) / TILE;
+  kiln_arg *a = g->args;
+  a[0] = kiln_arg_buffer(g->c, s->c_off * 4);
+  a[1] = kiln_arg_buffer(g->a, s->a_off * 4);
+  a[2] = kiln_arg_buffer(g->bm, s->b_off * 4);
+  a[3] = kiln_arg_u32(s->m);
+  a[4] = kiln_arg_u32(s->n);
+  a[5] = kiln_arg_u32(s->k);
+  a[6] = kiln_arg_u32(s->lda);
+  a[7] = kiln_arg_u32(s->ldb);
+  a[8] = kiln_arg_u32(s->ldc);
+  a[9] = kiln_arg_f32(s->alpha);
+  a[10] = kiln_arg_f32(s->beta);
+}
+
+static kiln_status sgemm_op(bench *b, void *arg) {
+  gemm_state *g = arg;
+  return kiln_launch(b->stream, g->kernel, &g->config, g->args, 11);
+}
+
+/* alpha * (A B)[i][j] + beta * c0 from the generated inputs, and the
+ * magnitude of its terms. */
+static double reference(const shape *s, size_t i, size_t j, double c0,
+                        double *magnitude) {
+  double sum = 0.0, size = 0.0;
+  for (size_t kk = 0; kk < s->k; kk++) {
+    double p = (double)bench_value(BENCH_SEED_A, i * s->lda + kk) *
+               bench_value(BENCH_SEED_B, kk * s->ldb + j);
+    sum += p;
+    size += fabs(p);
+  }
+  double beta_term = s->beta != 0.0f ? (double)s->beta * c0 : 0.0;
+  *magnitude = fabs((double)s->alpha) * size + fabs(beta_term);
+  return (double)s->alpha * sum + beta_term;
+}
+
+/* Writes the rows x cols matrix `seed` with leading dimension ld at float
+ * `offset`, element (i, j) being bench_value(seed, i * ld + j); the padding
+ * between rows is left alone. */
+static int upload_rows(bench *b, kiln_buffer *buf, size_t offset,
+                       size_t rows, size_t cols, size_t ld, uint32_t seed) {
+  float *row = malloc(cols * sizeof *row);
+  if (row == NULL) {
+    fprintf(stderr, "kiln-bench: out of host memory\n");
+    return -1;
+  }
+  kiln_status st = KILN_OK;
+  for (size_t i = 0; i < rows && st == KILN_OK; i++) {
+    for (size_t j = 0; j < cols; j++) row[j] = bench_value(seed, i * ld + j);
+    st = kiln_buffer_write(b->stream, buf, (offset + i * ld) * 4, row,
+                           cols * 4);
+  }
+  free(row);
+  return st == KILN_OK ? 0 : bench_kiln_error("kiln_buffer_write", st);
+}
+
+/* One odd shape, every element of C and its padding columns checked. All
+ * of A's and B's buffers outside the matrices (row padding included) hold
+ * NaN, so a kernel that reads past an edge gets a NaN in its result. */
+static int check_shape(gemm_state *g, const shape *s) {
+  bench *b = g->b;
+  size_t c_floats = (size_t)s->m * s->ldc;
+  float *c = malloc(c_floats * sizeof *c);
+  if (c == NULL) {
+    fprintf(stderr, "kiln-bench: out of host memory\n");
+    return -1;
+  }
+  int result = -1;
+  const uint32_t poison = 0x7fc00000u; /* a quiet NaN */
+  kiln_status st;
+  if ((st = kiln_buffer_fill(b->stream, g->a, 0, CHECK_FLOATS * 4, &poison,
+                             4)) != KILN_OK ||
+      (st = kiln_buffer_fill(b->stream, g->bm, 0, CHECK_FLOATS * 4, &poison,
+                             4)) != KILN_OK) {
+    result = bench_kiln_error("kiln_buffer_fill", st);
+    goto out;
+  }
+  if (upload_rows(b, g->a, s->a_off, s->m, s->k, s->lda, BENCH_SEED_A) ||
+      upload_rows(b, g->bm, s->b_off, s->k, s->n, s->ldb, BENCH_SEED_B) ||
+      bench_upload(b, g->c, s->c_off * 4, c_floats, SEED_C) != 0)
+    goto out;
+  set_args(g, s);
+  st = sgemm_op(b, g);
+  if (st == KILN_OK)
+    st = kiln_buffer_read(b->stream, g->c, s->c_off * 4, c, c_floats * 4);
+  if (st != KILN_OK) {
+    result = bench_kiln_error("kiln_sgemm_f32 check", st);
+    goto out;
+  }
+  unsigned bad = 0;
+  for (size_t i = 0; i < s->m; i++) {
+    for (size_t j = 0; j < s->ldc; j++) {
+      double c0 = bench_value(SEED_C, i * s->ldc + j), magnitude = 0.0;
+      double expected =
+          j < s->n ? reference(s, i, j, c0, &magnitude) : c0;
+      if (bench_close(c[i * s->ldc + j], expected, magnitude, s->k + 4.0))
+        continue;
+      if (bad++ < 5)
+        fprintf(stderr, "kiln-bench: sgemm %ux%ux%u: C[%zu][%zu] = %.9g, "
+                        "expected %.9g\n",
+                s->m, s->n, s->k, i, j, (double)c[i * s->ldc + j], expected);
+    }
+  }
+  if (bad != 0)
+    bench_wrong(b, "sgemm m=%u n=%u k=%u lda=%u ldb=%u ldc=%u: %u of %zu "
+                   "elements differ",
+                s->m, s->n, s->k, s->lda, s->ldb, s->ldc, bad, c_floats);
+  result = 0;
+out:
+  free(c);
+  return result;
+}
+
+/* A timed square product: the corners and SAMPLES spread elements. */
+static int check_square(gemm_state *g, const shape *s) {
+  bench *b = g->b;
+  unsigned bad = 0;
+  size_t last = s->n - 1;
+  for (unsigned t = 0; t < SAMPLES + 4; t++) {
+    size_t i, j;
+    if (t < 4) {
+      i = t & 1 ? last : 0;
+      j = t & 2 ? last : 0;
+    } else {
+      i = (size_t)(bench_value(11, t) * 1e6) % s->n;
+      j = (size_t)(bench_value(12, t) * 1e6) % s->n;
+    }
+    float got;
+    BENCH_CHECK(kiln_buffer_read(b->stream, g->c, (i * s->ldc + j) * 4,
+                                 &got, 4));
+    double magnitude;
+    double expected = reference(s, i, j, 0.0, &magnitude);
+    if (!bench_close(got, expected, magnitude, s->k + 4.0) && bad++ < 5)
+      fprintf(stderr, "kiln-bench: sgemm n=%u: C[%zu][%zu] = %.9g, "
+                      "expected %.9g\n",
+              s->n, i, j, (double)got, expected);
+  }
+  if (bad != 0)
+    bench_wrong(b, "sgemm n=%u: %u of %u sampled elements differ", s->n, bad,
+                SAMPLES + 4);
+  return 0;
+}
+
+typedef struct blas_call {
+  cublas *blas;
+  uint32_t n;
+  raw_ptr a, b, c;
+} blas_call;
+
+static int blas_op(void *arg) {
+  blas_call *c = arg;
+  return cublas_sgemm(c->blas, c->n, c->n, c->n, c->a, c->n, c->b, c->n, c->c,
+                      c->n);
+}
+
+/* cuBLAS on the same size, its inputs all ones (its speed does not depend
+ * on the values). */
+static int measure_cublas(bench *b, uint32_t n, double *ms) {
+  size_t floats = (size_t)n * n;
+  blas_call c = {b->blas, n, 0, 0, 0};
+  if (cuda_raw_enter(b->raw) != 0) return -1;
+  int result = cuda_raw_alloc(b->raw, floats * 4, &c.a);
+  if (result == 0) result = cuda_raw_alloc(b->raw, floats * 4, &c.b);
+  if (result == 0) result = cuda_raw_alloc(b->raw, floats * 4, &c.c);
+  if (result == 0) result = cuda_raw_fill32(b->raw, c.a, 0x3f800000u, floats);
+  if (result == 0) result = cuda_raw_fill32(b->raw, c.b, 0x3f800000u, floats);
+  if (result == 0) result = bench_measure_raw(b, blas_op, &c, ms);
+  cuda_raw_free(b->raw, c.c);
+  cuda_raw_free(b->raw, c.b);
+  cuda_raw_free(b->raw, c.a);
+  cuda_raw_leave(b->raw);
+  return result;
+}
+
+static int run_size(gemm_state *g, uint32_t n) {
+  bench *b = g->b;
+  shape s = {n, n, n, n, n, n, 1.0f, 0.0f, 0, 0, 0};
+  size_t floats = (size_t)n * n;
+  double flops = 2.0 * (double)n * n * n, ms, kiln_gflops, blas_gflops = -1;
+  if (bench_upload(b, g->a, 0, floats, BENCH_SEED_A) != 0 ||
+      bench_upload(b, g->bm, 0, floats, BENCH_SEED_B) != 0)
+    return -1;
+  set_args(g, &s);
+  if (bench_measure_kiln(b, sgemm_op, g, &ms) != 0 ||
+      check_square(g, &s) != 0)
+    return -1;
+  kiln_gflops = flops / (ms * 1e6);
+  bench_result r = {"gemm", "sgemm", "kiln", n, ms, kiln_gflops, "GFLOP/s"};
+  if (bench_record(b, &r) != 0) return -1;
+  if (b->blas != NULL) {
+    if (measure_cublas(b, n, &ms) != 0) return -1;
+    blas_gflops = flops / (ms * 1e6);
+    bench_result c = {"gemm", "sgemm", "cublas", n, ms, blas_gflops,
+                      "GFLOP/s"};
+    if (bench_record(b, &c) != 0) return -1;
+  }
+  fprintf(b->out, "%7u", n);
+  bench_cell(b->out, 11, 1, kiln_gflops);
+  bench_cell(b->out, 11, 1, blas_gflops);
+  bench_cell(b->out, 13, 3, blas_gflops > 0 ? kiln_gflops / blas_gflops : -1);
+  fprintf(b->out, "\n");
+  return 0;
+}
+
+static int run(gemm_state *g, uint32_t first, uint32_t largest) {
+  bench *b = g->b;
+  BENCH_CHECK(kiln_module_get_kernel(b->builtins, "kiln_sgemm_f32",
+                                     &g->kernel));
+  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+    if (check_shape(g, &checks[i]) != 0) return -1;
+  fprintf(b->out,
+          "\ngemm: sgemm, float32 FMA (no tensor cores), GFLOP/s, median of "
+          "%u\n%7s %11s %11s %13s\n",
+          b->opt.repeat, "n", "kiln", "cuBLAS", "kiln/cuBLAS");
+  for (uint32_t n = first; n <= largest; n *= 2)
+    if (run_size(g, n) != 0) return -1;
+  return 0;
+}
+
+int bench_gemm(bench *b) {
+  gemm_state g;
+  memset(&g, 0, sizeof g);
+  g.b = b;
+  uint32_t first = b->opt.quick ? QUICK_FIRST : FIRST;
+  uint32_t largest = b->opt.quick ? QUICK_LAST : LAST;
+  while ((size_t)largest * largest * 4 > b->opt.max_bytes && largest > first)
+    largest /= 2;
+  size_t floats = (size_t)largest * largest;
+  if (floats < CHECK_FLOATS) floats = CHECK_FLOATS;
+  kiln_status st;
+  int result = -1;
+  if ((st = kiln_buffer_create(b->ctx, floats * 4, 0, &g.a)) != KILN_OK ||
+      (st = kiln_buffer_create(b->ctx, floats * 4, 0, &g.bm)) != KILN_OK ||
+      (st = kiln_buffer_create(b->ctx, floats * 4, 0, &g.c)) != KILN_OK)
+    bench_kiln_error("kiln_buffer_create", st);
+  else
+    result = run(&g, first, largest);
+  kiln_buffer *buffers[] = {g.c, g.bm, g.a};
+  for (size_t i = 0; i < 3; i++)
+    if ((st = kiln_buffer_destroy(buffers[i])) != KILN_OK)
+      result = bench_kiln_error("kiln_buffer_destroy", st);
+  return result;
+}

@@ -1,0 +1,223 @@
+/* Launch cost, on host clocks: an empty kernel launched many times in a row
+ * (the host's cost per launch, and the time until all of them are done),
+ * and launch-then-synchronize round trips, through kiln and through the raw
+ * driver with the same kernel bytes. */
+#include <stdlib.h>
+
+#include "bench.h"
+#include "cuda_raw.h"
+
+/* Written by tools/embed.py at build time: kiln_bench_empty per backend. */
+extern const kiln_module_image kiln_bench_images[];
+extern const size_t kiln_bench_images_count;
+
+#define LAUNCHES 100000u
+#define QUICK_LAUNCHES 2000u
+#define ROUND_TRIPS 1000u
+#define QUICK_ROUND_TRIPS 50u
+#define BLOCK 32u
+/* The kernel's buffer: BLOCK floats it writes in the check launch, then
+ * BLOCK that must keep SENTINEL. */
+#define FLOATS (2u * BLOCK)
+#define SENTINEL 0x5a5a5a5au
+
+typedef struct launch_figures {
+  double host_us;  /* host time per launch in a long run */
+  double batch_ms; /* the long run, from the first launch to completion */
+  double round_trip_us;
+} launch_figures;
+
+/* One implementation's way to launch the empty kernel and wait. */
+typedef struct launcher {
+  int (*launch)(void *self);
+  int (*wait)(void *self);
+  void *self;
+} launcher;
+
+/* Medians over opt.repeat long runs of `count` launches, and over
+ * opt.repeat * trips round trips. */
+static int measure(const bench *b, const launcher *l, unsigned count,
+                   unsigned trips, launch_figures *out) {
+  unsigned repeat = b->opt.repeat;
+  double *host = malloc(repeat * sizeof *host);
+  double *batch = malloc(repeat * sizeof *batch);
+  double *rt = malloc((size_t)repeat * trips * sizeof *rt);
+  int result = -1;
+  if (host == NULL || batch == NULL || rt == NULL) {
+    fprintf(stderr, "kiln-bench: out of host memory\n");
+    goto out;
+  }
+  /* Warm-up: a tenth of a run, then a few round trips. */
+  for (unsigned i = 0; i < count / 10; i++)
+    if (l->launch(l->self) != 0) goto out;
+  if (l->wait(l->self) != 0) goto out;
+  for (unsigned r = 0; r < repeat; r++) {
+    double t0 = bench_now();
+    for (unsigned i = 0; i < count; i++)
+      if (l->launch(l->self) != 0) goto out;
+    double t1 = bench_now();
+    if (l->wait(l->self) != 0) goto out;
+    double t2 = bench_now();
+    host[r] = (t1 - t0) * 1e6 / count;
+    batch[r] = (t2 - t0) * 1e3;
+  }
+  for (size_t i = 0; i < (size_t)repeat * trips; i++) {
+    double t0 = bench_now();
+    if (l->launch(l->self) != 0 || l->wait(l->self) != 0) goto out;
+    rt[i] = (bench_now() - t0) * 1e6;
+  }
+  out->host_us = bench_median(host, repeat);
+  out->batch_ms = bench_median(batch, repeat);
+  out->round_trip_us = bench_median(rt, (size_t)repeat * trips);
+  result = 0;
+out:
+  free(rt);
+  free(batch);
+  free(host);
+  return result;
+}
+
+typedef struct kiln_launcher {
+  bench *b;
+  kiln_kernel *kernel;
+  kiln_launch_config config;
+  kiln_arg args[2];
+} kiln_launcher;
+
+static int kiln_launch_one(void *self) {
+  kiln_launcher *k = self;
+  kiln_status st = kiln_launch(k->b->stream, k->kernel, &k->config, k->args, 2);
+  return st == KILN_OK ? 0 : bench_kiln_error("kiln_launch", st);
+}
+
+static int kiln_wait(void *self) {
+  kiln_launcher *k = self;
+  kiln_status st = kiln_stream_synchronize(k->b->stream);
+  return st == KILN_OK ? 0 : bench_kiln_error("kiln_stream_synchronize", st);
+}
+
+typedef struct raw_launcher {
+  cuda_raw *raw;
+  void *function;
+  raw_ptr out;
+  uint32_t n;
+  void *params[2];
+} raw_launcher;
+
+static int raw_launch_one(void *self) {
+  raw_launcher *r = self;
+  return cuda_raw_launch(r->raw, r->function, 1, 1, BLOCK, r->params);
+}
+
+static int raw_wait(void *self) {
+  return cuda_raw_sync(((raw_launcher *)self)->raw);
+}
+
+/* The raw figures stay negative when the comparator has no kernels. */
+static int measure_raw(bench *b, unsigned count, unsigned trips,
+                       launch_figures *out) {
+  raw_launcher r = {b->raw, NULL, 0, 0, {NULL, NULL}};
+  r.params[0] = &r.out;
+  r.params[1] = &r.n;
+  if (cuda_raw_enter(b->raw) != 0) return -1;
+  int result = 0;
+  if (cuda_raw_function(b->raw, "kiln_bench_empty", &r.function) != 0) {
+    cuda_raw_no_kernel("launch", "kiln_bench_empty");
+  } else if ((result = cuda_raw_alloc(b->raw, FLOATS * 4, &r.out)) == 0) {
+    launcher l = {raw_launch_one, raw_wait, &r};
+    result = measure(b, &l, count, trips, out);
+  }
+  cuda_raw_free(b->raw, r.out);
+  cuda_raw_leave(b->raw);
+  return result;
+}
+
+/* The kernel's check launch wrote zeros to the first BLOCK floats; every
+ * timed launch (n = 0) must have left the rest alone. */
+static int check_output(bench *b, const kiln_buffer *buf) {
+  uint32_t words[FLOATS];
+  BENCH_CHECK(kiln_buffer_read(b->stream, buf, 0, words, sizeof words));
+  for (unsigned i = 0; i < FLOATS; i++) {
+    uint32_t expected = i < BLOCK ? 0u : SENTINEL;
+    if (words[i] != expected) {
+      bench_wrong(b, "kiln_bench_empty: word %u is 0x%08x, expected 0x%08x",
+                  i, (unsigned)words[i], (unsigned)expected);
+      break;
+    }
+  }
+  return 0;
+}
+
+static int record(bench *b, const char *impl, unsigned count,
+                  const launch_figures *f) {
+  bench_result host = {"launch", "host", impl, count, f->host_us * 1e-3,
+                       f->host_us, "us"};
+  bench_result batch = {"launch", "batch", impl, count, f->batch_ms,
+                        f->batch_ms, "ms"};
+  bench_result trip = {"launch", "round-trip", impl, 1,
+                       f->round_trip_us * 1e-3, f->round_trip_us, "us"};
+  if (bench_record(b, &host) != 0 || bench_record(b, &batch) != 0 ||
+      bench_record(b, &trip) != 0)
+    return -1;
+  return 0;
+}
+
+static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
+  unsigned count = b->opt.quick ? QUICK_LAUNCHES : LAUNCHES;
+  unsigned trips = b->opt.quick ? QUICK_ROUND_TRIPS : ROUND_TRIPS;
+  kiln_launcher k;
+  k.b = b;
+  BENCH_CHECK(kiln_module_get_kernel(module, "kiln_bench_empty", &k.kernel));
+  k.config = kiln_launch_config_1d(BLOCK, BLOCK);
+  k.args[0] = kiln_arg_buffer(buf, 0);
+  k.args[1] = kiln_arg_u32(BLOCK);
+
+  const uint32_t sentinel = SENTINEL;
+  BENCH_CHECK(kiln_buffer_fill(b->stream, buf, 0, FLOATS * 4, &sentinel, 4));
+  BENCH_CHECK(kiln_launch(b->stream, k.kernel, &k.config, k.args, 2));
+  k.args[1] = kiln_arg_u32(0);
+
+  launch_figures kiln_f, raw_f = {-1.0, -1.0, -1.0};
+  launcher l = {kiln_launch_one, kiln_wait, &k};
+  if (measure(b, &l, count, trips, &kiln_f) != 0 ||
+      check_output(b, buf) != 0 || record(b, "kiln", count, &kiln_f) != 0)
+    return -1;
+  if (b->raw != NULL) {
+    if (measure_raw(b, count, trips, &raw_f) != 0) return -1;
+    if (raw_f.host_us >= 0.0 && record(b, "cuda-raw", count, &raw_f) != 0)
+      return -1;
+  }
+
+  fprintf(b->out,
+          "\nlaunch: an empty kernel, 1 block of %u threads; median of %u "
+          "(host clock)\n%-34s %12s %12s\n",
+          BLOCK, b->opt.repeat, "", "kiln", "raw CUDA");
+  char label[64];
+  fprintf(b->out, "%-34s", "host cost per launch (us)");
+  bench_cell(b->out, 12, 3, kiln_f.host_us);
+  bench_cell(b->out, 12, 3, raw_f.host_us);
+  snprintf(label, sizeof label, "%u launches to completion (ms)", count);
+  fprintf(b->out, "\n%-34s", label);
+  bench_cell(b->out, 12, 2, kiln_f.batch_ms);
+  bench_cell(b->out, 12, 2, raw_f.batch_ms);
+  fprintf(b->out, "\n%-34s", "launch + synchronize (us)");
+  bench_cell(b->out, 12, 2, kiln_f.round_trip_us);
+  bench_cell(b->out, 12, 2, raw_f.round_trip_us);
+  fprintf(b->out, "\n");
+  return 0;
+}
+
+int bench_launch(bench *b) {
+  kiln_module *module = NULL;
+  kiln_buffer *buf = NULL;
+  BENCH_CHECK(kiln_module_create(b->ctx, kiln_bench_images,
+                                 kiln_bench_images_count, &module));
+  kiln_status st = kiln_buffer_create(b->ctx, FLOATS * 4, 0, &buf);
+  int result = st == KILN_OK ? run(b, module, buf)
+                             : bench_kiln_error("kiln_buffer_create", st);
+  if ((st = kiln_buffer_destroy(buf)) != KILN_OK)
+    result = bench_kiln_error("kiln_buffer_destroy", st);
+  if ((st = kiln_module_destroy(module)) != KILN_OK)
+    result = bench_kiln_error("kiln_module_destroy", st);
+  return result;
+}

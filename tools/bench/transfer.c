@@ -1,0 +1,201 @@
+/* Transfers, 4 KiB to 1 GiB, host to device and device to host:
+ *  - pageable: malloc'd memory through kiln_buffer_write/read, timed on the
+ *    host clock up to completion, since kiln may stage the bytes itself;
+ *  - pinned: kiln host buffers through the async forms, timed with kiln
+ *    events;
+ *  - raw: cuMemcpyHtoDAsync/DtoHAsync from cuMemAllocHost memory, timed with
+ *    CUDA events. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "cuda_raw.h"
+
+#define FIRST ((size_t)4 << 10)
+#define LAST ((size_t)1 << 30)
+#define QUICK_LAST ((size_t)256 << 10)
+#define SEED_PAGEABLE 3u
+#define SEED_PINNED 4u
+
+enum kind { H2D_PAGEABLE, H2D_PINNED, D2H_PAGEABLE, D2H_PINNED, KINDS };
+
+static const char *const names[KINDS] = {"h2d-pageable", "h2d-pinned",
+                                         "d2h-pageable", "d2h-pinned"};
+
+typedef struct transfer_state {
+  bench *b;
+  kiln_buffer *dev;
+  kiln_host_buffer *pinned_src, *pinned_dst;
+  float *pageable_src, *pageable_dst;
+  raw_ptr rdev;
+  void *rhost;
+  size_t size; /* of the transfer being timed */
+  enum kind kind;
+} transfer_state;
+
+/* Pageable transfers on the host clock: a write is done once the stream
+ * is synchronized, a read when it returns. */
+static int pageable_batch(void *self, unsigned iters, double *ms) {
+  transfer_state *t = self;
+  bench *b = t->b;
+  double t0 = bench_now();
+  for (unsigned i = 0; i < iters; i++) {
+    if (t->kind == H2D_PAGEABLE)
+      BENCH_CHECK(kiln_buffer_write(b->stream, t->dev, 0, t->pageable_src,
+                                    t->size));
+    else
+      BENCH_CHECK(kiln_buffer_read(b->stream, t->dev, 0, t->pageable_dst,
+                                   t->size));
+  }
+  BENCH_CHECK(kiln_stream_synchronize(b->stream));
+  *ms = (bench_now() - t0) * 1e3;
+  return 0;
+}
+
+static kiln_status pinned_op(bench *b, void *arg) {
+  transfer_state *t = arg;
+  if (t->kind == H2D_PINNED)
+    return kiln_buffer_write_async(b->stream, t->dev, 0, t->pinned_src, 0,
+                                   t->size);
+  return kiln_buffer_read_async(b->stream, t->dev, 0, t->pinned_dst, 0,
+                                t->size);
+}
+
+static int raw_op(void *arg) {
+  transfer_state *t = arg;
+  if (t->kind == H2D_PINNED)
+    return cuda_raw_htod(t->b->raw, t->rdev, t->rhost, t->size);
+  return cuda_raw_dtoh(t->b->raw, t->rhost, t->rdev, t->size);
+}
+
+static int measure(transfer_state *t, enum kind kind, double *gbps) {
+  double ms;
+  t->kind = kind;
+  int result = kind == H2D_PAGEABLE || kind == D2H_PAGEABLE
+                   ? bench_measure(t->b, pageable_batch, t, &ms)
+                   : bench_measure_kiln(t->b, pinned_op, t, &ms);
+  if (result != 0) return -1;
+  *gbps = (double)t->size / (ms * 1e6);
+  bench_result r = {"transfer", names[kind], "kiln", t->size, ms, *gbps,
+                    "GB/s"};
+  return bench_record(t->b, &r);
+}
+
+static int measure_raw(transfer_state *t, enum kind kind, double *gbps) {
+  double ms;
+  t->kind = kind;
+  if (cuda_raw_enter(t->b->raw) != 0) return -1;
+  int result = bench_measure_raw(t->b, raw_op, t, &ms);
+  cuda_raw_leave(t->b->raw);
+  if (result != 0) return -1;
+  *gbps = (double)t->size / (ms * 1e6);
+  bench_result r = {"transfer", names[kind], "cuda-raw", t->size, ms, *gbps,
+                    "GB/s"};
+  return bench_record(t->b, &r);
+}
+
+/* Whether what went to the device came back. */
+static void compare(transfer_state *t, const void *got, const void *sent,
+                    const char *path) {
+  if (memcmp(got, sent, t->size) != 0)
+    bench_wrong(t->b, "%zu bytes sent %s did not come back unchanged",
+                t->size, path);
+}
+
+static int run_size(transfer_state *t) {
+  bench *b = t->b;
+  double gbps[KINDS], raw_h2d = -1.0, raw_d2h = -1.0;
+  const uint32_t zero = 0;
+  void *pinned_dst = kiln_host_buffer_data(t->pinned_dst);
+  /* Each destination is cleared first, so that an earlier size's bytes
+   * cannot pass for this size's. */
+  BENCH_CHECK(kiln_buffer_fill(b->stream, t->dev, 0, t->size, &zero, 4));
+  memset(pinned_dst, 0, t->size);
+  if (measure(t, H2D_PAGEABLE, &gbps[H2D_PAGEABLE]) != 0 ||
+      measure(t, D2H_PINNED, &gbps[D2H_PINNED]) != 0)
+    return -1;
+  compare(t, pinned_dst, t->pageable_src, "pageable, read back pinned");
+
+  BENCH_CHECK(kiln_buffer_fill(b->stream, t->dev, 0, t->size, &zero, 4));
+  memset(t->pageable_dst, 0, t->size);
+  if (measure(t, H2D_PINNED, &gbps[H2D_PINNED]) != 0 ||
+      measure(t, D2H_PAGEABLE, &gbps[D2H_PAGEABLE]) != 0)
+    return -1;
+  compare(t, t->pageable_dst, kiln_host_buffer_data(t->pinned_src),
+          "pinned, read back pageable");
+
+  if (b->raw != NULL && (measure_raw(t, H2D_PINNED, &raw_h2d) != 0 ||
+                         measure_raw(t, D2H_PINNED, &raw_d2h) != 0))
+    return -1;
+
+  char size[32];
+  fprintf(b->out, "%9s", bench_bytes_text(t->size, size, sizeof size));
+  bench_cell(b->out, 13, 2, gbps[H2D_PAGEABLE]);
+  bench_cell(b->out, 11, 2, gbps[H2D_PINNED]);
+  bench_cell(b->out, 10, 2, raw_h2d);
+  bench_cell(b->out, 13, 2, gbps[D2H_PAGEABLE]);
+  bench_cell(b->out, 11, 2, gbps[D2H_PINNED]);
+  bench_cell(b->out, 10, 2, raw_d2h);
+  fprintf(b->out, "\n");
+  return 0;
+}
+
+static void fill(float *dst, size_t bytes, uint32_t seed) {
+  for (size_t i = 0; i < bytes / sizeof(float); i++)
+    dst[i] = bench_value(seed, i);
+}
+
+static int run(transfer_state *t, size_t largest) {
+  bench *b = t->b;
+  BENCH_CHECK(kiln_buffer_create(b->ctx, largest, 0, &t->dev));
+  BENCH_CHECK(kiln_host_buffer_create(b->ctx, largest, 0, &t->pinned_src));
+  BENCH_CHECK(kiln_host_buffer_create(b->ctx, largest, 0, &t->pinned_dst));
+  t->pageable_src = malloc(largest);
+  t->pageable_dst = malloc(largest);
+  if (t->pageable_src == NULL || t->pageable_dst == NULL) {
+    fprintf(stderr, "kiln-bench: out of host memory\n");
+    return -1;
+  }
+  fill(t->pageable_src, largest, SEED_PAGEABLE);
+  fill(kiln_host_buffer_data(t->pinned_src), largest, SEED_PINNED);
+  if (b->raw != NULL) {
+    if (cuda_raw_enter(b->raw) != 0) return -1;
+    int result = cuda_raw_alloc(b->raw, largest, &t->rdev);
+    if (result == 0) result = cuda_raw_host_alloc(b->raw, largest, &t->rhost);
+    cuda_raw_leave(b->raw);
+    if (result != 0) return -1;
+    fill(t->rhost, largest, SEED_PINNED);
+  }
+
+  fprintf(b->out,
+          "\ntransfer: GB/s, median of %u (pageable: host clock to "
+          "completion; pinned: kiln events; raw: CUDA events)\n%9s %13s "
+          "%11s %10s %13s %11s %10s\n",
+          b->opt.repeat, "size", "h2d pageable", "h2d pinned", "h2d raw",
+          "d2h pageable", "d2h pinned", "d2h raw");
+  for (t->size = FIRST; t->size <= largest; t->size *= 4)
+    if (run_size(t) != 0) return -1;
+  return 0;
+}
+
+int bench_transfer(bench *b) {
+  transfer_state t;
+  memset(&t, 0, sizeof t);
+  t.b = b;
+  size_t largest = b->opt.quick ? QUICK_LAST : LAST;
+  while (largest > b->opt.max_bytes && largest > FIRST) largest /= 4;
+  int result = run(&t, largest);
+  if (b->raw != NULL && cuda_raw_enter(b->raw) == 0) {
+    cuda_raw_host_free(b->raw, t.rhost);
+    cuda_raw_free(b->raw, t.rdev);
+    cuda_raw_leave(b->raw);
+  }
+  free(t.pageable_dst);
+  free(t.pageable_src);
+  kiln_status st;
+  if ((st = kiln_host_buffer_destroy(t.pinned_dst)) != KILN_OK ||
+      (st = kiln_host_buffer_destroy(t.pinned_src)) != KILN_OK ||
+      (st = kiln_buffer_destroy(t.dev)) != KILN_OK)
+    result = bench_kiln_error("destroying the transfer buffers", st);
+  return result;
+}
