@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds kiln on a GPU machine and runs every suite there: CUDA, Vulkan through
+# the vendor driver, and HIP through the test-only HIP-on-CUDA shim. Used on
+# the H100 that kiln is verified on (no package access there: the Vulkan
+# loader, validation layer, glslang and cmocka come from .gpu/, gathered with
+# ../shared/gpu/fetch-debs.sh). Logs go to $OUT (default /tmp/kiln-gpu).
+#
+#   scripts/gpu-verify.sh [build|test|sanitize|examples|ci-build|all]...
+set -uo pipefail
+OUT=${OUT:-/tmp/kiln-gpu}
+B=${KILN_GPU_BUILD:-/tmp/kiln-gpu-build}
+mkdir -p "$OUT"
+# shellcheck disable=SC1091
+source .gpu/gpu-env.sh
+status=0
+step() { echo "== $*"; }
+
+build() {
+  step build
+  meson setup "$B" -Dwerror=true -Dcuda=enabled -Dvulkan=enabled -Dhip=enabled \
+    -Dhip_platform=nvidia > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
+  ninja -C "$B" >> "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; return 1; }
+  { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+    "$B/tools/kiln-info"; } > "$OUT/kiln-info.txt" 2>&1
+}
+
+tests() {
+  step test
+  meson test -C "$B" --print-errorlogs --num-processes 3 --timeout-multiplier 2 \
+    > "$OUT/test-summary.log" 2>&1 || status=1
+  cp "$B/meson-logs/testlog.txt" "$OUT/testlog.txt"
+  grep -E '^ *[0-9]+/[0-9]+ ' "$OUT/test-summary.log" | grep -vE ' OK ' || true
+  grep -E '^(Ok|Fail|Skipped|Timeout):' "$OUT/test-summary.log"
+}
+
+sanitize() {
+  step compute-sanitizer
+  KILN_BACKEND=cuda compute-sanitizer --tool memcheck --error-exitcode 3 \
+    "$B/tests/conformance/kiln-conformance" > "$OUT/memcheck.log" 2>&1
+  rc=$?
+  echo "memcheck rc=$rc: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$OUT/memcheck.log" | tr '\n' ' ')"
+  [ $rc -eq 0 ] || status=1
+}
+
+examples() {
+  step examples
+  # HIP runs through the test-only HIP-on-CUDA shim: there is no AMD GPU.
+  shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
+  for be in cuda vulkan hip; do
+    { echo "== KILN_BACKEND=$be"
+      KILN_BACKEND=$be KILN_HIP_LIBRARY=$shim "$B/examples/saxpy/saxpy" || status=1
+    } >> "$OUT/examples.txt" 2>&1
+  done
+  grep -E '^== |PASS|FAIL' "$OUT/examples.txt"
+}
+
+ci_build() {
+  # Binaries built on the CI machine (no GPU, nvcc only) and carried here.
+  step ci-build
+  [ -d .gpu-ci ] || { echo "no .gpu-ci carried"; return 0; }
+  for be in cuda vulkan; do
+    { echo "== ci-built, KILN_BACKEND=$be"
+      .gpu-ci/tools/kiln-info
+      KILN_BACKEND=$be KILN_VULKAN_VALIDATION=1 .gpu-ci/tests/conformance/kiln-conformance || status=1
+      KILN_BACKEND=$be .gpu-ci/examples/saxpy/saxpy || status=1
+    } >> "$OUT/ci-build.txt" 2>&1
+  done
+  grep -E '^== |\[  (PASSED|FAILED)  \]|PASS|FAIL' "$OUT/ci-build.txt"
+}
+
+[ $# -eq 0 ] && set -- all
+for what in "$@"; do
+  case $what in
+    build) build || exit 1 ;;
+    test) tests ;;
+    sanitize) sanitize ;;
+    examples) examples ;;
+    ci-build) ci_build ;;
+    all) build || exit 1; tests; examples; ci_build; sanitize ;;
+    *) echo "unknown step $what"; exit 2 ;;
+  esac
+done
+exit $status
