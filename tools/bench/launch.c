@@ -35,40 +35,52 @@ typedef struct launcher {
 } launcher;
 
 /* Medians over opt.repeat long runs of `count` launches, and over
- * opt.repeat * trips round trips. */
-static int measure(const bench *b, const launcher *l, unsigned count,
+ * opt.repeat * trips round trips, for each of the `n` launchers. The
+ * launchers take turns within every repeat, so drift in the GPU's launch
+ * throughput (larger than the difference being measured, from run to run)
+ * falls on all of them alike. */
+static int measure(const bench *b, const launcher *l, size_t n, unsigned count,
                    unsigned trips, launch_figures *out) {
-  unsigned repeat = b->opt.repeat;
-  double *host = malloc(repeat * sizeof *host);
-  double *batch = malloc(repeat * sizeof *batch);
-  double *rt = malloc((size_t)repeat * trips * sizeof *rt);
+  size_t repeat = b->opt.repeat;
+  size_t samples = repeat * trips;
+  double *host = malloc(n * repeat * sizeof *host);
+  double *batch = malloc(n * repeat * sizeof *batch);
+  double *rt = malloc(n * samples * sizeof *rt);
   int result = -1;
   if (host == NULL || batch == NULL || rt == NULL) {
     fprintf(stderr, "kiln-bench: out of host memory\n");
     goto out;
   }
-  /* Warm-up: a tenth of a run, then a few round trips. */
-  for (unsigned i = 0; i < count / 10; i++)
-    if (l->launch(l->self) != 0) goto out;
-  if (l->wait(l->self) != 0) goto out;
-  for (unsigned r = 0; r < repeat; r++) {
-    double t0 = bench_now();
-    for (unsigned i = 0; i < count; i++)
-      if (l->launch(l->self) != 0) goto out;
-    double t1 = bench_now();
-    if (l->wait(l->self) != 0) goto out;
-    double t2 = bench_now();
-    host[r] = (t1 - t0) * 1e6 / count;
-    batch[r] = (t2 - t0) * 1e3;
+  /* Warm-up: a tenth of a run, then a wait, for each. */
+  for (size_t j = 0; j < n; j++) {
+    for (unsigned i = 0; i < count / 10; i++)
+      if (l[j].launch(l[j].self) != 0) goto out;
+    if (l[j].wait(l[j].self) != 0) goto out;
   }
-  for (size_t i = 0; i < (size_t)repeat * trips; i++) {
-    double t0 = bench_now();
-    if (l->launch(l->self) != 0 || l->wait(l->self) != 0) goto out;
-    rt[i] = (bench_now() - t0) * 1e6;
+  for (size_t r = 0; r < repeat; r++) {
+    for (size_t j = 0; j < n; j++) {
+      double t0 = bench_now();
+      for (unsigned i = 0; i < count; i++)
+        if (l[j].launch(l[j].self) != 0) goto out;
+      double t1 = bench_now();
+      if (l[j].wait(l[j].self) != 0) goto out;
+      double t2 = bench_now();
+      host[j * repeat + r] = (t1 - t0) * 1e6 / count;
+      batch[j * repeat + r] = (t2 - t0) * 1e3;
+    }
   }
-  out->host_us = bench_median(host, repeat);
-  out->batch_ms = bench_median(batch, repeat);
-  out->round_trip_us = bench_median(rt, (size_t)repeat * trips);
+  for (size_t i = 0; i < samples; i++) {
+    for (size_t j = 0; j < n; j++) {
+      double t0 = bench_now();
+      if (l[j].launch(l[j].self) != 0 || l[j].wait(l[j].self) != 0) goto out;
+      rt[j * samples + i] = (bench_now() - t0) * 1e6;
+    }
+  }
+  for (size_t j = 0; j < n; j++) {
+    out[j].host_us = bench_median(host + j * repeat, repeat);
+    out[j].batch_ms = bench_median(batch + j * repeat, repeat);
+    out[j].round_trip_us = bench_median(rt + j * samples, samples);
+  }
   result = 0;
 out:
   free(rt);
@@ -113,19 +125,27 @@ static int raw_wait(void *self) {
   return cuda_raw_sync(((raw_launcher *)self)->raw);
 }
 
-/* The raw figures stay negative when the comparator has no kernels. */
-static int measure_raw(bench *b, unsigned count, unsigned trips,
-                       launch_figures *out) {
+/* Measures kiln's launcher `k` and, where the comparator has the kernel,
+ * the raw driver's, interleaved; the raw figures stay negative otherwise. */
+static int measure_with_raw(bench *b, const launcher *k, unsigned count,
+                            unsigned trips, launch_figures *kiln_f,
+                            launch_figures *raw_f) {
   raw_launcher r = {b->raw, NULL, 0, 0, {NULL, NULL}};
   r.params[0] = &r.out;
   r.params[1] = &r.n;
+  /* kiln and the comparator share the device's primary context, so making
+   * it current for the raw calls leaves kiln's calls as they were. */
   if (cuda_raw_enter(b->raw) != 0) return -1;
   int result = 0;
   if (cuda_raw_function(b->raw, "kiln_bench_empty", &r.function) != 0) {
     cuda_raw_no_kernel("launch", "kiln_bench_empty");
+    result = measure(b, k, 1, count, trips, kiln_f);
   } else if ((result = cuda_raw_alloc(b->raw, FLOATS * 4, &r.out)) == 0) {
-    launcher l = {raw_launch_one, raw_wait, &r};
-    result = measure(b, &l, count, trips, out);
+    launcher both[2] = {*k, {raw_launch_one, raw_wait, &r}};
+    launch_figures f[2];
+    result = measure(b, both, 2, count, trips, f);
+    *kiln_f = f[0];
+    *raw_f = f[1];
   }
   cuda_raw_free(b->raw, r.out);
   cuda_raw_leave(b->raw);
@@ -179,18 +199,18 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
 
   launch_figures kiln_f, raw_f = {-1.0, -1.0, -1.0};
   launcher l = {kiln_launch_one, kiln_wait, &k};
-  if (measure(b, &l, count, trips, &kiln_f) != 0 ||
-      check_output(b, buf) != 0 || record(b, "kiln", count, &kiln_f) != 0)
+  int measured = b->raw != NULL
+                     ? measure_with_raw(b, &l, count, trips, &kiln_f, &raw_f)
+                     : measure(b, &l, 1, count, trips, &kiln_f);
+  if (measured != 0 || check_output(b, buf) != 0 ||
+      record(b, "kiln", count, &kiln_f) != 0)
     return -1;
-  if (b->raw != NULL) {
-    if (measure_raw(b, count, trips, &raw_f) != 0) return -1;
-    if (raw_f.host_us >= 0.0 && record(b, "cuda-raw", count, &raw_f) != 0)
-      return -1;
-  }
+  if (raw_f.host_us >= 0.0 && record(b, "cuda-raw", count, &raw_f) != 0)
+    return -1;
 
   fprintf(b->out,
           "\nlaunch: an empty kernel, 1 block of %u threads; median of %u "
-          "(host clock)\n%-34s %12s %12s\n",
+          "(host clock; kiln and raw take turns)\n%-34s %12s %12s\n",
           BLOCK, b->opt.repeat, "", "kiln", "raw CUDA");
   char label[64];
   fprintf(b->out, "%-34s", "host cost per launch (us)");
