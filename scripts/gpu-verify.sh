@@ -5,7 +5,7 @@
 # loader, validation layer, glslang and cmocka come from .gpu/, gathered with
 # ../shared/gpu/fetch-debs.sh). Logs go to $OUT (default /tmp/kiln-gpu).
 #
-#   scripts/gpu-verify.sh [build|test|sanitize|examples|ci-build|all]...
+#   scripts/gpu-verify.sh [build|test|sanitize|examples|ci-build|bench|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-gpu}
 B=${KILN_GPU_BUILD:-/tmp/kiln-gpu-build}
@@ -35,11 +35,17 @@ tests() {
 
 sanitize() {
   step compute-sanitizer
-  KILN_BACKEND=cuda compute-sanitizer --tool memcheck --error-exitcode 3 \
+  # API errors are left out: the bad-input tests provoke some on purpose.
+  KILN_BACKEND=cuda compute-sanitizer --tool memcheck --leak-check full \
+    --report-api-errors no --error-exitcode 3 \
     "$B/tests/conformance/kiln-conformance" > "$OUT/memcheck.log" 2>&1
   rc=$?
   echo "memcheck rc=$rc: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$OUT/memcheck.log" | tr '\n' ' ')"
   [ $rc -eq 0 ] || status=1
+  # The API errors by call, to show they are only the provoked ones.
+  KILN_BACKEND=cuda compute-sanitizer --tool memcheck \
+    "$B/tests/conformance/kiln-conformance" 2>&1 |
+    grep -E '^========= Program hit' | sort | uniq -c | tee -a "$OUT/memcheck.log"
 }
 
 examples() {
@@ -68,6 +74,20 @@ ci_build() {
   grep -E '^== |\[  (PASSED|FAILED)  \]|PASS|FAIL' "$OUT/ci-build.txt"
 }
 
+bench() {
+  # A release build: the figures in docs/performance.md come from this step.
+  step bench
+  local rb=${B}-release
+  { meson setup "$rb" --buildtype=release -Dcuda=enabled -Dvulkan=enabled \
+      -Dhip=disabled -Dtests=false -Dexamples=false &&
+    ninja -C "$rb"; } > "$OUT/bench-build.log" 2>&1 || { tail -30 "$OUT/bench-build.log"; return 1; }
+  for be in cuda vulkan; do
+    KILN_BACKEND=$be "$rb/tools/bench/kiln-bench" --json ${KILN_BENCH_ARGS:-} \
+      > "$OUT/bench-$be.jsonl" 2> "$OUT/bench-$be.txt" || status=1
+    tail -n 40 "$OUT/bench-$be.txt"
+  done
+}
+
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
   case $what in
@@ -76,6 +96,7 @@ for what in "$@"; do
     sanitize) sanitize ;;
     examples) examples ;;
     ci-build) ci_build ;;
+    bench) bench ;;
     all) build || exit 1; tests; examples; ci_build; sanitize ;;
     *) echo "unknown step $what"; exit 2 ;;
   esac

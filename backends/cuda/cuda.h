@@ -23,7 +23,6 @@
 typedef struct kiln_cuda_api_table {
 #define KILN_CUDA_FIELD(name, version) PFN_##name##_v##version name;
   KILN_CUDA_SYMBOLS(KILN_CUDA_FIELD)
-  KILN_CUDA_OPTIONAL_SYMBOLS(KILN_CUDA_FIELD)
 #undef KILN_CUDA_FIELD
   /* The CUDA version the driver implements, as cuDriverGetVersion gives it
    * (1000 * major + 10 * minor). */

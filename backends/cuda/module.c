@@ -155,30 +155,6 @@ void kiln_cuda_module_deinit(kiln_module *base) {
   kiln_cuda_api.cuModuleUnload(kiln_cuda_module_cast(base)->handle);
 }
 
-/* The packed size of f's parameters, from the driver's own layout of them
- * (offset + size of the last), or KILN_ARG_BYTES_UNKNOWN where the driver
- * cannot tell (older than CUDA 12.4). */
-static size_t param_bytes(CUfunction f, const char *name) {
-  if (!kiln_cuda_api.cuFuncGetParamInfo) return KILN_ARG_BYTES_UNKNOWN;
-  size_t end = 0;
-  /* Every parameter takes at least a byte; past KILN_MAX_ARG_BYTES of them
-   * the list is too long for kiln whatever its exact size. */
-  for (size_t i = 0; i <= KILN_MAX_ARG_BYTES; i++) {
-    size_t offset = 0, size = 0;
-    CUresult r = kiln_cuda_api.cuFuncGetParamInfo(f, i, &offset, &size);
-    if (r == CUDA_ERROR_INVALID_VALUE) return end; /* past the last one */
-    if (r != CUDA_SUCCESS) {
-      char why[384];
-      kiln_cuda_describe(r, why, sizeof why);
-      kiln_log(KILN_LOG_DEBUG, "cuda: cuFuncGetParamInfo(\"%s\", %zu): %s; "
-               "its argument lists are not checked", name, i, why);
-      return KILN_ARG_BYTES_UNKNOWN;
-    }
-    if (offset + size > end) end = offset + size;
-  }
-  return end;
-}
-
 kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
   kiln_cuda_kernel *k = kiln_cuda_kernel_cast(base);
   kiln_status st = kiln_cuda_make_current(base->base.context);
@@ -190,7 +166,9 @@ kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
                               "keeps a kernel's name only when it is "
                               "declared extern \"C\")", base->name);
   atomic_init(&k->shared_limit, 0);
-  base->arg_bytes = param_bytes(k->handle, base->name);
+  /* arg_bytes stays unknown: CUDA 13 has no parameter count, and finding
+   * the end by probing cuFuncGetParamInfo until it fails would put an API
+   * error per kernel into every user's compute-sanitizer report. */
   return KILN_OK;
 }
 

@@ -65,8 +65,4 @@
   X(cuEventSynchronize, 2000)           \
   X(cuEventElapsedTime, 2000)
 
-/* Used when the driver has them, left NULL otherwise. */
-#define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
-  X(cuFuncGetParamInfo, 12040)
-
 #endif /* KILN_CUDA_SYMBOLS_H */

@@ -296,7 +296,8 @@ KILN_API size_t kiln_buffer_size(const kiln_buffer *buffer);
 
 /* Copies `size` bytes from host memory `src` into `dst` at `dst_offset`.
  * The caller may reuse `src` as soon as this returns; the device sees the
- * data in stream order. */
+ * data in stream order (work on other streams must wait on an event or a
+ * synchronize, as for any other operation). */
 KILN_API kiln_status kiln_buffer_write(kiln_stream *stream, kiln_buffer *dst,
                                        size_t dst_offset, const void *src,
                                        size_t size);

@@ -64,6 +64,11 @@ void conf_guarded_create(conf_guarded *g, size_t size, conf_rng *r) {
   conf_random_bytes(r, g->canary, total);
   check_ok(kiln_buffer_create(conf.ctx, total, 0, &g->buf));
   check_ok(kiln_buffer_write(NULL, g->buf, 0, g->canary, total));
+  /* Writes are ordered on their stream only; tests use these buffers from
+   * other streams too, so the data must be in place before they start. */
+  kiln_stream *def;
+  check_ok(kiln_context_default_stream(conf.ctx, &def));
+  check_ok(kiln_stream_synchronize(def));
 }
 
 void conf_guarded_destroy(conf_guarded *g) {

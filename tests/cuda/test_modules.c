@@ -218,38 +218,6 @@ static void test_kernel_by_name(void **state) {
   check_ok(kiln_module_destroy(m));
 }
 
-/* From CUDA 12.4 the driver describes a kernel's parameters, and kiln
- * rejects an argument list that does not match them before launching. */
-static void test_argument_list_checked(void **state) {
-  (void)state;
-  kiln_device_properties p;
-  check_ok(kiln_context_get_properties(ctx, &p));
-  int major = 0, minor = 0;
-  assert_int_equal(sscanf(p.driver_version, "%d.%d", &major, &minor), 2);
-  if (major * 100 + minor < 1204) {
-    printf("CUDA %s driver: no cuFuncGetParamInfo, argument lists are not "
-           "checked\n", p.driver_version);
-    skip();
-  }
-  kiln_module *m;
-  kiln_module_image image = ptx_image(iota_ptx, sizeof iota_ptx);
-  check_ok(kiln_module_create(ctx, &image, 1, &m));
-  kiln_kernel *k;
-  check_ok(kiln_module_get_kernel(m, "kiln_test_iota", &k));
-  kiln_buffer *out;
-  check_ok(kiln_buffer_create(ctx, 64, 0, &out));
-  kiln_launch_config c = kiln_launch_config_1d(16, 32);
-  kiln_arg short_list[] = {kiln_arg_buffer(out, 0), kiln_arg_u32(16)};
-  check_fails(kiln_launch(NULL, k, &c, short_list, 2),
-              KILN_ERROR_INVALID_ARGUMENT);
-  check_message_has("16 bytes");
-  kiln_arg wide[] = {kiln_arg_buffer(out, 0), kiln_arg_u64(1),
-                     kiln_arg_u32(16)};
-  check_fails(kiln_launch(NULL, k, &c, wide, 3), KILN_ERROR_INVALID_ARGUMENT);
-  check_ok(kiln_buffer_destroy(out));
-  check_ok(kiln_module_destroy(m));
-}
-
 /* Dynamic shared memory past the default 48 KiB: kiln raises the kernel's
  * limit before the launch. */
 static void test_dynamic_shared_optin(void **state) {
@@ -324,7 +292,6 @@ int main(void) {
       cmocka_unit_test(test_bad_ptx),
       cmocka_unit_test(test_next_image),
       cmocka_unit_test(test_kernel_by_name),
-      cmocka_unit_test(test_argument_list_checked),
       cmocka_unit_test(test_dynamic_shared_optin),
       cmocka_unit_test(test_builtin_module),
   };
