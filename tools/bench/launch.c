@@ -36,9 +36,9 @@ typedef struct launcher {
 
 /* Medians over opt.repeat long runs of `count` launches, and over
  * opt.repeat * trips round trips, for each of the `n` launchers. The
- * launchers take turns within every repeat, so drift in the GPU's launch
- * throughput (larger than the difference being measured, from run to run)
- * falls on all of them alike. */
+ * launchers take turns within every repeat, in alternating order, so
+ * drift in the GPU's launch throughput (larger than the difference being
+ * measured, from run to run) falls on all of them alike. */
 static int measure(const bench *b, const launcher *l, size_t n, unsigned count,
                    unsigned trips, launch_figures *out) {
   size_t repeat = b->opt.repeat;
@@ -58,7 +58,10 @@ static int measure(const bench *b, const launcher *l, size_t n, unsigned count,
     if (l[j].wait(l[j].self) != 0) goto out;
   }
   for (size_t r = 0; r < repeat; r++) {
-    for (size_t j = 0; j < n; j++) {
+    for (size_t turn = 0; turn < n; turn++) {
+      /* Who goes first alternates too: a run right after another one's
+       * wait starts against a drained queue. */
+      size_t j = r % 2 ? n - 1 - turn : turn;
       double t0 = bench_now();
       for (unsigned i = 0; i < count; i++)
         if (l[j].launch(l[j].self) != 0) goto out;
@@ -70,7 +73,8 @@ static int measure(const bench *b, const launcher *l, size_t n, unsigned count,
     }
   }
   for (size_t i = 0; i < samples; i++) {
-    for (size_t j = 0; j < n; j++) {
+    for (size_t turn = 0; turn < n; turn++) {
+      size_t j = i % 2 ? n - 1 - turn : turn;
       double t0 = bench_now();
       if (l[j].launch(l[j].self) != 0 || l[j].wait(l[j].self) != 0) goto out;
       rt[j * samples + i] = (bench_now() - t0) * 1e6;
