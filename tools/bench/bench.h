@@ -89,6 +89,18 @@ double bench_now(void);
 /* The median of v[0..n), n > 0; reorders v. */
 double bench_median(double *v, size_t n);
 
+/* The float32 array sizes the stream and reduce sections sweep: powers of
+ * two from 2^16 to 2^28 elements (2^10 to 2^16 in steps of 4x with --quick),
+ * up to the largest that fits --max-size, and the odd size of their
+ * correctness checks, so that the kernels' tails run. */
+typedef struct bench_sweep {
+  unsigned first_log2, last_log2, step;
+  size_t largest; /* elements */
+  size_t check_n; /* elements */
+} bench_sweep;
+
+bench_sweep bench_array_sweep(const bench *b);
+
 /* Runs `iters` operations and stores their total time in *ms; 0 or -1. */
 typedef int (*bench_batch_fn)(void *self, unsigned iters, double *ms);
 

@@ -7,12 +7,6 @@
 #include "bench.h"
 #include "cuda_raw.h"
 
-#define FIRST_LOG2 16u
-#define LAST_LOG2 28u
-#define QUICK_FIRST_LOG2 10u
-#define QUICK_LAST_LOG2 16u
-#define CHECK_N 1000003u
-#define QUICK_CHECK_N 4099u
 /* core/builtin.c's helper: at most 1024 blocks of 256 threads, then one
  * block of 256 over the partial sums. */
 #define BLOCK 256u
@@ -140,7 +134,7 @@ static void raw_teardown(reduce_state *s) {
 static int run(reduce_state *s, size_t largest) {
   bench *b = s->b;
   /* An odd n one float into the buffer: the unaligned path and the tail. */
-  size_t check_n = b->opt.quick ? QUICK_CHECK_N : CHECK_N;
+  size_t check_n = bench_array_sweep(b).check_n;
   bench_sums sums = {0, 0.0, 0.0};
   bench_sums_extend(&sums, check_n);
   kiln_call k = {s, check_n, sizeof(float)};
@@ -156,11 +150,9 @@ static int run(reduce_state *s, size_t largest) {
           "%9s %9s %13s\n",
           b->opt.repeat, "n", "array", "kiln", "raw CUDA", "ceiling",
           "kiln/ceiling");
-  unsigned first = b->opt.quick ? QUICK_FIRST_LOG2 : FIRST_LOG2;
-  unsigned last = b->opt.quick ? QUICK_LAST_LOG2 : LAST_LOG2;
-  unsigned step = b->opt.quick ? 2u : 1u;
+  const bench_sweep w = bench_array_sweep(b);
   sums = (bench_sums){0, 0.0, 0.0};
-  for (unsigned lg = first; lg <= last; lg += step) {
+  for (unsigned lg = w.first_log2; lg <= w.last_log2; lg += w.step) {
     size_t n = (size_t)1 << lg;
     if (n > largest) break;
     bench_sums_extend(&sums, n);
@@ -173,11 +165,8 @@ int bench_reduce(bench *b) {
   reduce_state s;
   memset(&s, 0, sizeof s);
   s.b = b;
-  unsigned last = b->opt.quick ? QUICK_LAST_LOG2 : LAST_LOG2;
-  size_t largest = (size_t)1 << last;
-  while (largest * sizeof(float) > b->opt.max_bytes && largest > 1)
-    largest /= 2;
-  size_t check_n = b->opt.quick ? QUICK_CHECK_N : CHECK_N;
+  const bench_sweep w = bench_array_sweep(b);
+  const size_t largest = w.largest, check_n = w.check_n;
   size_t floats = (largest > check_n + 1 ? largest : check_n + 1);
   kiln_status st;
   int result = -1;

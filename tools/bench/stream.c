@@ -11,13 +11,6 @@
 
 #define BLOCK 256u
 #define SCALAR 0.4f /* BabelStream's */
-#define FIRST_LOG2 16u
-#define LAST_LOG2 28u
-#define QUICK_FIRST_LOG2 10u
-#define QUICK_LAST_LOG2 16u
-/* The size of the correctness checks: odd, so that the kernels' tails run. */
-#define CHECK_N 1000003u
-#define QUICK_CHECK_N 4099u
 /* Floats around a checked output that must keep SENTINEL. */
 #define GUARD 4u
 #define SENTINEL 0x7fc0deadu /* a quiet NaN: never a computed value */
@@ -223,7 +216,7 @@ static int check_guards(stream_state *s, enum op op, size_t c_off, size_t n) {
  * the guards around the output are checked. */
 static int check_kernels(stream_state *s) {
   bench *b = s->b;
-  size_t n = b->opt.quick ? QUICK_CHECK_N : CHECK_N;
+  size_t n = bench_array_sweep(b).check_n;
   bench_sums sums = {0, 0.0, 0.0};
   bench_sums_extend(&sums, n);
   const uint32_t sentinel = SENTINEL;
@@ -373,11 +366,9 @@ static int run(stream_state *s, size_t largest) {
           "events; raw: CUDA events)\n%11s %9s  %-9s %8s %8s %8s %8s %8s%s\n",
           b->opt.repeat, "n", "array", "", "copy", "mul", "add", "triad",
           "dot", b->raw != NULL ? "  ceiling" : "");
-  unsigned first = b->opt.quick ? QUICK_FIRST_LOG2 : FIRST_LOG2;
-  unsigned last = b->opt.quick ? QUICK_LAST_LOG2 : LAST_LOG2;
-  unsigned step = b->opt.quick ? 2u : 1u;
+  const bench_sweep w = bench_array_sweep(b);
   bench_sums sums = {0, 0.0, 0.0};
-  for (unsigned lg = first; lg <= last; lg += step) {
+  for (unsigned lg = w.first_log2; lg <= w.last_log2; lg += w.step) {
     size_t n = (size_t)1 << lg;
     if (n > largest) break;
     bench_sums_extend(&sums, n);
@@ -390,11 +381,8 @@ int bench_stream(bench *b) {
   stream_state s;
   memset(&s, 0, sizeof s);
   s.b = b;
-  unsigned last = b->opt.quick ? QUICK_LAST_LOG2 : LAST_LOG2;
-  size_t largest = (size_t)1 << last;
-  while (largest * sizeof(float) > b->opt.max_bytes && largest > 1)
-    largest /= 2;
-  size_t check_n = b->opt.quick ? QUICK_CHECK_N : CHECK_N;
+  const bench_sweep w = bench_array_sweep(b);
+  const size_t largest = w.largest, check_n = w.check_n;
   s.capacity = (largest > check_n ? largest : check_n) + 3 + GUARD;
   size_t bytes = s.capacity * sizeof(float);
   kiln_status st;

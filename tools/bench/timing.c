@@ -102,3 +102,15 @@ int bench_measure_raw(const bench *b, int (*queue)(void *arg), void *arg,
   raw_batch r = {b->raw, queue, arg};
   return bench_measure(b, time_raw_batch, &r, ms_per_op);
 }
+
+bench_sweep bench_array_sweep(const bench *b) {
+  bench_sweep w;
+  w.first_log2 = b->opt.quick ? 10u : 16u;
+  w.last_log2 = b->opt.quick ? 16u : 28u;
+  w.step = b->opt.quick ? 2u : 1u;
+  w.largest = (size_t)1 << w.last_log2;
+  while (w.largest * sizeof(float) > b->opt.max_bytes && w.largest > 1)
+    w.largest /= 2;
+  w.check_n = b->opt.quick ? 4099u : 1000003u;
+  return w;
+}
