@@ -84,8 +84,6 @@ bool vec4_rows(uint64_t address, uint ld) {
   return (address & 15ul) == 0ul && (ld & 3u) == 0u;
 }
 
-float load1(uint64_t base, uint64_t i) { return F32R(base + (i << 2)).v; }
-
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint row0 = gl_WorkGroupID.y * BM;
@@ -102,9 +100,15 @@ void main() {
   const uint b_col = (tid & 31u) * 4u;
   const uint a_m = row0 + a_row; // global row of A
   const uint b_n = col0 + b_col; // global column of B
-  const uint64_t a_base = uint64_t(a_m) * args.lda + a_col;
-  const uint64_t b_step = uint64_t(BK) * args.ldb;
-  uint64_t b_off = uint64_t(b_row) * args.ldb + b_n;
+  // The byte addresses this invocation fetches from next, each advanced by
+  // a fixed step per slice. Recomputing them from element offsets every
+  // slice kept more values live: NVIDIA's Vulkan compiler then gave the
+  // kernel 143 registers, one workgroup per SM instead of two at 128, and
+  // 25 instead of 33 TFLOP/s on the H100 (VK_KHR_pipeline_executable_
+  // properties statistics; see docs/performance.md).
+  uint64_t pa = a + ((uint64_t(a_m) * args.lda + a_col) << 2);
+  uint64_t pb = b + ((uint64_t(b_row) * args.ldb + b_n) << 2);
+  const uint64_t pb_step = (uint64_t(BK) * args.ldb) << 2;
   const bool a_fast = vec4_rows(a, args.lda) && row0 + BM <= m;
   const bool b_fast = vec4_rows(b, args.ldb) && col0 + BN <= n;
 
@@ -127,24 +131,26 @@ void main() {
       const uint k0 = s * BK;
       const bool whole_k = k0 + BK <= k;
       if (a_fast && whole_k) {
-        next_a = V4R(a + ((a_base + k0) << 2)).v;
+        next_a = V4R(pa).v;
       } else {
         [[unroll]] for (uint j = 0u; j < 4u; ++j) {
           next_a[j] = 0.0;
           if (a_m < m && k0 + a_col + j < k)
-            next_a[j] = load1(a, a_base + k0 + j);
+            next_a[j] = F32R(pa + uint64_t(4u * j)).v;
         }
       }
       if (b_fast && whole_k) {
-        next_b = V4R(b + (b_off << 2)).v;
+        next_b = V4R(pb).v;
       } else {
         const bool row_in = k0 + b_row < k;
         [[unroll]] for (uint j = 0u; j < 4u; ++j) {
           next_b[j] = 0.0;
-          if (row_in && b_n + j < n) next_b[j] = load1(b, b_off + j);
+          if (row_in && b_n + j < n)
+            next_b[j] = F32R(pb + uint64_t(4u * j)).v;
         }
       }
-      b_off += b_step;
+      pa += uint64_t(BK * 4u);
+      pb += pb_step;
     }
 
     if (s > 0u) {
