@@ -102,6 +102,11 @@ struct kiln_kernel {
 struct kiln_module {
   kiln_object base;
   kiln_kernel *kernels; /* looked up so far, under the context lock */
+  /* How it was built, for kiln_module_get_build_info; set by
+   * core/compile.c for modules made from source (build_log is owned). */
+  char *build_log;
+  size_t source_count, cache_hits;
+  double compile_ms;
 };
 
 struct kiln_stream {
@@ -130,6 +135,26 @@ typedef struct kiln_packed_args {
   uint16_t offsets[KILN_MAX_KERNEL_ARGS];
   _Alignas(16) unsigned char data[KILN_MAX_ARG_BYTES];
 } kiln_packed_args;
+
+/* ---- Run-time compilation -------------------------------------------------- */
+
+/* One source for a backend's compiler, with the caller's options already
+ * checked by the core (every array entry non-NULL). */
+typedef struct kiln_compile_job {
+  kiln_source_language language;
+  const char *name;        /* never NULL */
+  const char *text;
+  const char *entry_point; /* GLSL: the kernel name main() becomes */
+  const char *target;      /* the caller's, else compile_target's */
+  const kiln_compile_options *options; /* never NULL */
+} kiln_compile_job;
+
+typedef struct kiln_compiled {
+  kiln_image_format format;
+  void *image;
+  size_t image_size;
+  char *log;
+} kiln_compiled;
 
 /* ---- The ops table --------------------------------------------------------- */
 
@@ -229,8 +254,29 @@ struct kiln_backend_ops {
   kiln_status (*event_elapsed_ms)(kiln_event *start, kiln_event *end,
                                   float *out_ms);
 
+  /* Run-time compilation (core/compile.c); all NULL for a backend that
+   * has no compiler. `languages` lists what it compiles, preferred first,
+   * ended by 0 (HIP: HIP C++, then CUDA C++).
+   * compiler_load: loads the compiler library once per process (a failure
+   *   is retried on the next call, so fixing KILN_*_LIBRARY takes effect);
+   *   KILN_OK with "NVRTC 13.0 (libnvrtc.so.13)" in `description`, or
+   *   KILN_ERROR_UNAVAILABLE with the reason, naming the library and the
+   *   package that provides it. Called under the core's compiler lock.
+   *   The description is part of every cache key.
+   * compile_target: the target for the context's device when the caller
+   *   gives none ("sm_90", "gfx90a", "spv1.6"); the compiler is loaded.
+   * compile: one source to one image. On KILN_ERROR_COMPILE the message
+   *   holds the head of the log; out->log (malloc'd, the core frees it)
+   *   holds all of it, on success too (NULL when the compiler said
+   *   nothing). out->image is malloc'd and owned by the core after. */
+  kiln_source_language languages[3];
+  kiln_status (*compiler_load)(char *description, size_t description_size);
+  kiln_status (*compile_target)(const kiln_context *ctx, char *target,
+                                size_t target_size);
+  kiln_status (*compile)(const kiln_compile_job *job, kiln_compiled *out);
+
   /* kiln's built-in kernels for this backend, embedded at build time by
-   * tools/embed.py: a list ended by an entry whose format is 0. NULL when
+   * tools/kiln-embed: a list ended by an entry whose format is 0. NULL when
    * the build had no compiler for them. */
   const kiln_module_image *builtin_images;
 };
@@ -262,6 +308,49 @@ kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
 kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst,
                                   size_t off, size_t size, uint64_t pattern,
                                   size_t pattern_size);
+
+/* ---- Hashing and the disk cache (core/hash.c, core/cache.c) --------------- */
+
+/* SHA-256, incrementally: init, update any number of times, final. */
+typedef struct kiln_sha256 {
+  uint32_t state[8];
+  uint64_t bytes;
+  unsigned char block[64];
+  size_t used;
+} kiln_sha256;
+
+typedef struct kiln_hash {
+  unsigned char bytes[32];
+} kiln_hash;
+
+void kiln_sha256_init(kiln_sha256 *h);
+void kiln_sha256_update(kiln_sha256 *h, const void *data, size_t size);
+void kiln_sha256_final(kiln_sha256 *h, kiln_hash *out);
+/* Hashes `size` then the bytes, so that consecutive fields cannot run into
+ * each other ("ab","c" and "a","bc" differ); a NULL string counts as "". */
+void kiln_sha256_field(kiln_sha256 *h, const void *data, size_t size);
+void kiln_sha256_string(kiln_sha256 *h, const char *text);
+
+/*
+ * A store of blobs on disk under KILN_CACHE_DIR (else $XDG_CACHE_HOME/kiln,
+ * else ~/.cache/kiln), one file per key, for compiled images and Vulkan
+ * pipeline caches; `kind` ("image", "pipeline") prefixes the file name.
+ * Entries carry magic, version, key, length and a checksum; they are
+ * written to a temporary file and renamed into place, so a reader never
+ * sees a torn one, and anything odd on reading is a miss (the entry is
+ * removed). Neither call fails: KILN_CACHE=off, a directory that cannot be
+ * written, or a full disk make the cache a no-op, with a warning logged
+ * once. Above KILN_CACHE_MAX_BYTES (default 512 MiB) the least recently
+ * used entries are evicted. Thread- and process-safe.
+ */
+/* Whether the cache is on (KILN_CACHE is not "off"/"0"/"no"/"false"). */
+bool kiln_cache_enabled(void);
+/* On a hit, true with *out_data (malloc'd; the caller frees it) and
+ * *out_size; marks the entry recently used. */
+bool kiln_cache_load(const char *kind, const kiln_hash *key, void **out_data,
+                     size_t *out_size);
+void kiln_cache_store(const char *kind, const kiln_hash *key,
+                      const void *data, size_t size);
 
 /* Reads environment variable `name`; NULL when unset or empty. */
 const char *kiln_getenv(const char *name);

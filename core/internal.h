@@ -64,6 +64,21 @@ kiln_status kiln_module_create_checked(kiln_context *ctx,
                                        size_t count, bool internal,
                                        kiln_module **out);
 
+/* Builds a module from sources (compiled in the backend's language, or
+ * taken from the disk cache; others ignored) and ready images (those of
+ * other backends ignored), all checked by the caller; `fn` names the public
+ * function in messages. core/compile.c. */
+kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
+                              const kiln_source *sources, size_t source_count,
+                              const kiln_module_image *images,
+                              size_t image_count,
+                              const kiln_compile_options *options,
+                              kiln_module **out);
+
+/* Checks compile options as kiln_module_create_from_source does. */
+kiln_status kiln_compile_options_check(const char *fn,
+                                       const kiln_compile_options *options);
+
 /* Creates a stream; `is_default` marks the context's own. */
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
                                         kiln_stream **out);

@@ -97,6 +97,7 @@ void kiln_module_release(kiln_module *m) {
     kiln_object_free(k);
   }
   ops->module_deinit(m);
+  free(m->build_log);
   kiln_object_free(m);
 }
 
@@ -168,4 +169,21 @@ const char *kiln_kernel_name(const kiln_kernel *k) {
                         "kernel") != KILN_OK)
     return "";
   return k->name;
+}
+
+kiln_status kiln_module_get_build_info(const kiln_module *m,
+                                       kiln_module_build_info *out_info) {
+  static const char fn[] = "kiln_module_get_build_info";
+  kiln_status st = kiln_object_check(m, KILN_OBJECT_MODULE, fn, "module");
+  if (st != KILN_OK) return st;
+  if (!out_info)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_info is NULL",
+                          fn);
+  *out_info = (kiln_module_build_info){
+      .source_count = m->source_count,
+      .cache_hits = m->cache_hits,
+      .compile_ms = m->compile_ms,
+      .log = m->build_log ? m->build_log : "",
+  };
+  return KILN_OK;
 }

@@ -40,6 +40,7 @@ const char *kiln_status_name(kiln_status status) {
   case KILN_ERROR_OBJECTS_ALIVE: return "KILN_ERROR_OBJECTS_ALIVE";
   case KILN_ERROR_INVALID_STATE: return "KILN_ERROR_INVALID_STATE";
   case KILN_ERROR_BACKEND: return "KILN_ERROR_BACKEND";
+  case KILN_ERROR_COMPILE: return "KILN_ERROR_COMPILE";
   }
   return "KILN_STATUS_UNKNOWN";
 }

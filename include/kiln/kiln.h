@@ -102,6 +102,9 @@ typedef enum kiln_status {
   KILN_ERROR_INVALID_STATE = 17,
   /* A vendor error with no closer kiln status; the message names it. */
   KILN_ERROR_BACKEND = 18,
+  /* Kernel source failed to compile; the message holds the compiler's log
+   * (file and line), kiln_last_compile_log() all of it. */
+  KILN_ERROR_COMPILE = 19,
 } kiln_status;
 
 /* The status's name, e.g. "KILN_ERROR_OUT_OF_RANGE"; a static string, and
@@ -407,6 +410,136 @@ KILN_API kiln_status kiln_module_get_kernel(kiln_module *module,
 
 /* The kernel's name; owned by the kernel. */
 KILN_API const char *kiln_kernel_name(const kiln_kernel *kernel);
+
+/* ------------------------------------------------------------------------ */
+/* Kernels from source at run time                                           */
+/* ------------------------------------------------------------------------ */
+
+/* The kernel languages kiln compiles at run time, each with the compiler it
+ * loads when first asked (never linked): CUDA C++ through NVRTC
+ * (libnvrtc.so.N, KILN_NVRTC_LIBRARY), HIP C++ through HIPRTC
+ * (libhiprtc.so.N or the HIP runtime, KILN_HIPRTC_LIBRARY), GLSL compute
+ * through shaderc (libshaderc.so.1, KILN_SHADERC_LIBRARY). */
+typedef enum kiln_source_language {
+  KILN_SOURCE_CUDA = 1, /* CUDA backend; also HIP when no HIP source is given */
+  KILN_SOURCE_HIP = 2,  /* HIP backend */
+  KILN_SOURCE_GLSL = 3, /* Vulkan backend: #version 450 or later, compute */
+} kiln_source_language;
+
+/* "CUDA C++", "HIP C++", "GLSL" or "unknown". Static string. */
+KILN_API const char *kiln_source_language_name(kiln_source_language language);
+
+typedef struct kiln_source {
+  kiln_source_language language;
+  /* NUL-terminated source text; read during the call only. */
+  const char *text;
+  /* The file name that messages and the compiler's log use ("saxpy.cu");
+   * NULL gives "source<N>" with the language's extension. */
+  const char *name;
+  /* GLSL only: the kernel name that the shader's main() gets. NULL takes
+   * the stem of `name` ("saxpy" for "saxpy.comp"), else "main". */
+  const char *entry_point;
+} kiln_source;
+
+/* A header kept in memory, found by #include "name" before any directory. */
+typedef struct kiln_header {
+  const char *name; /* as the #include spells it: "common.h" */
+  const char *text; /* NUL-terminated */
+} kiln_header;
+
+typedef enum kiln_optimization {
+  /* The compiler's own default: optimised code for NVRTC and HIPRTC;
+   * unoptimised SPIR-V for shaderc, as glslc (drivers optimise it). */
+  KILN_OPTIMIZE_DEFAULT = 0,
+  KILN_OPTIMIZE_NONE = 1,  /* -O0, for debugging */
+  KILN_OPTIMIZE_SIZE = 2,  /* shaderc -Os; NVRTC and HIPRTC -O2 */
+  KILN_OPTIMIZE_SPEED = 3, /* shaderc -O; NVRTC and HIPRTC -O3 */
+} kiln_optimization;
+
+typedef enum kiln_compile_flags {
+  KILN_COMPILE_DEFAULT = 0,
+  /* Faster, less exact float math (NVRTC --use_fast_math, HIPRTC
+   * -ffast-math; GLSL has no such switch and ignores it). */
+  KILN_COMPILE_FAST_MATH = 1u << 0,
+  /* Neither read nor write the disk cache for this call. */
+  KILN_COMPILE_NO_CACHE = 1u << 1,
+} kiln_compile_flags;
+
+/* Everything optional: a zeroed struct (or NULL) compiles with defaults for
+ * the context's device. Arrays are read during the call only. */
+typedef struct kiln_compile_options {
+  /* Macro definitions, "NAME" or "NAME=VALUE". */
+  const char *const *defines;
+  size_t define_count;
+  /* Directories searched by #include, after `headers`. Their files' names,
+   * sizes and modification times are part of the cache key (see
+   * docs/kernels.md). */
+  const char *const *include_dirs;
+  size_t include_dir_count;
+  const kiln_header *headers;
+  size_t header_count;
+  kiln_optimization optimization;
+  uint32_t flags; /* kiln_compile_flags */
+  /* The target instead of the device's own: "sm_90" (cubin) or
+   * "compute_90" (PTX) on CUDA, a gfx name ("gfx90a") on HIP, a SPIR-V
+   * version ("spv1.5") on Vulkan. NULL: what the device runs best. */
+  const char *target;
+  /* Raw options handed to one compiler as they are: NVRTC's, HIPRTC's, and
+   * for GLSL the glslc-style "-g", "-w", "-Werror". */
+  const char *const *cuda_options;
+  size_t cuda_option_count;
+  const char *const *hip_options;
+  size_t hip_option_count;
+  const char *const *glsl_options;
+  size_t glsl_option_count;
+} kiln_compile_options;
+
+/* Compiles the sources in the context backend's language and loads the
+ * result as one module. Sources of other languages are ignored, so one list
+ * may carry a kernel's text for every backend (HIP takes CUDA text when no
+ * HIP text is given). Several sources of one language go into one module.
+ * Compiled images are cached on disk (KILN_CACHE_DIR, docs/kernels.md).
+ * Fails with KILN_ERROR_NO_IMAGE when no source is in the backend's
+ * language, KILN_ERROR_UNAVAILABLE (naming the library and its package)
+ * when the compiler is missing, KILN_ERROR_COMPILE with the log. */
+KILN_API kiln_status kiln_module_create_from_source(
+    kiln_context *context, const kiln_source *sources, size_t source_count,
+    const kiln_compile_options *options, kiln_module **out_module);
+
+/* Loads a module from files: sources (.cu, .hip, .comp/.glsl) compiled as
+ * by kiln_module_create_from_source, and images (SPIR-V, PTX, cubin,
+ * fatbin, HIP code objects), told apart by their first bytes, else by
+ * extension. Files for other backends are ignored. `options` may be NULL.
+ * KILN_ERROR_NOT_FOUND (with the OS's reason) for a file that cannot be
+ * read, KILN_ERROR_INVALID_ARGUMENT for one of no known kind. */
+KILN_API kiln_status kiln_module_create_from_files(
+    kiln_context *context, const char *const *paths, size_t path_count,
+    const kiln_compile_options *options, kiln_module **out_module);
+
+/* How a module was built. */
+typedef struct kiln_module_build_info {
+  size_t source_count;     /* sources compiled into it (0: images only) */
+  size_t cache_hits;       /* of those, how many came from the disk cache */
+  double compile_ms;       /* wall time spent compiling and caching */
+  const char *log;         /* the compilers' output, warnings included;
+                              "" when silent; owned by the module */
+} kiln_module_build_info;
+
+/* Fills *out_info for `module`. */
+KILN_API kiln_status kiln_module_get_build_info(const kiln_module *module,
+                                               kiln_module_build_info *out_info);
+
+/* The whole log of the last compile on this thread, failed or not ("" if
+ * none); valid until the next compile on this thread. */
+KILN_API const char *kiln_last_compile_log(void);
+
+/* Whether the backend's compiler can be loaded: KILN_OK with
+ * *out_description naming it and its version ("NVRTC 13.0
+ * (libnvrtc.so.13)"), or KILN_ERROR_UNAVAILABLE with the reason there. The
+ * string is owned by kiln and valid until the next call for that backend.
+ * Needs no device: the compiler is loaded, the driver is not. */
+KILN_API kiln_status kiln_compiler_available(kiln_backend backend,
+                                             const char **out_description);
 
 /* ------------------------------------------------------------------------ */
 /* Launching kernels: the one argument ABI                                    */

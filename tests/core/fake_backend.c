@@ -679,8 +679,14 @@ void fake_init(fake_backend *fb, kiln_backend kind) {
   o->event_query = event_query;
   o->event_elapsed_ms = event_elapsed_ms;
   o->builtin_images = builtin_images;
+  fake_compiler_enable(fb);
   kiln_device_type discrete = KILN_DEVICE_TYPE_DISCRETE_GPU;
   fake_set_devices(fb, 1, &discrete);
+}
+
+fake_backend *fake_installed(kiln_backend kind) {
+  return kind > KILN_BACKEND_AUTO && kind < KILN_BACKEND_COUNT ? installed[kind]
+                                                              : NULL;
 }
 
 void fake_install(fake_backend *const *fakes, size_t count) {

@@ -81,6 +81,13 @@ typedef struct fake_backend {
   atomic_uint calls[FAKE_OP_COUNT];
   /* Objects initialised and not yet deinitialised, by kiln_object_type. */
   atomic_long live[KILN_OBJECT_EVENT + 1];
+  /* Run-time compilation (fake_compiler.c), on by default: the fake
+   * "compiles" text into its own image format (see fake_compile). */
+  bool compiler_available;
+  char compiler_reason[128];
+  char compiler_version[32]; /* part of the description, so of the key */
+  atomic_uint compiles;      /* compile op calls */
+  char last_target[64];
   size_t launch_count;
   fake_launch launches[FAKE_LAUNCH_LOG]; /* the last ones, a ring */
   uint64_t last_fill_pattern;
@@ -97,6 +104,21 @@ void fake_set_devices(fake_backend *fb, size_t count,
 
 /* Makes the fake unavailable with `reason`. */
 void fake_set_unavailable(fake_backend *fb, const char *reason);
+
+/* Gives the fake a compiler: GLSL for a Vulkan fake, CUDA C++ for CUDA,
+ * HIP then CUDA C++ for HIP (fake_init does this). The fake compiler copies
+ * the source into a fake image line by line, except these directives:
+ *   #include "x"   the text of header x (the options' headers, then the
+ *                  include directories); a compile error if there is none
+ *   #ifdef NAME / #endif   the lines between only if NAME is defined
+ *   #warning text  a warning line in the log: "<name>:<line>: warning: text"
+ *   #error text    a compile error: "<name>:<line>: error: text"
+ * A raw option of the backend's language that starts with "--bogus" is
+ * rejected as an invalid option. */
+void fake_compiler_enable(fake_backend *fb);
+
+/* The fake installed for `kind`, or NULL. */
+fake_backend *fake_installed(kiln_backend kind);
 
 /* Registers the fakes as the only backends (kiln_registry_override). */
 void fake_install(fake_backend *const *fakes, size_t count);
