@@ -23,6 +23,7 @@
 typedef struct kiln_cuda_api_table {
 #define KILN_CUDA_FIELD(name, version) PFN_##name##_v##version name;
   KILN_CUDA_SYMBOLS(KILN_CUDA_FIELD)
+  KILN_CUDA_OPTIONAL_SYMBOLS(KILN_CUDA_FIELD)
 #undef KILN_CUDA_FIELD
   /* The CUDA version the driver implements, as cuDriverGetVersion gives it
    * (1000 * major + 10 * minor). */
@@ -48,7 +49,14 @@ typedef struct kiln_cuda_context {
 
 typedef struct kiln_cuda_module {
   kiln_module base;
-  CUmodule handle;
+  /* A CUmodule per image that loaded, in the order module.c loads them
+   * (cubin, fatbin, then PTX; the caller's order within a format). A
+   * kernel comes from the first of them that has its name. */
+  CUmodule *handles;
+  size_t count;
+  /* The images passed over for having no code for this device, named for
+   * the message when a kernel is not found; NULL when none was. */
+  char *skipped;
 } kiln_cuda_module;
 
 typedef struct kiln_cuda_kernel {
@@ -196,5 +204,14 @@ kiln_status kiln_cuda_event_synchronize(kiln_event *e);
 kiln_status kiln_cuda_event_query(kiln_event *e);
 kiln_status kiln_cuda_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                        float *out_ms);
+
+/* ---- Compiler (compiler.c) ------------------------------------------------ */
+
+/* CUDA C++ through NVRTC, loaded at run time: the ops' compiler_load,
+ * compile_target and compile (see core/backend.h). */
+kiln_status kiln_cuda_compiler_load(char *description, size_t description_size);
+kiln_status kiln_cuda_compile_target(const kiln_context *ctx, char *target,
+                                     size_t target_size);
+kiln_status kiln_cuda_compile(const kiln_compile_job *job, kiln_compiled *out);
 
 #endif /* KILN_BACKENDS_CUDA_CUDA_H */

@@ -61,5 +61,10 @@ const kiln_backend_ops kiln_cuda_ops = {
     .event_query = kiln_cuda_event_query,
     .event_elapsed_ms = kiln_cuda_event_elapsed_ms,
 
+    .languages = {KILN_SOURCE_CUDA, 0},
+    .compiler_load = kiln_cuda_compiler_load,
+    .compile_target = kiln_cuda_compile_target,
+    .compile = kiln_cuda_compile,
+
     .builtin_images = KILN_CUDA_BUILTINS,
 };

@@ -186,10 +186,17 @@ kiln_status kiln_hip_buffer_read_async(kiln_stream *s, const kiln_buffer *src,
 
 typedef struct kiln_hip_module {
   kiln_module base;
-  hipModule_t handle;
-  /* kiln's copy of the image that loaded: the caller's may go away once
-   * kiln_module_create returns, and the runtime may read it later. */
-  void *image;
+  /* A module per image that loaded, in the caller's order. A kernel comes
+   * from the first of them that has its name. */
+  hipModule_t *handles;
+  /* kiln's copy of each loaded image (images[i] for handles[i]): the
+   * caller's may go away once kiln_module_create returns, and the runtime
+   * may read it later. */
+  void **images;
+  size_t count;
+  /* The images passed over for having no code for this device, named for
+   * the message when a kernel is not found; NULL when none was. */
+  char *skipped;
 } kiln_hip_module;
 
 static inline kiln_hip_module *kiln_hip_module_cast(const kiln_module *m) {
@@ -240,6 +247,21 @@ kiln_status kiln_hip_event_synchronize(kiln_event *e);
 kiln_status kiln_hip_event_query(kiln_event *e);
 kiln_status kiln_hip_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                       float *out_ms);
+
+/* ---- Compiler (compiler.c) --------------------------------------------------- */
+
+/* HIP C++ and CUDA C++ through HIPRTC, loaded at run time: the ops'
+ * compiler_load, compile_target and compile (see core/backend.h). */
+kiln_status kiln_hip_compiler_load(char *description, size_t description_size);
+kiln_status kiln_hip_compile_target(const kiln_context *ctx, char *target,
+                                    size_t target_size);
+kiln_status kiln_hip_compile(const kiln_compile_job *job, kiln_compiled *out);
+
+/* A copy of HIPRTC's `log` (malloc'd; NULL when out of memory) with the
+ * temporary paths of ROCm 5's comgr replaced by the names the caller
+ * knows: ".../comgr-XXXXXX/input/CompileSource" by `name`, and
+ * ".../comgr-XXXXXX/include/h.h" by "h.h". */
+char *kiln_hip_log_with_names(const char *log, const char *name);
 
 #endif /* KILN_HIP_API_ONLY */
 

@@ -55,6 +55,11 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .event_query = kiln_vulkan_event_query,
     .event_elapsed_ms = kiln_vulkan_event_elapsed_ms,
 
+    .languages = {KILN_SOURCE_GLSL, 0},
+    .compiler_load = kiln_vulkan_compiler_load,
+    .compile_target = kiln_vulkan_compile_target,
+    .compile = kiln_vulkan_compile,
+
 #ifdef KILN_VULKAN_HAVE_BUILTINS
     .builtin_images = kiln_vulkan_builtin_images,
 #else

@@ -95,6 +95,9 @@ typedef struct kiln_vulkan_physical {
   VkPhysicalDeviceMemoryProperties memory;
   VkDeviceSize max_allocation_bytes;
   VkPhysicalDeviceType type;
+  /* With vendor and device ids, what a pipeline cache blob is valid for. */
+  uint32_t driver_version;
+  uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
   uint32_t queue_family;
   uint32_t queue_count;
   uint32_t timestamp_valid_bits;
@@ -152,6 +155,11 @@ typedef struct kiln_vulkan_context {
   uint32_t queue_count;
   atomic_uint next_queue;
   VkPipelineCache pipeline_cache;
+  /* The SHA-256 and size of what the pipeline cache was seeded with from
+   * the disk cache (size 0: nothing), so that deinit writes it back only
+   * when it changed. */
+  kiln_hash pipeline_cache_seed;
+  size_t pipeline_cache_seed_size;
   /* Every stream, the core's and the internal one, for context-wide
    * waits. */
   pthread_mutex_t streams_lock;
@@ -474,5 +482,28 @@ kiln_status kiln_vulkan_event_synchronize(kiln_event *e);
 kiln_status kiln_vulkan_event_query(kiln_event *e);
 kiln_status kiln_vulkan_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                          float *out_ms);
+
+/* ---- Compiler (compiler.c)
+ * ------------------------------------------------------- */
+
+/* GLSL compute shaders through shaderc, loaded at run time: the ops'
+ * compiler_load, compile_target and compile (see core/backend.h). */
+kiln_status kiln_vulkan_compiler_load(char *description,
+                                      size_t description_size);
+kiln_status kiln_vulkan_compile_target(const kiln_context *ctx, char *target,
+                                       size_t target_size);
+kiln_status kiln_vulkan_compile(const kiln_compile_job *job,
+                                kiln_compiled *out);
+
+/* A copy of the SPIR-V `words` (native byte order) in which every
+ * OpEntryPoint called `from` is called `to`, into *out_words (malloc'd)
+ * and *out_count. KILN_ERROR_NOT_FOUND when no entry point is called
+ * `from`, KILN_ERROR_INVALID_IMAGE when the words are not SPIR-V. */
+kiln_status kiln_vulkan_spirv_rename_entry_point(const uint32_t *words,
+                                                 size_t count,
+                                                 const char *from,
+                                                 const char *to,
+                                                 uint32_t **out_words,
+                                                 size_t *out_count);
 
 #endif /* KILN_VULKAN_VULKAN_H */
