@@ -71,6 +71,14 @@ static kiln_status resolve_all(PFN_cuGetProcAddress_v12000 get_proc,
   }
   KILN_CUDA_SYMBOLS(KILN_CUDA_REQUIRED)
 #undef KILN_CUDA_REQUIRED
+  /* Asked for only from drivers new enough to have them. */
+#define KILN_CUDA_OPTIONAL(name, version)                                    \
+  if (kiln_cuda_api.driver_version >= version &&                             \
+      !resolve(get_proc, #name, version, &kiln_cuda_api.name,                \
+               sizeof kiln_cuda_api.name, why, sizeof why))                  \
+    kiln_log(KILN_LOG_DEBUG, "cuda: doing without %s: %s", #name, why);
+  KILN_CUDA_OPTIONAL_SYMBOLS(KILN_CUDA_OPTIONAL)
+#undef KILN_CUDA_OPTIONAL
   if (kiln_cuda_api.driver_version >= KILN_CUDA_ELAPSED_TIME_V2 &&
       !resolve(get_proc, "cuEventElapsedTime", KILN_CUDA_ELAPSED_TIME_V2,
                &kiln_cuda_api.cuEventElapsedTime,

@@ -1,5 +1,14 @@
 /* Modules from cubin, fatbin or PTX images (cuModuleLoadDataEx; the driver
- * JIT-compiles PTX for the device), and their kernels by name. */
+ * JIT-compiles PTX for the device), and their kernels by name.
+ *
+ * A module loads every image it is given, each into a CUmodule of its own,
+ * so that kernels may come from several images (one per source file, or
+ * machine code for some kernels and PTX for others). An image with no code
+ * for this device is passed over; any other image that does not load fails
+ * the module, as a module missing an image's kernels would fail later and
+ * less clearly. */
+#include <ctype.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,14 +20,35 @@
  * holds 1 KiB, so a longer one would be cut there anyway. */
 #define JIT_LOG_BYTES 2048
 
-/* The order kiln tries images in when a module has several: machine code
- * first, which loads without compiling, PTX last. */
+/* The order kiln loads images in, and so the order a kernel's name is
+ * looked up in: machine code first, which loads without compiling, PTX
+ * last. */
 static const kiln_image_format preference[] = {
     KILN_IMAGE_CUBIN, KILN_IMAGE_FATBIN, KILN_IMAGE_PTX};
 
-static void trim(char *text) {
-  size_t n = strlen(text);
-  while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' ')) text[--n] = '\0';
+/* A message built piece by piece, cut short where it outgrows the 1 KiB
+ * that kiln's error message holds. */
+typedef struct text {
+  char buf[1024];
+  size_t used;
+} text;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void add(text *t, const char *fmt, ...) {
+  if (t->used + 1 >= sizeof t->buf) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(t->buf + t->used, sizeof t->buf - t->used, fmt, ap);
+  va_end(ap);
+  if (n > 0) t->used += (size_t)n;
+  if (t->used >= sizeof t->buf) t->used = sizeof t->buf - 1;
+}
+
+static void trim(char *s) {
+  size_t n = strlen(s);
+  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ')) s[--n] = '\0';
 }
 
 static uint64_t read_le(const unsigned char *p, size_t bytes) {
@@ -52,6 +82,83 @@ static const char *image_problem(const kiln_module_image *image) {
   }
   return NULL;
 }
+
+/* ---- PTX for another GPU ------------------------------------------------- */
+
+/* The architecture that a PTX image's .target directive names, as
+ * 10 * major + minor (90 for sm_90) with its suffix ('a' for sm_90a, 'f'
+ * for sm_100f, '\0' for none). False when the header has no .target that
+ * kiln reads; the driver then judges the text. */
+static bool ptx_target(const kiln_module_image *image, unsigned *arch,
+                       char *suffix) {
+  const char *p = image->data, *end = p + image->size;
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+      p++;
+    const char *line = p;
+    while (p < end && *p != '\n') p++;
+    size_t n = (size_t)(p - line);
+    if (n >= 2 && memcmp(line, "//", 2) == 0) continue;
+    if (n >= 8 && memcmp(line, ".version", 8) == 0) continue;
+    /* The header ends at the first line that is not a comment, .version
+     * or .target; the PTX ISA puts .target before any code. */
+    if (n < 8 || memcmp(line, ".target", 7) != 0 ||
+        (line[7] != ' ' && line[7] != '\t'))
+      return false;
+    const char *q = line + 8;
+    while (q < p && (*q == ' ' || *q == '\t')) q++;
+    if (p - q < 4 || memcmp(q, "sm_", 3) != 0 ||
+        !isdigit((unsigned char)q[3]))
+      return false;
+    unsigned v = 0;
+    for (q += 3; q < p && isdigit((unsigned char)*q) && v < 10000; q++)
+      v = v * 10 + (unsigned)(*q - '0');
+    *suffix = '\0';
+    if (q < p && (*q == 'a' || *q == 'f')) *suffix = *q++;
+    if (q < p && isalnum((unsigned char)*q)) return false;
+    *arch = v;
+    return true;
+  }
+  return false;
+}
+
+/* Whether a PTX image is for a GPU other than ctx's, with the reason in
+ * `why`. The JIT answers PTX for a newer GPU with CUDA_ERROR_INVALID_PTX,
+ * the same code as broken PTX, so kiln reads the .target itself: such an
+ * image has no code for this device, like a cubin for another one, and is
+ * passed over without the driver being asked. */
+static bool ptx_for_other_gpu(const kiln_context *ctx,
+                              const kiln_module_image *image, char *why,
+                              size_t why_size, char *brief,
+                              size_t brief_size) {
+  unsigned target;
+  char suffix;
+  if (!ptx_target(image, &target, &suffix)) return false;
+  CUdevice device = kiln_cuda_context_cast_const(ctx)->device;
+  int major = 0, minor = 0;
+  if (kiln_cuda_api.cuDeviceGetAttribute(
+          &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) !=
+          CUDA_SUCCESS ||
+      kiln_cuda_api.cuDeviceGetAttribute(
+          &minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device) !=
+          CUDA_SUCCESS)
+    return false;
+  unsigned have = (unsigned)(major * 10 + minor);
+  /* Plain PTX compiles for its architecture and every later one; 'a'
+   * (architecture-specific) PTX for its own only; 'f' (family) PTX for
+   * the later minor versions of its major one. */
+  bool runs = suffix == 'a'   ? have == target
+              : suffix == 'f' ? have / 10 == target / 10 && have >= target
+                              : have >= target;
+  if (runs) return false;
+  const char *tail = suffix == 'a' ? "a" : suffix == 'f' ? "f" : "";
+  snprintf(brief, brief_size, ".target sm_%u%s", target, tail);
+  snprintf(why, why_size, "its %s is for %s GPU than this sm_%u", brief,
+           have < target ? "a newer" : "another", have);
+  return true;
+}
+
+/* ---- Loading ------------------------------------------------------------- */
 
 /* Loads one image into *out; *out_result is the driver's answer and
  * error_log the JIT's complaint, if any. Fails only for lack of host
@@ -93,20 +200,93 @@ static kiln_status load_image(const kiln_module_image *image, CUmodule *out,
   return KILN_OK;
 }
 
-/* Why each image of a module was rejected, for the message if none loads. */
-typedef struct failures {
-  char text[1024];
-  size_t used;
-} failures;
+/* Whether the driver's answer to an image means it holds no code that this
+ * device and driver can run, rather than that it is broken: machine code
+ * for other GPUs only, or PTX that this driver cannot compile (a newer PTX
+ * ISA than its JIT knows, or no JIT at all here). */
+static bool no_code_here(CUresult r) {
+  return r == CUDA_ERROR_NO_BINARY_FOR_GPU ||
+         r == CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+         r == CUDA_ERROR_JIT_COMPILER_NOT_FOUND ||
+         r == CUDA_ERROR_JIT_COMPILATION_DISABLED;
+}
 
-static void note_failure(failures *f, const kiln_module_image *image,
-                         size_t index, const char *why, const char *log) {
-  if (f->used >= sizeof f->text) return;
-  int n = snprintf(f->text + f->used, sizeof f->text - f->used,
-                   "%s%s image %zu: %s%s%s", f->used ? "; " : "",
-                   kiln_image_format_name(image->format), index, why,
-                   log[0] ? "; JIT log: " : "", log);
-  if (n > 0) f->used += (size_t)n;
+static void unload_all(kiln_cuda_module *m) {
+  for (size_t i = 0; i < m->count; i++) {
+    CUresult r = kiln_cuda_api.cuModuleUnload(m->handles[i]);
+    if (r != CUDA_SUCCESS) {
+      char why[384];
+      kiln_cuda_describe(r, why, sizeof why);
+      kiln_log(KILN_LOG_WARN, "cuda: cuModuleUnload: %s", why);
+    }
+  }
+  free(m->handles);
+  free(m->skipped);
+  m->handles = NULL;
+  m->skipped = NULL;
+  m->count = 0;
+}
+
+/* Notes an image passed over: in full for the message if none loads, in
+ * brief for the module's own note. */
+static void note_skipped(text *full, text *brief,
+                         const kiln_module_image *image, size_t index,
+                         const char *why, const char *brief_why,
+                         const char *log) {
+  const char *format = kiln_image_format_name(image->format);
+  add(full, "%s%s image %zu: %s%s%s", full->used ? "; " : "", format, index,
+      why, log[0] ? "; JIT log: " : "", log);
+  add(brief, "%s%s image %zu (%s)", brief->used ? ", " : "", format, index,
+      brief_why);
+  kiln_log(KILN_LOG_DEBUG, "cuda: passing over %s image %zu, which has no "
+           "code for this device: %s", format, index, why);
+}
+
+/* Loads images[i] into the module, or passes it over (noted in the two
+ * texts) when it has no code for this device. Any other failure is the
+ * module's. */
+static kiln_status load_one(kiln_cuda_module *m,
+                            const kiln_module_image *images, size_t i,
+                            size_t count, text *skipped, text *brief) {
+  const kiln_context *ctx = m->base.base.context;
+  const char *format = kiln_image_format_name(images[i].format);
+  char why[384], target[32];
+  if (images[i].format == KILN_IMAGE_PTX &&
+      ptx_for_other_gpu(ctx, &images[i], why, sizeof why, target,
+                        sizeof target)) {
+    note_skipped(skipped, brief, &images[i], i, why, target, "");
+    return KILN_OK;
+  }
+  char error_log[JIT_LOG_BYTES];
+  CUresult r = CUDA_ERROR_UNKNOWN;
+  CUmodule handle = NULL;
+  kiln_status st = load_image(&images[i], &handle, &r, error_log);
+  if (st != KILN_OK) return st;
+  if (r == CUDA_SUCCESS) {
+    m->handles[m->count++] = handle;
+    return KILN_OK;
+  }
+  /* A lost context, a full device or a broken driver are no fault of the
+   * image, and would fail the next one the same way. */
+  st = kiln_cuda_status(r);
+  if (st == KILN_ERROR_DEVICE_LOST || st == KILN_ERROR_OUT_OF_DEVICE_MEMORY ||
+      st == KILN_ERROR_INVALID_STATE || st == KILN_ERROR_UNAVAILABLE)
+    return kiln_cuda_error(r, "cuModuleLoadDataEx of %s image %zu", format,
+                           i);
+  kiln_cuda_describe(r, why, sizeof why);
+  if (no_code_here(r)) {
+    const char *name = NULL;
+    if (kiln_cuda_api.cuGetErrorName(r, &name) != CUDA_SUCCESS || !name)
+      name = "no code for this device";
+    note_skipped(skipped, brief, &images[i], i, why, name, error_log);
+    return KILN_OK;
+  }
+  return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+                        "kiln_module_create: %s image %zu of %zu does not "
+                        "load on %s (%s): %s%s%s",
+                        format, i, count, ctx->properties.name,
+                        ctx->properties.architecture, why,
+                        error_log[0] ? "; JIT log: " : "", error_log);
 }
 
 kiln_status kiln_cuda_module_init(kiln_module *base,
@@ -114,62 +294,233 @@ kiln_status kiln_cuda_module_init(kiln_module *base,
                                   size_t count) {
   kiln_cuda_module *m = kiln_cuda_module_cast(base);
   const kiln_context *ctx = base->base.context;
+  /* Checked before any image loads, so that a broken one costs no JIT. */
+  for (size_t i = 0; i < count; i++) {
+    const char *problem = image_problem(&images[i]);
+    if (problem)
+      return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+                            "kiln_module_create: %s image %zu of %zu is "
+                            "malformed: %s",
+                            kiln_image_format_name(images[i].format), i,
+                            count, problem);
+  }
   kiln_status st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
-  failures rejected = {"", 0};
+  m->handles = calloc(count, sizeof *m->handles);
+  if (!m->handles)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "kiln_module_create: out of host memory");
+  text skipped = {"", 0}, brief = {"", 0};
   for (size_t p = 0; p < sizeof preference / sizeof preference[0]; p++) {
     for (size_t i = 0; i < count; i++) {
       if (images[i].format != preference[p]) continue;
-      const char *problem = image_problem(&images[i]);
-      if (problem) {
-        note_failure(&rejected, &images[i], i, problem, "");
-        continue;
+      st = load_one(m, images, i, count, &skipped, &brief);
+      if (st != KILN_OK) {
+        unload_all(m);
+        return st;
       }
-      char error_log[JIT_LOG_BYTES];
-      CUresult r = CUDA_ERROR_UNKNOWN;
-      st = load_image(&images[i], &m->handle, &r, error_log);
-      if (st != KILN_OK) return st;
-      if (r == CUDA_SUCCESS) return KILN_OK;
-      /* A rejected image is worth trying the next one for; a lost
-       * context, a full device or a broken driver would fail the same way
-       * again. */
-      st = kiln_cuda_status(r);
-      if (st == KILN_ERROR_DEVICE_LOST ||
-          st == KILN_ERROR_OUT_OF_DEVICE_MEMORY ||
-          st == KILN_ERROR_INVALID_STATE || st == KILN_ERROR_UNAVAILABLE)
-        return kiln_cuda_error(r, "cuModuleLoadDataEx of a %s image",
-                               kiln_image_format_name(images[i].format));
-      char why[384];
-      kiln_cuda_describe(r, why, sizeof why);
-      note_failure(&rejected, &images[i], i, why, error_log);
     }
   }
-  return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
-                        "kiln_module_create: no image loads on %s (%s): %s",
-                        ctx->properties.name, ctx->properties.architecture,
-                        rejected.text);
+  if (m->count == 0) {
+    unload_all(m);
+    return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+                          "kiln_module_create: no image loads on %s (%s): %s",
+                          ctx->properties.name, ctx->properties.architecture,
+                          skipped.buf);
+  }
+  if (brief.used && !(m->skipped = strdup(brief.buf))) {
+    unload_all(m);
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "kiln_module_create: out of host memory");
+  }
+  return KILN_OK;
 }
 
 void kiln_cuda_module_deinit(kiln_module *base) {
-  kiln_cuda_make_current(base->base.context);
-  kiln_cuda_api.cuModuleUnload(kiln_cuda_module_cast(base)->handle);
+  if (kiln_cuda_make_current(base->base.context) != KILN_OK)
+    kiln_log(KILN_LOG_WARN, "cuda: unloading a module: %s",
+             kiln_last_error());
+  unload_all(kiln_cuda_module_cast(base));
+}
+
+/* ---- Kernels by name ----------------------------------------------------- */
+
+/* Whether the driver lists a module's kernels (CUDA 12.4 and later). */
+static bool can_list(void) {
+  return kiln_cuda_api.cuModuleGetFunctionCount &&
+         kiln_cuda_api.cuModuleEnumerateFunctions &&
+         kiln_cuda_api.cuFuncGetName;
+}
+
+/* The names of mod's kernels, which the driver owns while mod is loaded,
+ * in a malloc'd array (NULL when there are none). *r is the driver's
+ * answer; the status fails only for lack of host memory. */
+static kiln_status list_names(CUmodule mod, const char ***out_names,
+                              unsigned *out_count, CUresult *r) {
+  *out_names = NULL;
+  *out_count = 0;
+  unsigned count = 0;
+  *r = kiln_cuda_api.cuModuleGetFunctionCount(&count, mod);
+  if (*r != CUDA_SUCCESS || count == 0) return KILN_OK;
+  CUfunction *functions = malloc(count * sizeof *functions);
+  const char **names = malloc(count * sizeof *names);
+  if (!functions || !names) {
+    free(functions);
+    free(names);
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "kiln_module_get_kernel: out of host memory");
+  }
+  *r = kiln_cuda_api.cuModuleEnumerateFunctions(functions, count, mod);
+  /* A function's name is there whether or not lazy loading has loaded
+   * the function yet. */
+  for (unsigned i = 0; *r == CUDA_SUCCESS && i < count; i++)
+    *r = kiln_cuda_api.cuFuncGetName(&names[i], functions[i]);
+  free(functions);
+  if (*r != CUDA_SUCCESS) {
+    free(names);
+    return KILN_OK;
+  }
+  *out_names = names;
+  *out_count = count;
+  return KILN_OK;
+}
+
+/* Whether `listed` is the Itanium C++ mangling (nvcc's and NVRTC's) of a
+ * function named `name`: "_Z", then the name after its length, as in
+ * _Z3fooPf or _ZN2ns3fooEv for foo. */
+static bool mangles(const char *listed, const char *name) {
+  if (strncmp(listed, "_Z", 2) != 0) return false;
+  char length[24];
+  int digits = snprintf(length, sizeof length, "%zu", strlen(name));
+  for (const char *p = listed + 2; (p = strstr(p, length)) != NULL; p++)
+    if (!isdigit((unsigned char)p[-1]) &&
+        strncmp(p + digits, name, strlen(name)) == 0)
+      return true;
+  return false;
+}
+
+#define MANGLED_HINT " (declared without extern \"C\"? C++ mangles the name)"
+#define SKIPPED_NOTE "; passed over for having no code for this device: "
+
+/* Sets KILN_ERROR_NOT_FOUND for `name`, listing the kernels the module
+ * does have (lists[i] the names in handles[i]), with the C++ hint next to
+ * any that is a mangled form of `name`. */
+static kiln_status not_found_listing(const kiln_cuda_module *m,
+                                     const char *name, const char ***lists,
+                                     const unsigned *counts) {
+  text t = {"", 0};
+  add(&t, "the module has no kernel named '%s'", name);
+  /* Room kept for the tail: the count of names left out, and the start of
+   * the note on images passed over (which may be cut). */
+  size_t reserve = 32;
+  if (m->skipped) reserve += sizeof SKIPPED_NOTE + 96;
+  size_t listed = 0, left_out = 0;
+  /* Mangled forms of the name first, so that the hint is never cut. */
+  for (int mangled = 1; mangled >= 0; mangled--) {
+    for (size_t i = 0; i < m->count; i++) {
+      for (unsigned j = 0; j < counts[i]; j++) {
+        const char *n = lists[i][j];
+        if (mangles(n, name) != (mangled == 1)) continue;
+        bool seen = false;
+        for (size_t a = 0; a <= i && !seen; a++)
+          for (unsigned b = 0; b < (a == i ? j : counts[a]) && !seen; b++)
+            seen = strcmp(lists[a][b], n) == 0;
+        if (seen) continue;
+        size_t need = strlen(n) + 24 + (mangled ? sizeof MANGLED_HINT : 0);
+        if (t.used + need + reserve >= sizeof t.buf) {
+          left_out++;
+          continue;
+        }
+        add(&t, "%s%s%s", listed++ ? ", " : "; its kernels are: ", n,
+            mangled ? MANGLED_HINT : "");
+      }
+    }
+  }
+  if (listed == 0 && left_out == 0) add(&t, "; it has no kernels");
+  if (left_out) add(&t, " and %zu more", left_out);
+  if (m->skipped) add(&t, SKIPPED_NOTE "%s", m->skipped);
+  return kiln_set_error(KILN_ERROR_NOT_FOUND, "%s", t.buf);
+}
+
+/* Finds which of m's CUmodules has `name` from the lists of their kernels:
+ * KILN_OK with *found its index, or with *found = m->count when the
+ * driver could not list them (the caller then asks each);
+ * KILN_ERROR_NOT_FOUND, with the kernels listed, when none has it. */
+static kiln_status find_listed(const kiln_cuda_module *m, const char *name,
+                               size_t *found) {
+  *found = m->count;
+  const char ***lists = calloc(m->count, sizeof *lists);
+  unsigned *counts = calloc(m->count, sizeof *counts);
+  kiln_status st = KILN_OK;
+  CUresult r = CUDA_SUCCESS;
+  if (!lists || !counts)
+    st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                        "kiln_module_get_kernel: out of host memory");
+  for (size_t i = 0; st == KILN_OK && r == CUDA_SUCCESS && i < m->count;
+       i++) {
+    st = list_names(m->handles[i], &lists[i], &counts[i], &r);
+    for (unsigned j = 0; j < counts[i] && *found == m->count; j++)
+      if (strcmp(lists[i][j], name) == 0) *found = i;
+    if (*found < m->count) break;
+  }
+  if (st == KILN_OK && r != CUDA_SUCCESS) {
+    if (kiln_cuda_status(r) == KILN_ERROR_DEVICE_LOST) {
+      st = kiln_cuda_error(r, "listing the kernels of a module");
+    } else {
+      char why[384];
+      kiln_cuda_describe(r, why, sizeof why);
+      kiln_log(KILN_LOG_DEBUG, "cuda: listing a module's kernels failed "
+               "(%s); asking each image for '%s' instead", why, name);
+    }
+  } else if (st == KILN_OK && *found == m->count) {
+    st = not_found_listing(m, name, lists, counts);
+  }
+  for (size_t i = 0; lists && i < m->count; i++) free(lists[i]);
+  free(lists);
+  free(counts);
+  return st;
 }
 
 kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
   kiln_cuda_kernel *k = kiln_cuda_kernel_cast(base);
+  const kiln_cuda_module *m = kiln_cuda_module_cast(base->module);
+  const char *name = base->name;
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
-  CUresult r = kiln_cuda_api.cuModuleGetFunction(
-      &k->handle, kiln_cuda_module_cast(base->module)->handle, base->name);
-  if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "looking up kernel '%s' in the module (CUDA "
-                              "keeps a kernel's name only when it is "
-                              "declared extern \"C\")", base->name);
-  atomic_init(&k->shared_limit, 0);
-  /* arg_bytes stays unknown: CUDA 13 has no parameter count, and finding
-   * the end by probing cuFuncGetParamInfo until it fails would put an API
-   * error per kernel into every user's compute-sanitizer report. */
-  return KILN_OK;
+  /* Asking a module for a name it lacks fails with CUDA_ERROR_NOT_FOUND,
+   * an API error in every compute-sanitizer report, so where the driver
+   * lists kernels kiln asks only the module that has the name. */
+  size_t first = 0, last = m->count;
+  if (can_list()) {
+    size_t found;
+    if ((st = find_listed(m, name, &found)) != KILN_OK) return st;
+    if (found < m->count) {
+      first = found;
+      last = found + 1;
+    }
+  }
+  for (size_t i = first; i < last; i++) {
+    CUresult r =
+        kiln_cuda_api.cuModuleGetFunction(&k->handle, m->handles[i], name);
+    if (r == CUDA_SUCCESS) {
+      atomic_init(&k->shared_limit, 0);
+      /* arg_bytes stays unknown: CUDA 13 has no parameter count, and
+       * finding the end by probing cuFuncGetParamInfo until it fails would
+       * put an API error per kernel into every user's compute-sanitizer
+       * report. */
+      return KILN_OK;
+    }
+    if (r != CUDA_ERROR_NOT_FOUND)
+      return kiln_cuda_error(r, "looking up kernel '%s' in the module "
+                                "(cuModuleGetFunction)", name);
+  }
+  /* Without a list of names, kiln cannot tell a missing kernel from one
+   * whose name C++ mangled. */
+  return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                        "the module has no kernel named '%s' (a C++ kernel "
+                        "keeps this name only when declared extern \"C\")%s%s",
+                        name, m->skipped ? SKIPPED_NOTE : "",
+                        m->skipped ? m->skipped : "");
 }
 
 void kiln_cuda_kernel_deinit(kiln_kernel *k) {

@@ -65,4 +65,14 @@
   X(cuEventSynchronize, 2000)           \
   X(cuEventElapsedTime, 2000)
 
+/* Used when the driver implements at least the CUDA version given, left
+ * NULL otherwise. They let module.c find which of a module's CUmodules has
+ * a kernel without asking each one for it: cuModuleGetFunction's
+ * CUDA_ERROR_NOT_FOUND from the ones that lack it would show up as an API
+ * error in every user's compute-sanitizer report. */
+#define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
+  X(cuFuncGetName, 12030)               \
+  X(cuModuleGetFunctionCount, 12040)    \
+  X(cuModuleEnumerateFunctions, 12040)
+
 #endif /* KILN_CUDA_SYMBOLS_H */

@@ -1,6 +1,7 @@
 /* Modules from HIP code objects (hipcc --genco output: a clang offload
- * bundle with one code object per gfx target, or a bare code object), and
- * kernels looked up in them by name. */
+ * bundle with one code object per gfx target, or a bare code object), one
+ * hipModule_t per image, and kernels looked up in them by name. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,107 @@ static bool image_fits(const unsigned char *p, size_t size, char *why,
   return true;
 }
 
+/* A message built piece by piece, cut short where it outgrows the 1 KiB
+ * that kiln's error message holds. */
+typedef struct text {
+  char buf[1024];
+  size_t used;
+} text;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void add(text *t, const char *fmt, ...) {
+  if (t->used + 1 >= sizeof t->buf) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(t->buf + t->used, sizeof t->buf - t->used, fmt, ap);
+  va_end(ap);
+  if (n > 0) t->used += (size_t)n;
+  if (t->used >= sizeof t->buf) t->used = sizeof t->buf - 1;
+}
+
+/* Whether a failure to load an image is no fault of the image: the device
+ * is lost or full, or the runtime unusable, and the next image would fail
+ * the same way. */
+static bool runtime_failure(hipError_t err) {
+  if (err == hipErrorNotInitialized || err == hipErrorDeinitialized ||
+      err == hipErrorInvalidContext || err == hipErrorInvalidDevice)
+    return true;
+  kiln_status st = kiln_hip_status(err, KILN_ERROR_INVALID_IMAGE);
+  return st == KILN_ERROR_DEVICE_LOST ||
+         st == KILN_ERROR_OUT_OF_DEVICE_MEMORY ||
+         st == KILN_ERROR_UNAVAILABLE;
+}
+
+/* Unloads hm's modules (with its device current) and frees kiln's copies
+ * of their images. */
+static void unload_all(kiln_hip_module *hm) {
+  for (size_t i = 0; i < hm->count; i++) {
+    hipError_t err = kiln_hip_api.hipModuleUnload(hm->handles[i]);
+    if (err != hipSuccess) kiln_hip_warn(err, "hipModuleUnload");
+  }
+  for (size_t i = 0; i < hm->count; i++) free(hm->images[i]);
+  free(hm->handles);
+  free(hm->images);
+  free(hm->skipped);
+  hm->handles = NULL;
+  hm->images = NULL;
+  hm->skipped = NULL;
+  hm->count = 0;
+}
+
+/* Loads images[i] into hm, or passes it over (noted in the two texts)
+ * when it has no code for this device. Any other failure is the
+ * module's. */
+static kiln_status load_one(kiln_hip_module *hm,
+                            const kiln_module_image *images, size_t i,
+                            size_t count, text *skipped, text *brief) {
+  /* With a NUL after it, so that text (PTX under HIP on NVIDIA) is never
+   * read past its end. */
+  unsigned char *copy = malloc(images[i].size + 1);
+  if (!copy)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "hip: no memory for a %zu-byte code object",
+                          images[i].size);
+  memcpy(copy, images[i].data, images[i].size);
+  copy[images[i].size] = 0;
+  hipModule_t handle = NULL;
+  hipError_t err = kiln_hip_api.hipModuleLoadData(&handle, copy);
+  if (err == hipSuccess) {
+    hm->handles[hm->count] = handle;
+    hm->images[hm->count++] = copy;
+    return KILN_OK;
+  }
+  free(copy);
+  char description[256];
+  kiln_hip_describe(err, description, sizeof description);
+  if (err == hipErrorNoBinaryForGpu) {
+    add(skipped, "%sHIP image %zu: %s", skipped->used ? "; " : "", i,
+        description);
+    add(brief, "%sHIP image %zu (hipErrorNoBinaryForGpu)",
+        brief->used ? ", " : "", i);
+    kiln_log(KILN_LOG_DEBUG, "hip: passing over HIP image %zu, which has "
+             "no code for this device: %s", i, description);
+    return KILN_OK;
+  }
+  char what[96];
+  snprintf(what, sizeof what,
+           "loading HIP image %zu of the %zu given (hipModuleLoadData)", i,
+           count);
+  if (runtime_failure(err))
+    return kiln_hip_error(err, KILN_ERROR_INVALID_STATE, what);
+  return kiln_set_error(KILN_ERROR_INVALID_IMAGE, "%s: %s", what,
+                        description);
+}
+
+/*
+ * Every image loads into a module of its own, so that kernels may come
+ * from several (one per source file, say). An image with no code for this
+ * device (hipErrorNoBinaryForGpu) is passed over; any other that does not
+ * load fails the module, as a module missing that image's kernels would
+ * fail later and less clearly.
+ */
 kiln_status kiln_hip_module_init(kiln_module *m,
                                  const kiln_module_image *images,
                                  size_t count) {
@@ -113,82 +215,79 @@ kiln_status kiln_hip_module_init(kiln_module *m,
                             "HIP image %zu (%zu bytes) is malformed: %s",
                             i, images[i].size, why);
   }
+  hm->handles = calloc(count, sizeof *hm->handles);
+  hm->images = calloc(count, sizeof *hm->images);
+  if (!hm->handles || !hm->images) {
+    unload_all(hm);
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "kiln_module_create: out of host memory");
+  }
   kiln_hip_device_scope scope;
   kiln_status st = kiln_hip_device_enter(ctx, &scope);
-  if (st != KILN_OK) return st;
-  /* The images are alternatives (say, bundles for different ROCm
-   * releases): the first one the runtime loads for this device wins. A
-   * failure other than "no code for this device" is the one reported. */
-  hipError_t reported = hipSuccess;
-  size_t reported_index = 0;
-  for (size_t i = 0; i < count; i++) {
-    /* With a NUL after it, so that text (PTX under HIP on NVIDIA) is never
-     * read past its end. */
-    unsigned char *copy = malloc(images[i].size + 1);
-    if (!copy) {
-      kiln_hip_device_leave(&scope);
-      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                            "hip: no memory for a %zu-byte code object",
-                            images[i].size);
-    }
-    memcpy(copy, images[i].data, images[i].size);
-    copy[images[i].size] = 0;
-    hipError_t err = kiln_hip_api.hipModuleLoadData(&hm->handle, copy);
-    if (err == hipSuccess) {
-      kiln_hip_device_leave(&scope);
-      hm->image = copy;
-      return KILN_OK;
-    }
-    free(copy);
-    if (reported == hipSuccess || reported == hipErrorNoBinaryForGpu) {
-      reported = err;
-      reported_index = i;
-    }
-    if (kiln_hip_status(err, KILN_ERROR_INVALID_IMAGE) ==
-        KILN_ERROR_DEVICE_LOST)
-      break;
+  if (st != KILN_OK) {
+    unload_all(hm);
+    return st;
   }
+  text skipped = {"", 0}, brief = {"", 0};
+  for (size_t i = 0; i < count && st == KILN_OK; i++)
+    st = load_one(hm, images, i, count, &skipped, &brief);
+  if (st == KILN_OK && hm->count == 0)
+    st = kiln_set_error(KILN_ERROR_NO_IMAGE,
+                        "none of the %zu HIP code objects has code for "
+                        "this device (%s): %s",
+                        count, ctx->properties.architecture, skipped.buf);
+  if (st == KILN_OK && brief.used && !(hm->skipped = strdup(brief.buf)))
+    st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                        "kiln_module_create: out of host memory");
+  if (st != KILN_OK) unload_all(hm);
   kiln_hip_device_leave(&scope);
-  char description[256];
-  kiln_hip_describe(reported, description, sizeof description);
-  if (reported == hipErrorNoBinaryForGpu)
-    return kiln_set_error(KILN_ERROR_NO_IMAGE,
-                          "none of the %zu HIP code objects has code for "
-                          "this device (%s): %s",
-                          count, ctx->properties.architecture, description);
-  char what[96];
-  snprintf(what, sizeof what,
-           "loading HIP image %zu of the %zu given (hipModuleLoadData)",
-           reported_index, count);
-  return kiln_hip_error(reported, KILN_ERROR_INVALID_IMAGE, what);
+  return st;
 }
 
 void kiln_hip_module_deinit(kiln_module *m) {
   kiln_hip_module *hm = kiln_hip_module_cast(m);
   kiln_hip_device_scope scope;
   if (kiln_hip_device_enter(m->base.context, &scope) == KILN_OK) {
-    hipError_t err = kiln_hip_api.hipModuleUnload(hm->handle);
+    unload_all(hm);
     kiln_hip_device_leave(&scope);
-    if (err != hipSuccess) kiln_hip_warn(err, "hipModuleUnload");
   } else {
     kiln_log(KILN_LOG_WARN, "hip: unloading a module: %s", kiln_last_error());
+    for (size_t i = 0; i < hm->count; i++) free(hm->images[i]);
+    free(hm->handles);
+    free(hm->images);
+    free(hm->skipped);
   }
-  free(hm->image);
 }
 
 kiln_status kiln_hip_kernel_init(kiln_kernel *k) {
   kiln_hip_kernel *hk = kiln_hip_kernel_cast(k);
+  const kiln_hip_module *hm = kiln_hip_module_cast(k->module);
   const kiln_context *ctx = k->base.context;
   kiln_hip_device_scope scope;
   kiln_status st = kiln_hip_device_enter(ctx, &scope);
   if (st != KILN_OK) return st;
-  hipError_t err = kiln_hip_api.hipModuleGetFunction(
-      &hk->function, kiln_hip_module_cast(k->module)->handle, k->name);
+  /* The first module that has the name wins; hipErrorNotFound from one
+   * that lacks it is expected. HIP 5 cannot list a module's kernels, so
+   * each is asked in turn. */
+  hipError_t err = hipErrorNotFound;
+  for (size_t i = 0; i < hm->count && err == hipErrorNotFound; i++)
+    err = kiln_hip_api.hipModuleGetFunction(&hk->function, hm->handles[i],
+                                            k->name);
   kiln_hip_device_leave(&scope);
+  if (err == hipErrorNotFound)
+    return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                          "the module has no kernel named '%.96s' (a C++ "
+                          "kernel keeps this name only when declared extern "
+                          "\"C\")%s%s",
+                          k->name,
+                          hm->skipped ? "; passed over for having no code "
+                                        "for this device: "
+                                      : "",
+                          hm->skipped ? hm->skipped : "");
   if (err != hipSuccess) {
     char what[160];
     snprintf(what, sizeof what,
-             "the module has no kernel named '%.96s' (hipModuleGetFunction)",
+             "looking up kernel '%.96s' in the module (hipModuleGetFunction)",
              k->name);
     return kiln_hip_error(err, KILN_ERROR_NOT_FOUND, what);
   }
