@@ -385,6 +385,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   out->api_version = props.apiVersion;
   out->limits = props.limits;
   out->type = props.deviceType;
+  out->driver_version = props.driverVersion;
+  memcpy(out->pipeline_cache_uuid, props.pipelineCacheUUID, VK_UUID_SIZE);
   out->max_allocation_bytes = p11.maxMemoryAllocationSize;
   kiln_vulkan_lib.vkGetPhysicalDeviceMemoryProperties(dev, &out->memory);
   out->queue_family = family;

@@ -42,6 +42,7 @@
   X(vkDestroyShaderModule)            \
   X(vkCreatePipelineCache)            \
   X(vkDestroyPipelineCache)           \
+  X(vkGetPipelineCacheData)           \
   X(vkCreatePipelineLayout)           \
   X(vkDestroyPipelineLayout)          \
   X(vkCreateComputePipelines)         \
