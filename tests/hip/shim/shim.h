@@ -13,6 +13,8 @@
  *
  * shim.c: loading, errors, devices and the per-thread current device.
  * shim_ops.c: memory, transfers, modules, launches, streams and events.
+ * shim_rtc.c (shim_rtc.h): HIPRTC, which ROCm 5's libamdhip64 carries too,
+ * on NVRTC.
  */
 #ifndef KILN_TESTS_HIP_SHIM_H
 #define KILN_TESTS_HIP_SHIM_H
