@@ -9,7 +9,8 @@
 set -euo pipefail
 
 required=(meson ninja-build pkg-config gcc libc6-dev python3 libcmocka-dev
-          glslang-tools libvulkan-dev mesa-vulkan-drivers
+          glslang-tools glslang-dev libshaderc1 libshaderc-dev libvulkan-dev
+          mesa-vulkan-drivers
           vulkan-validationlayers spirv-tools vulkan-tools)
 hip=(hipcc libamdhip64-dev rocm-device-libs clang-15)
 

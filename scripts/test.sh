@@ -3,14 +3,19 @@
 # runs every test suite, twice:
 #   1. a warning-free build (-Dwerror=true) with every backend whose
 #      toolchain is here, and all suites: core, vulkan (on lavapipe where
-#      there is no GPU), cuda and hip (these skip without a device);
+#      there is no GPU), cuda and hip (these skip without a device); then
+#      that build installed into a staging tree (meson install --destdir)
+#      and used from there as a user would: kiln-info and kiln-embed, a C
+#      program built with pkg-config, and examples/aot-app built with meson
+#      against the staged kiln and run on Vulkan;
 #   2. a build with AddressSanitizer and UndefinedBehaviorSanitizer, running
 #      the core and vulkan suites.
 # Exits non-zero when anything failed; failing tests' logs are printed.
 #
 # usage: scripts/test.sh [BUILD_ROOT]
 #   BUILD_ROOT (or KILN_BUILD_ROOT) holds the build directories test/ and
-#   asan/, recreated on every run; default: build/ in the repository.
+#   asan/, the staging tree stage/ and the install check's install-check/,
+#   recreated on every run; default: build/ in the repository.
 #   Meson options for both builds may be added with KILN_MESON_ARGS.
 set -euo pipefail
 
@@ -30,6 +35,7 @@ if ! meson_version=$(meson --version 2>/dev/null) ||
 fi
 
 failed=()
+built=() # the builds that compiled
 started=$SECONDS
 
 stage() { printf '\n==== %s (%ds)\n' "$*" $((SECONDS - started)); }
@@ -53,13 +59,98 @@ build_and_test() {
     failed+=("$name: meson compile")
     return
   fi
+  built+=("$name")
   stage "$name: meson test --print-errorlogs ${test_args[*]}"
   if ! meson test -C "$dir" --print-errorlogs "${test_args[@]}"; then
     failed+=("$name: meson test (log: $dir/meson-logs/testlog.txt)")
   fi
 }
 
+# check_install NAME: installs build NAME into $root/stage with --destdir
+# and uses it from there, away from the build tree. The installed programs
+# must find libkiln through their rpath (LD_LIBRARY_PATH is unset), and
+# pkg-config reads the staged kiln.pc with the staging tree as its sysroot,
+# which is what a --destdir tree is. Vulkan runs on lavapipe without a GPU.
+check_install() {
+  local dir=$root/$1 dest=$root/stage work=$root/install-check
+  rm -rf "$dest" "$work"
+  mkdir -p "$work"
+  stage "install: meson install --destdir $dest"
+  if ! meson install -C "$dir" --destdir "$dest" --quiet; then
+    failed+=("install: meson install -C $dir")
+    return
+  fi
+  # The installed bindir and libdir, absolute (either option may be).
+  local dirs bin lib
+  dirs=$(meson introspect "$dir" --buildoptions | python3 -c '
+import json, os, sys
+o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
+print(os.path.join(o["prefix"], o["bindir"]), os.path.join(o["prefix"], o["libdir"]))')
+  read -r bin lib <<< "$dirs"
+  bin=$dest$bin
+  lib=$dest$lib
+  local -x PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
+  local user_env=(env -u LD_LIBRARY_PATH)
+
+  stage "install: staged kiln-info, without LD_LIBRARY_PATH"
+  local program
+  for program in "$bin/kiln-info" "$bin/kiln-bench"; do
+    if ! "${user_env[@]}" ldd "$program" |
+         grep -F "libkiln.so.0 => $dest/"; then
+      failed+=("install: $program does not find libkiln in $lib")
+    fi
+  done
+  if ! "${user_env[@]}" "$bin/kiln-info"; then
+    failed+=("install: staged kiln-info")
+  fi
+
+  stage "install: staged kiln-embed, a C program built with pkg-config"
+  local flags
+  if ! glslangValidator --quiet --target-env vulkan1.2 -V -e scale \
+         --source-entrypoint main -o "$work/scale.spv" \
+         "$repo/examples/aot-app/scale.comp" ||
+     ! "${user_env[@]}" "$bin/kiln-embed" --header "$work/images.h" \
+         "$work/images.c" check_images "$work/scale.spv" ||
+     ! flags=$(pkg-config --cflags --libs kiln); then
+    failed+=("install: staged kiln-embed or pkg-config kiln")
+  else
+    cat > "$work/check.c" <<'EOF'
+#include <kiln/kiln.h>
+#include <stdio.h>
+#include "images.h"
+int main(void) {
+  printf("kiln %s, %zu image(s), the first %s\n", kiln_version_string(),
+         check_images_count, kiln_image_format_name(check_images[0].format));
+  return kiln_version() == KILN_VERSION && check_images_count == 1 &&
+                 check_images[0].format == KILN_IMAGE_SPIRV
+             ? 0
+             : 1;
+}
+EOF
+    # pkg-config's flags are split into words on purpose.
+    # shellcheck disable=SC2086
+    if ! cc -std=c11 -Wall -Wextra -Wpedantic -Werror -I"$work" \
+           -o "$work/check" "$work/check.c" "$work/images.c" $flags ||
+       ! LD_LIBRARY_PATH=$lib "$work/check"; then
+      failed+=("install: a C program against the staged kiln")
+    fi
+  fi
+
+  stage "install: examples/aot-app built with meson against the staged kiln"
+  local app=$work/aot-app
+  if ! PATH=$bin:$PATH meson setup "$app" "$repo/examples/aot-app" \
+         -Dwerror=true ||
+     ! PATH=$bin:$PATH meson compile -C "$app"; then
+    failed+=("install: examples/aot-app build")
+  elif ! "${user_env[@]}" KILN_BACKEND=vulkan "$app/app"; then
+    failed+=("install: examples/aot-app run")
+  fi
+}
+
 build_and_test test --
+if [[ " ${built[*]} " == *" test "* ]]; then
+  check_install test
+fi
 # Test processes abort at the first report. scripts/lsan.supp suppresses the
 # leaks of the Khronos validation layer (only third-party code, never kiln).
 export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=1:print_summary=1
