@@ -52,12 +52,21 @@ examples() {
   step examples
   # HIP runs through the test-only HIP-on-CUDA shim: there is no AMD GPU.
   shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
+  # rawkernel runs twice per backend: the first compiles its kernel from
+  # source, the second takes it from the disk cache.
+  local cache
+  cache=$(mktemp -d)
   for be in cuda vulkan hip; do
     { echo "== KILN_BACKEND=$be"
       KILN_BACKEND=$be KILN_HIP_LIBRARY=$shim "$B/examples/saxpy/saxpy" || status=1
+      for _ in 1 2; do
+        KILN_BACKEND=$be KILN_HIP_LIBRARY=$shim KILN_CACHE_DIR=$cache \
+          "$B/examples/rawkernel/rawkernel" || status=1
+      done
     } >> "$OUT/examples.txt" 2>&1
   done
-  grep -E '^== |PASS|FAIL' "$OUT/examples.txt"
+  rm -rf "$cache"
+  grep -E '^== |PASS|FAIL|built in|compiler' "$OUT/examples.txt"
 }
 
 ci_build() {

@@ -18,16 +18,19 @@ static const kiln_backend backends[] = {KILN_BACKEND_CUDA, KILN_BACKEND_HIP,
 #define BACKEND_COUNT (sizeof backends / sizeof backends[0])
 
 static const char *const environment[] = {
-    "KILN_BACKEND",        "KILN_DEVICE",         "KILN_LOG",
-    "KILN_CUDA_LIBRARY",   "KILN_HIP_LIBRARY",    "KILN_VULKAN_LIBRARY",
-    "KILN_VULKAN_VALIDATION",
+    "KILN_BACKEND",           "KILN_DEVICE",          "KILN_LOG",
+    "KILN_CUDA_LIBRARY",      "KILN_HIP_LIBRARY",     "KILN_VULKAN_LIBRARY",
+    "KILN_VULKAN_VALIDATION", "KILN_NVRTC_LIBRARY",   "KILN_HIPRTC_LIBRARY",
+    "KILN_SHADERC_LIBRARY",   "KILN_CACHE",           "KILN_CACHE_DIR",
+    "KILN_CACHE_MAX_BYTES",
 };
 
 static void usage(FILE *to) {
   fprintf(to,
           "usage: kiln-info [-b BACKEND] [-h]\n"
           "Shows kiln's version, which backends are compiled in and can run "
-          "here (and why\nnot), and the properties of every device.\n"
+          "here (and why\nnot), each backend's run-time kernel compiler, "
+          "and the properties of every\ndevice.\n"
           "\n"
           "  -b, --backend BACKEND  only this backend: cuda, hip or vulkan\n"
           "  -h, --help             this text\n"
@@ -182,6 +185,21 @@ int main(int argc, char **argv) {
              count == 1 ? "" : "s");
     else
       printf("compiled in, available\n");
+  }
+
+  /* The run-time compilers load without a device, so they are listed for
+   * every backend compiled in, available or not. */
+  printf("\nKernel compilers (kiln_module_create_from_source)\n"
+         "=================================================\n");
+  for (size_t b = 0; b < BACKEND_COUNT; ++b) {
+    if (only && backends[b] != chosen) continue;
+    if (!kiln_backend_compiled(backends[b])) continue;
+    const char *name = kiln_backend_name(backends[b]);
+    const char *description = NULL;
+    kiln_status status = kiln_compiler_available(backends[b], &description);
+    printf("%s:%*s%s%s\n", name, (int)(7 - strlen(name)), "",
+           status == KILN_OK ? "" : "not found: ",
+           description != NULL ? description : kiln_last_error());
   }
 
   int result = EXIT_SUCCESS;

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Written by tools/embed.py at build time. */
+/* Written by tools/kiln-embed at build time. */
 extern const kiln_module_image saxpy_images[];
 extern const size_t saxpy_images_count;
 

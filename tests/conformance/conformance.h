@@ -108,6 +108,11 @@ int conf_run_kernel_tests(void);
 int conf_run_builtin_tests(void);
 int conf_run_stream_tests(void);
 int conf_run_error_tests(void);
+int conf_run_compile_tests(void);
+
+/* The suite started again as a child process (KILN_CONF_CHILD=mode, set by
+ * test_compile.c): runs that mode on conf.ctx and returns the exit code. */
+int conf_compile_child(const char *mode);
 
 #define CONF_TEST(fn) cmocka_unit_test_teardown(fn, conf_check_validation)
 

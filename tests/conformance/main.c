@@ -56,6 +56,12 @@ int main(void) {
             kiln_last_error());
     return 1;
   }
+  const char *child = getenv("KILN_CONF_CHILD");
+  if (child && *child) {
+    int rc = conf_compile_child(child);
+    kiln_context_destroy(conf.ctx);
+    return rc;
+  }
   conf.seed = pick_seed();
   printf("kiln-conformance: %s on %s (%s, %s); seed %" PRIu64
          " (KILN_TEST_SEED=%" PRIu64 " repeats this run)\n",
@@ -70,6 +76,7 @@ int main(void) {
   failed += conf_run_builtin_tests();
   failed += conf_run_stream_tests();
   failed += conf_run_error_tests();
+  failed += conf_run_compile_tests();
 
   st = conf_release_module();
   if (st == KILN_OK)
