@@ -388,8 +388,7 @@ kiln_status kiln_hip_compile_target(const kiln_context *ctx, char *target,
 
 char *kiln_hip_log_with_names(const char *log, const char *name) {
   static const char marker[] = "/comgr-";
-  static const char source[] = "/input/CompileSource";
-  static const char include[] = "/include/";
+  static const char source[] = "CompileSource";
   size_t len = strlen(log), name_len = strlen(name);
   /* Each rewrite of a comgr path is no longer than the name. */
   size_t cap = len + 1;
@@ -400,19 +399,27 @@ char *kiln_hip_log_with_names(const char *log, const char *name) {
   size_t o = 0;
   const char *p = log;
   for (const char *m; (m = strstr(p, marker)) != NULL;) {
-    /* The path starts after the last space, quote or line start. */
+    /* The path starts after the last space, quote or line start; comgr's
+     * part of it is <tmp>/comgr-XXXXXX/<its folder>/ (input, include, or
+     * another in newer releases), and what follows is the file's own
+     * name, except the main source, which HIPRTC 5.2 calls
+     * CompileSource. */
     const char *start = m;
     while (start > p && !strchr(" \t\n'\"(", start[-1])) start--;
-    const char *end = strchr(m + 1, '/');
+    size_t path = strcspn(m, " \t\n'\":)");
+    const char *end = memchr(m + 1, '/', path - 1);
+    const char *folder_end =
+        end ? memchr(end + 1, '/', path - (size_t)(end + 1 - m)) : NULL;
     size_t keep = (size_t)(start - p);
     memcpy(out + o, p, keep);
     o += keep;
-    if (end && strncmp(end, source, sizeof source - 1) == 0) {
-      memcpy(out + o, name, name_len);
-      o += name_len;
-      p = end + sizeof source - 1;
-    } else if (end && strncmp(end, include, sizeof include - 1) == 0) {
-      p = end + sizeof include - 1;
+    if (folder_end) {
+      p = folder_end + 1;
+      if (strncmp(p, source, sizeof source - 1) == 0) {
+        memcpy(out + o, name, name_len);
+        o += name_len;
+        p += sizeof source - 1;
+      }
     } else {
       size_t n = (size_t)(m + sizeof marker - 1 - start);
       memcpy(out + o, start, n);
