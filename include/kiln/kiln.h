@@ -387,11 +387,12 @@ typedef struct kiln_module_image {
   size_t size;
 } kiln_module_image;
 
-/* Loads a module from a set of images, one or more per backend; kiln picks
- * the ones the context's backend runs (on CUDA: cubin, fatbin, then PTX; on
- * Vulkan every SPIR-V image, so kernels may come one per file). Fails with
- * KILN_ERROR_NO_IMAGE when none fits, KILN_ERROR_INVALID_IMAGE (with the
- * driver's or compiler's log) when loading fails. */
+/* Loads a module from a set of images, one or more per backend. Every image
+ * of the context's backend is loaded, and a kernel comes from the first that
+ * has it (CUDA: cubins, fatbins, then PTX; else the caller's order); images
+ * with no code for this device are passed over. Fails with
+ * KILN_ERROR_NO_IMAGE when no image fits, KILN_ERROR_INVALID_IMAGE (naming
+ * the image, with the driver's log) when one fails to load. */
 KILN_API kiln_status kiln_module_create(kiln_context *context,
                                         const kiln_module_image *images,
                                         size_t image_count,

@@ -11,7 +11,7 @@
 
 #include "backends/vulkan/vulkan.h"
 
-/* tools/embed.py's list of the kernels/ shaders, in meson.build's order. */
+/* tools/kiln-embed's list of the kernels/ shaders, in meson.build's order. */
 extern const kiln_module_image vk_test_images[];
 enum { FIXED_SIZE, LAYOUT, MIXED_ARGS, NO_ARGS };
 
