@@ -86,6 +86,23 @@ struct kiln_host_buffer {
   void *data; /* the host mapping; set by host_buffer_init */
 };
 
+/* What a backend can tell of one kernel parameter from the image it
+ * loaded. The core checks each launch's arguments against the list. */
+typedef enum kiln_param_kind {
+  KILN_PARAM_BITS = 0,    /* only its size is known (a cubin's .nv.info) */
+  KILN_PARAM_POINTER = 1, /* a device address: takes kiln_arg_buffer */
+  KILN_PARAM_INT = 2,     /* an integer of unknown signedness (PTX .b/.u) */
+  KILN_PARAM_SINT = 3,
+  KILN_PARAM_UINT = 4,
+  KILN_PARAM_FLOAT = 5,
+} kiln_param_kind;
+
+typedef struct kiln_param_info {
+  uint32_t offset; /* in the packed list (natural alignment) */
+  uint32_t size;   /* 4 or 8 bytes for what kiln packs */
+  kiln_param_kind kind;
+} kiln_param_info;
+
 struct kiln_kernel {
   kiln_object base;
   kiln_module *module;
@@ -95,9 +112,16 @@ struct kiln_kernel {
    * can tell (Vulkan: the push-constant block), else KILN_ARG_BYTES_UNKNOWN.
    * Set by kernel_init; the core checks every launch against it. */
   size_t arg_bytes;
+  /* The parameters, when the backend can tell them (param_count is then
+   * not KILN_PARAMS_UNKNOWN): malloc'd by kernel_init, freed by the core.
+   * The core checks a launch's argument count, each argument's size and
+   * offset, and its kind where the kind is known, naming the argument. */
+  size_t param_count;
+  kiln_param_info *params;
 };
 
 #define KILN_ARG_BYTES_UNKNOWN SIZE_MAX
+#define KILN_PARAMS_UNKNOWN SIZE_MAX
 
 struct kiln_module {
   kiln_object base;
@@ -230,7 +254,8 @@ struct kiln_backend_ops {
   kiln_status (*module_init)(kiln_module *m, const kiln_module_image *images,
                              size_t count);
   void (*module_deinit)(kiln_module *m);
-  /* k->name and k->module are set, k->arg_bytes is KILN_ARG_BYTES_UNKNOWN.
+  /* k->name and k->module are set, k->arg_bytes is KILN_ARG_BYTES_UNKNOWN
+   * and k->param_count KILN_PARAMS_UNKNOWN; init sets what it can tell.
    * KILN_ERROR_NOT_FOUND (with a message) when the module lacks the name. */
   kiln_status (*kernel_init)(kiln_kernel *k);
   void (*kernel_deinit)(kiln_kernel *k);

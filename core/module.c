@@ -93,6 +93,7 @@ void kiln_module_release(kiln_module *m) {
   for (kiln_kernel *k = m->kernels, *next; k; k = next) {
     next = k->next;
     ops->kernel_deinit(k);
+    free(k->params);
     free(k->name);
     kiln_object_free(k);
   }
@@ -150,9 +151,11 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *name,
   k->module = m;
   k->name = copy;
   k->arg_bytes = KILN_ARG_BYTES_UNKNOWN;
+  k->param_count = KILN_PARAMS_UNKNOWN;
   st = kiln_context_result(ctx, ctx->ops->kernel_init(k));
   if (st != KILN_OK) {
     pthread_mutex_unlock(&ctx->lock);
+    free(k->params);
     free(copy);
     kiln_object_free(k);
     return st;
