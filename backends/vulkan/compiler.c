@@ -184,11 +184,12 @@ static const char *const bundle_paths[] = {
 
 typedef void (*shaderc_entry)(void);
 
-/* Opens `path` and resolves the table from it, through dlsym or, for
- * kiln's bundle, its own lookup; false with the reason noted in `why` when
- * it is no shaderc kiln can use. */
-static bool open_shaderc(const char *path, bool bundle, char *why,
-                         size_t why_size) {
+/* Opens `path` and resolves the table from it: through dlsym, or through
+ * its own lookup when it is kiln's bundle (it exports
+ * kiln_shaderc_bundle_symbol, wherever it was found, KILN_SHADERC_LIBRARY
+ * included); false with the reason noted in `why` when it is no shaderc
+ * kiln can use. */
+static bool open_shaderc(const char *path, char *why, size_t why_size) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     note_error(why, why_size, dlerror());
@@ -197,14 +198,9 @@ static bool open_shaderc(const char *path, bool bundle, char *why,
   shaderc_entry (*lookup)(const char *) = NULL;
   const char *(*bundle_version)(void) = NULL;
   void *sym = NULL, *first = NULL;
-  if (bundle) {
-    void *l = dlsym(handle, "kiln_shaderc_bundle_symbol");
-    void *v = dlsym(handle, "kiln_shaderc_bundle_version");
-    if (!l || !v) {
-      snprintf(why, why_size, "%s is not kiln's libkiln-shaderc", path);
-      dlclose(handle);
-      return false;
-    }
+  void *l = dlsym(handle, "kiln_shaderc_bundle_symbol");
+  void *v = dlsym(handle, "kiln_shaderc_bundle_version");
+  if (l && v) {
     memcpy(&lookup, &l, sizeof lookup);
     memcpy(&bundle_version, &v, sizeof bundle_version);
   }
@@ -254,16 +250,16 @@ static kiln_status load_library(char *reason, size_t reason_size) {
   char why[1024] = "";
   const char *chosen = kiln_getenv("KILN_SHADERC_LIBRARY");
   if (chosen) {
-    if (open_shaderc(chosen, false, why, sizeof why)) return KILN_OK;
+    if (open_shaderc(chosen, why, sizeof why)) return KILN_OK;
     snprintf(reason, reason_size,
              "shaderc could not be loaded from KILN_SHADERC_LIBRARY: %.320s; "
              SHADERC_PACKAGE, why);
     return KILN_ERROR_UNAVAILABLE;
   }
   for (size_t i = 0; i < SONAME_COUNT; i++)
-    if (open_shaderc(sonames[i], false, why, sizeof why)) return KILN_OK;
+    if (open_shaderc(sonames[i], why, sizeof why)) return KILN_OK;
   for (size_t i = 0; bundle_paths[i]; i++)
-    if (open_shaderc(bundle_paths[i], true, why, sizeof why)) return KILN_OK;
+    if (open_shaderc(bundle_paths[i], why, sizeof why)) return KILN_OK;
   snprintf(reason, reason_size,
            "shaderc could not be loaded: none of libshaderc.so.1, "
            "libshaderc_shared.so.1, .so on the library search path%s "
