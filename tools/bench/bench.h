@@ -17,8 +17,13 @@ enum {
   BENCH_REDUCE = 1u << 2,
   BENCH_TRANSFER = 1u << 3,
   BENCH_GEMM = 1u << 4,
-  BENCH_ALL = (1u << 5) - 1u,
+  BENCH_COMPILE = 1u << 5,
+  BENCH_ALL = (1u << 6) - 1u,
 };
+
+/* The hidden option that makes kiln-bench the compile section's child
+ * process, which times the first pipeline creation of a fresh context. */
+#define BENCH_PIPELINE_PROBE "--pipeline-probe"
 
 typedef struct bench_options {
   bool json;          /* JSON lines on stdout, the table on stderr */
@@ -33,10 +38,12 @@ typedef struct cublas cublas;
 
 /* One measured figure. Strings are static. */
 typedef struct bench_result {
-  const char *section; /* "launch", "stream", "reduce", "transfer", "gemm" */
+  const char *section; /* "launch", "stream", "reduce", "transfer", "gemm",
+                          "compile" */
   const char *name;    /* "triad", "h2d-pinned", "sgemm", ... */
-  const char *impl;    /* "kiln", "cuda-raw", "cuMemcpyDtoD", "cublas" */
-  size_t size; /* elements, bytes, matrix order or launches */
+  const char *impl;    /* "kiln", "cuda-raw", "cuMemcpyDtoD", "cublas",
+                          "nvrtc-raw" */
+  size_t size; /* elements, bytes, matrix order, launches or compiles */
   double ms;           /* median time of one operation */
   double value;        /* in `unit` */
   const char *unit;    /* "GB/s", "GFLOP/s", "us", "ms" */
@@ -64,6 +71,13 @@ int bench_stream(bench *b);
 int bench_reduce(bench *b);
 int bench_transfer(bench *b);
 int bench_gemm(bench *b);
+int bench_compile(bench *b);
+
+/* The child process of the compile section (BENCH_PIPELINE_PROBE): opens a
+ * context as the environment says, times the first kiln_sgemm_f32 and a
+ * second identical call, prints both on stdout, and returns the exit
+ * status. */
+int bench_pipeline_probe(void);
 
 /* The copy ceiling (cuMemcpyDtoD) at n floats, measured once per n and
  * shared by the stream and reduce sections; 0 when there is no comparator. */

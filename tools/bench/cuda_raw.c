@@ -289,6 +289,25 @@ int cuda_raw_function(cuda_raw *r, const char *name, void **out_function) {
   return -1;
 }
 
+int cuda_raw_module_load(cuda_raw *r, const void *image, void **out_module) {
+  CUmodule module;
+  RAW_CALL(r, ModuleLoadData(&module, image));
+  *out_module = module;
+  return 0;
+}
+
+int cuda_raw_module_function(cuda_raw *r, void *module, const char *name,
+                             void **out_function) {
+  CUfunction f;
+  RAW_CALL(r, ModuleGetFunction(&f, (CUmodule)module, name));
+  *out_function = f;
+  return 0;
+}
+
+void cuda_raw_module_unload(cuda_raw *r, void *module) {
+  if (module != NULL) r->api.ModuleUnload((CUmodule)module);
+}
+
 void cuda_raw_no_kernel(const char *section, const char *kernel) {
   fprintf(stderr,
           "kiln-bench: %s: no raw-driver launches: the raw CUDA comparator "

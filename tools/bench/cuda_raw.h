@@ -38,6 +38,13 @@ void cuda_raw_leave(cuda_raw *r);
  * none has it (kiln-bench built without nvcc, or no code for this GPU). */
 int cuda_raw_function(cuda_raw *r, const char *name, void **out_function);
 
+/* cuModuleLoadData of `image` (cubin, fatbin or PTX), its kernel `name`,
+ * and cuModuleUnload, for modules made at run time (the compile section). */
+int cuda_raw_module_load(cuda_raw *r, const void *image, void **out_module);
+int cuda_raw_module_function(cuda_raw *r, void *module, const char *name,
+                             void **out_function);
+void cuda_raw_module_unload(cuda_raw *r, void *module);
+
 /* Says that `section` runs no raw-driver launches, for want of `kernel`. */
 void cuda_raw_no_kernel(const char *section, const char *kernel);
 

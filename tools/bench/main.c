@@ -4,13 +4,14 @@
  *
  * Written against kiln's public API alone, it runs on the backend the
  * environment picks (KILN_BACKEND, KILN_DEVICE) and measures launch cost,
- * streaming bandwidth (BabelStream's kernels), reduction, transfers and
- * SGEMM. Beside it, never in the library, run the comparators that isolate
- * kiln's own cost: the same kernels through the raw CUDA driver API, the
- * device's copy ceiling (cuMemcpyDtoD), and cuBLAS; each is skipped, with
- * the reason, where its library or device is missing. Every result is
- * checked against the CPU, and a wrong one makes the exit status 1: the CI
- * smoke test (--quick on lavapipe) relies on it.
+ * streaming bandwidth (BabelStream's kernels), reduction, transfers, SGEMM
+ * and run-time compilation. Beside it, never in the library, run the
+ * comparators that isolate kiln's own cost: the same kernels through the
+ * raw CUDA driver API, the device's copy ceiling (cuMemcpyDtoD), cuBLAS,
+ * and NVRTC called directly; each is skipped, with the reason, where its
+ * library or device is missing. Every result is checked against the CPU,
+ * and a wrong one makes the exit status 1: the CI smoke test (--quick on
+ * lavapipe) relies on it.
  *
  * Exit status: 0 when every check passed, 1 on a wrong result or a failed
  * call, 2 for a bad option, 77 when the chosen backend cannot run here.
@@ -46,6 +47,7 @@ static const struct {
     {"reduce", BENCH_REDUCE, bench_reduce},
     {"transfer", BENCH_TRANSFER, bench_transfer},
     {"gemm", BENCH_GEMM, bench_gemm},
+    {"compile", BENCH_COMPILE, bench_compile},
 };
 #define SECTION_COUNT (sizeof sections / sizeof sections[0])
 
@@ -60,8 +62,9 @@ static void usage(FILE *to) {
           "stderr)\n"
           "  --quick         small sizes and counts: a smoke test that checks "
           "every kernel\n"
-          "  --only=LIST     some of launch,stream,reduce,transfer,gemm "
-          "(default: all)\n"
+          "  --only=LIST     some of launch,stream,reduce,transfer,gemm,"
+          "compile\n"
+          "                  (default: all)\n"
           "  --max-size=N    the largest array, transfer or matrix in bytes; "
           "K, M, G\n"
           "                  suffixes (default 1G)\n"
@@ -69,7 +72,7 @@ static void usage(FILE *to) {
           "reported (default %u,\n"
           "                  %u with --quick)\n"
           "KILN_BENCH_CUBLAS names the cuBLAS library; KILN_CUDA_LIBRARY the "
-          "CUDA driver.\n"
+          "CUDA driver;\nKILN_NVRTC_LIBRARY NVRTC.\n"
           "Exit status: 0 pass, 1 wrong result or failure, 2 bad option, 77 "
           "backend not\navailable here.\n",
           DEFAULT_REPEAT, QUICK_REPEAT);
@@ -130,7 +133,7 @@ static int parse_options(int argc, char **argv, bench_options *o) {
     } else if ((v = option_value(argc, argv, &i, "--only")) != NULL) {
       if (parse_only(v, &o->sections) != 0) {
         fprintf(stderr, "kiln-bench: --only takes a list of launch, stream, "
-                        "reduce, transfer, gemm, not '%s'\n", v);
+                        "reduce, transfer, gemm, compile, not '%s'\n", v);
         return -1;
       }
     } else if ((v = option_value(argc, argv, &i, "--max-size")) != NULL) {
@@ -215,6 +218,9 @@ static int run(bench *b) {
 }
 
 int main(int argc, char **argv) {
+  /* The compile section runs kiln-bench again as its own child process. */
+  if (argc == 2 && strcmp(argv[1], BENCH_PIPELINE_PROBE) == 0)
+    return bench_pipeline_probe();
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
       usage(stdout);

@@ -159,6 +159,17 @@ static const ratio_spec ratio_specs[] = {
     {"gemm: sgemm, kiln / cuBLAS", "gemm", "sgemm", "kiln", "gemm", "sgemm",
      "cublas", 4096, false,
      {[KILN_BACKEND_CUDA] = 0.70, [KILN_BACKEND_VULKAN] = 0.50}},
+    {"compile: cold, kiln / NVRTC + cuModuleLoadData", "compile", "cold",
+     "kiln", "compile", "nvrtc-raw", "nvrtc-raw", 0, true,
+     {[KILN_BACKEND_CUDA] = 1.15}},
+    /* A speed-up: the cold time over the hit's, so higher is better. */
+    {"compile: speed-up of a cache hit, cold / hit", "compile", "cold",
+     "kiln", "compile", "cache-hit", "kiln", 0, false,
+     {[KILN_BACKEND_CUDA] = 10.0, [KILN_BACKEND_HIP] = 10.0,
+      [KILN_BACKEND_VULKAN] = 10.0}},
+    {"compile: pipeline, first run / second run", "compile",
+     "pipeline-first-run", "kiln", "compile", "pipeline-second-run", "kiln",
+     0, false, {[KILN_BACKEND_VULKAN] = 2.0}},
 };
 
 /* The kiln figure and its reference at the spec's size, else at the
@@ -212,6 +223,10 @@ void bench_ratios(bench *b) {
                bench_bytes_text(num->size, bytes, sizeof bytes));
     else if (strcmp(s->section, "gemm") == 0)
       snprintf(at, sizeof at, "n = %zu", num->size);
+    else if (strcmp(s->section, "compile") == 0)
+      snprintf(at, sizeof at, "%s",
+               strncmp(s->name, "pipeline", 8) == 0 ? "kiln_sgemm_f32"
+                                                    : "saxpy");
     else
       snprintf(at, sizeof at, "%zu floats", num->size);
     fprintf(b->out, "  %-52s %-16s %6.3f", s->label, at, ratio);
