@@ -43,11 +43,10 @@ typedef enum kiln_object_type {
   KILN_OBJECT_EVENT,
 } kiln_object_type;
 
-/* The header at offset 0 of every object. `magic` holds a per-type value
- * while the object lives and is cleared on destroy, which catches handles of
- * the wrong type and most double destroys. */
+/* The header at offset 0 of every object. The core looks every handle up in
+ * its registry of live objects (core/object.c) before reading any of it, so
+ * a destroyed or foreign handle is an error, never a read of freed memory. */
 typedef struct kiln_object {
-  uint32_t magic;
   kiln_object_type type;
   kiln_context *context;
   /* Objects the core creates for itself (the default stream, the built-in
@@ -70,7 +69,19 @@ struct kiln_context {
   kiln_object objects;         /* sentinel of the live-object list */
   atomic_bool lost;            /* set once an op returned DEVICE_LOST */
   char lost_message[512];      /* the fault that lost it, written once */
+  /* KILN_SYNC_TIMEOUT_MS in nanoseconds, else KILN_WAIT_FOREVER: the bound
+   * of the waits the core asks for, and of a backend's own waits. */
+  uint64_t sync_timeout_ns;
+  /* Set before context_deinit when kiln_context_destroy's wait timed out:
+   * work may still be running, so deinit must neither wait for it nor free
+   * what it may touch. The core then frees none of the context's objects
+   * (their deinits are not called) and keeps their memory until the
+   * process ends. */
+  bool abandoned;
 };
+
+/* A timeout of no limit. */
+#define KILN_WAIT_FOREVER UINT64_MAX
 
 struct kiln_buffer {
   kiln_object base;
@@ -213,8 +224,12 @@ struct kiln_backend_ops {
   /* ctx->device_index and ctx->properties are set. The core creates the
    * default stream after this returns. */
   kiln_status (*context_init)(kiln_context *ctx);
-  void (*context_deinit)(kiln_context *ctx);
-  kiln_status (*context_synchronize)(kiln_context *ctx);
+  void (*context_deinit)(kiln_context *ctx); /* see ctx->abandoned */
+  /* The three waits (context, stream, event) return within about
+   * timeout_ns (KILN_WAIT_FOREVER: no limit; 0: only look), with
+   * KILN_ERROR_TIMEOUT while work is still running then; the core words
+   * that message. */
+  kiln_status (*context_synchronize)(kiln_context *ctx, uint64_t timeout_ns);
 
   /* buf->size > 0 is set; init sets buf->device_address and honours
    * KILN_BUFFER_ZERO. */
@@ -267,14 +282,14 @@ struct kiln_backend_ops {
   kiln_status (*stream_init)(kiln_stream *s);
   /* The core synchronizes the stream before this. */
   void (*stream_deinit)(kiln_stream *s);
-  kiln_status (*stream_synchronize)(kiln_stream *s);
+  kiln_status (*stream_synchronize)(kiln_stream *s, uint64_t timeout_ns);
 
   kiln_status (*event_init)(kiln_event *e);
   void (*event_deinit)(kiln_event *e);
   kiln_status (*event_record)(kiln_event *e, kiln_stream *s);
   /* e->recorded is true for the three below. */
   kiln_status (*stream_wait_event)(kiln_stream *s, kiln_event *e);
-  kiln_status (*event_synchronize)(kiln_event *e);
+  kiln_status (*event_synchronize)(kiln_event *e, uint64_t timeout_ns);
   kiln_status (*event_query)(kiln_event *e); /* KILN_OK or NOT_READY */
   kiln_status (*event_elapsed_ms)(kiln_event *start, kiln_event *end,
                                   float *out_ms);
@@ -333,6 +348,25 @@ kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
 kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst,
                                   size_t off, size_t size, uint64_t pattern,
                                   size_t pattern_size);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t kiln_now_ns(void);
+
+/* A bounded wait for drivers that have no timed one: calls done(arg) (KILN_OK
+ * once the work is done, KILN_ERROR_NOT_READY while it runs, any other
+ * status a failure, returned as it is) until it is done or timeout_ns have
+ * passed, then KILN_ERROR_TIMEOUT. Spins for the first 50 us, as drivers do
+ * before they block, then sleeps in steps growing to 1 ms, so a long wait
+ * costs little CPU and ends at most about 1 ms late. */
+kiln_status kiln_poll_until(kiln_status (*done)(void *arg), void *arg,
+                            uint64_t timeout_ns);
+
+/* kiln_poll_until for a whole context, for drivers whose device-wide wait
+ * has no bound: polls query(s) (KILN_OK once s is done, NOT_READY while it
+ * runs) over every stream of ctx, the default one included. */
+kiln_status kiln_poll_streams(kiln_context *ctx,
+                              kiln_status (*query)(kiln_stream *s),
+                              uint64_t timeout_ns);
 
 /* ---- Hashing and the disk cache (core/hash.c, core/cache.c) --------------- */
 

@@ -50,10 +50,18 @@ void kiln_buffer_release(kiln_buffer *buf) {
 }
 
 kiln_status kiln_buffer_destroy(kiln_buffer *buf) {
+  static const char fn[] = "kiln_buffer_destroy";
   if (!buf) return KILN_OK;
-  kiln_status st = kiln_object_check(buf, KILN_OBJECT_BUFFER,
-                                     "kiln_buffer_destroy", "buffer");
+  kiln_status st = kiln_object_check(buf, KILN_OBJECT_BUFFER, fn, "buffer");
   if (st != KILN_OK) return st;
+  /* The backend waits for every stream before it frees the memory. */
+  kiln_context *ctx = buf->base.context;
+  if (kiln_waits_bounded(ctx) && !atomic_load(&ctx->lost) &&
+      kiln_context_wait(ctx, fn,
+                        "the buffer was not destroyed: destroy it again once "
+                        "the work is done, or destroy the context") ==
+          KILN_ERROR_TIMEOUT)
+    return KILN_ERROR_TIMEOUT;
   kiln_buffer_release(buf);
   return KILN_OK;
 }
@@ -63,6 +71,16 @@ size_t kiln_buffer_size(const kiln_buffer *buf) {
                         "buffer") != KILN_OK)
     return 0;
   return buf->size;
+}
+
+/* With a bound on waits, a transfer that the backend completes before it
+ * returns first waits, within the bound, for the stream's earlier work, so
+ * that the backend's own wait (which has none) finds it done. */
+static kiln_status wait_before_transfer(kiln_stream *s, const char *fn) {
+  if (!kiln_waits_bounded(s->base.context)) return KILN_OK;
+  return kiln_stream_wait(s, fn,
+                          "nothing was transferred; the work goes on and the "
+                          "context stays usable");
 }
 
 /* The checks every transfer shares: a live buffer, a usable context, a
@@ -91,6 +109,7 @@ kiln_status kiln_buffer_write(kiln_stream *stream, kiln_buffer *dst,
   if (!src && size)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: src is NULL", fn);
   if (size == 0) return KILN_OK;
+  if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
   kiln_context *ctx = dst->base.context;
   return kiln_context_result(
       ctx, ctx->ops->buffer_write(s, dst, dst_offset, src, size));
@@ -106,6 +125,7 @@ kiln_status kiln_buffer_read(kiln_stream *stream, const kiln_buffer *src,
   if (!dst && size)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
   if (size == 0) return KILN_OK;
+  if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
   kiln_context *ctx = src->base.context;
   return kiln_context_result(
       ctx, ctx->ops->buffer_read(s, src, src_offset, dst, size));
@@ -189,11 +209,13 @@ kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,
   st = kiln_check_range(src_offset, size, src->size, fn,
                         "the source host buffer");
   if (st != KILN_OK || size == 0) return st;
-  if (!ctx->ops->buffer_write_async) /* synchronous is a valid async */
+  if (!ctx->ops->buffer_write_async) { /* synchronous is a valid async */
+    if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
     return kiln_context_result(
         ctx, ctx->ops->buffer_write(s, dst, dst_offset,
                                     (const char *)src->data + src_offset,
                                     size));
+  }
   return kiln_context_result(ctx, ctx->ops->buffer_write_async(
                                       s, dst, dst_offset, src, src_offset,
                                       size));
@@ -214,10 +236,12 @@ kiln_status kiln_buffer_read_async(kiln_stream *stream, const kiln_buffer *src,
   st = kiln_check_range(dst_offset, size, dst->size, fn,
                         "the destination host buffer");
   if (st != KILN_OK || size == 0) return st;
-  if (!ctx->ops->buffer_read_async)
+  if (!ctx->ops->buffer_read_async) {
+    if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
     return kiln_context_result(
         ctx, ctx->ops->buffer_read(s, src, src_offset,
                                    (char *)dst->data + dst_offset, size));
+  }
   return kiln_context_result(ctx, ctx->ops->buffer_read_async(
                                       s, src, src_offset, dst, dst_offset,
                                       size));

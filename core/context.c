@@ -1,7 +1,7 @@
 /* Contexts: creation on the chosen backend and device, destruction with a
- * report of what was still alive, device-wide synchronization. */
+ * report of what was still alive (bounded by KILN_SYNC_TIMEOUT_MS),
+ * device-wide synchronization. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -30,30 +30,49 @@ static kiln_status init_lock(pthread_mutex_t *lock) {
   return KILN_OK;
 }
 
+/* KILN_SYNC_TIMEOUT_MS as nanoseconds: KILN_WAIT_FOREVER when unset or 0. */
+static kiln_status sync_timeout_from_env(uint64_t *out_ns) {
+  const char *v = kiln_getenv("KILN_SYNC_TIMEOUT_MS");
+  *out_ns = KILN_WAIT_FOREVER;
+  if (!v) return KILN_OK;
+  uint64_t ms = 0;
+  const char *p = v;
+  for (; *p >= '0' && *p <= '9' && ms <= UINT64_MAX / 1000000u / 10; p++)
+    ms = ms * 10 + (uint64_t)(*p - '0');
+  if (p == v || *p != '\0')
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_context_create: KILN_SYNC_TIMEOUT_MS=\"%s\" "
+                          "is not a whole number of milliseconds below "
+                          "10^12 (unset or 0: waits have no limit)",
+                          v);
+  if (ms > 0) *out_ns = ms * 1000000u;
+  return KILN_OK;
+}
+
 kiln_status kiln_context_create(const kiln_context_options *options,
                                 kiln_context **out_context) {
   if (!out_context)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "kiln_context_create: out_context is NULL");
+  uint64_t timeout_ns;
+  kiln_status st = sync_timeout_from_env(&timeout_ns);
+  if (st != KILN_OK) return st;
   kiln_context_options defaults = kiln_context_options_default();
   const kiln_backend_ops *ops;
   size_t device;
-  kiln_status st =
-      kiln_registry_select(options ? options : &defaults, &ops, &device);
+  st = kiln_registry_select(options ? options : &defaults, &ops, &device);
   if (st != KILN_OK) return st;
 
-  kiln_context *ctx = calloc(1, ops->context_size);
-  if (!ctx)
-    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "kiln_context_create: out of host memory");
+  kiln_context *ctx =
+      kiln_object_alloc(NULL, KILN_OBJECT_CONTEXT, ops->context_size, false);
+  if (!ctx) return KILN_ERROR_OUT_OF_HOST_MEMORY;
   st = init_lock(&ctx->lock);
   if (st != KILN_OK) {
-    free(ctx);
+    kiln_object_free(ctx);
     return st;
   }
-  ctx->base.magic = KILN_MAGIC(KILN_OBJECT_CONTEXT);
-  ctx->base.type = KILN_OBJECT_CONTEXT;
   ctx->base.context = ctx;
+  ctx->sync_timeout_ns = timeout_ns;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->ops = ops;
   ctx->device_index = device;
@@ -66,14 +85,14 @@ kiln_status kiln_context_create(const kiln_context_options *options,
   }
   if (st != KILN_OK) {
     pthread_mutex_destroy(&ctx->lock);
-    free(ctx);
+    kiln_object_free(ctx);
     return st;
   }
   st = kiln_stream_create_internal(ctx, true, &ctx->default_stream);
   if (st != KILN_OK) {
     ops->context_deinit(ctx);
     pthread_mutex_destroy(&ctx->lock);
-    free(ctx);
+    kiln_object_free(ctx);
     return st;
   }
   kiln_log(KILN_LOG_INFO, "context on %s device %zu: %s", ops->name, device,
@@ -96,15 +115,48 @@ static void release_object(kiln_object *o) {
   }
 }
 
+/* Contexts that kiln_context_destroy gave up waiting for, chained through
+ * base.next: kept, with every object in them, until the process ends,
+ * since the device may still use any of it. */
+static pthread_mutex_t abandoned_lock = PTHREAD_MUTEX_INITIALIZER;
+static kiln_context *abandoned;
+
+/* Invalidates every handle of the context and lets the backend release
+ * what the running work cannot touch; frees nothing else. */
+static void abandon(kiln_context *ctx) {
+  ctx->abandoned = true;
+  for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next) {
+    if (o->type == KILN_OBJECT_MODULE)
+      for (kiln_kernel *k = ((kiln_module *)o)->kernels; k; k = k->next)
+        kiln_object_forget(k);
+    kiln_object_forget(o);
+  }
+  kiln_object_forget(ctx);
+  ctx->ops->context_deinit(ctx);
+  pthread_mutex_lock(&abandoned_lock);
+  ctx->base.next = abandoned ? &abandoned->base : NULL;
+  abandoned = ctx;
+  pthread_mutex_unlock(&abandoned_lock);
+}
+
 kiln_status kiln_context_destroy(kiln_context *ctx) {
+  static const char fn[] = "kiln_context_destroy";
   if (!ctx) return KILN_OK;
-  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT,
-                                     "kiln_context_destroy", "context");
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   /* Work still queued may use any object: let it finish before freeing.
-   * A lost context cannot finish anything; release regardless. */
-  if (!atomic_load(&ctx->lost))
-    kiln_context_result(ctx, ctx->ops->context_synchronize(ctx));
+   * A lost context cannot finish anything; release regardless. Work that
+   * outlasts KILN_SYNC_TIMEOUT_MS is left running, and all it may use. */
+  if (!atomic_load(&ctx->lost) &&
+      kiln_context_wait(ctx, fn,
+                        "the context was released all the same, but for "
+                        "what the running work may still use") ==
+          KILN_ERROR_TIMEOUT) {
+    kiln_context_mark_lost(ctx, kiln_last_error());
+    abandon(ctx);
+    kiln_log(KILN_LOG_WARN, "%s", kiln_last_error());
+    return KILN_ERROR_TIMEOUT;
+  }
 
   size_t alive[KILN_OBJECT_EVENT + 1] = {0};
   size_t total = 0;
@@ -131,8 +183,7 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
   }
   ctx->ops->context_deinit(ctx);
   pthread_mutex_destroy(&ctx->lock);
-  ctx->base.magic = 0;
-  free(ctx);
+  kiln_object_free(ctx);
   if (total == 0) return KILN_OK;
   st = kiln_set_error(KILN_ERROR_OBJECTS_ALIVE,
                       "kiln_context_destroy: %zu object%s still alive and "
@@ -170,11 +221,11 @@ kiln_status kiln_context_get_properties(const kiln_context *ctx,
 }
 
 kiln_status kiln_context_synchronize(kiln_context *ctx) {
-  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT,
-                                     "kiln_context_synchronize", "context");
+  static const char fn[] = "kiln_context_synchronize";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  return kiln_context_result(ctx, ctx->ops->context_synchronize(ctx));
+  return kiln_context_wait(ctx, fn, NULL);
 }
 
 kiln_status kiln_context_default_stream(kiln_context *ctx,

@@ -28,10 +28,18 @@ void kiln_event_release(kiln_event *e) {
 }
 
 kiln_status kiln_event_destroy(kiln_event *e) {
+  static const char fn[] = "kiln_event_destroy";
   if (!e) return KILN_OK;
-  kiln_status st =
-      kiln_object_check(e, KILN_OBJECT_EVENT, "kiln_event_destroy", "event");
+  kiln_status st = kiln_object_check(e, KILN_OBJECT_EVENT, fn, "event");
   if (st != KILN_OK) return st;
+  /* A backend may wait for the event's mark before it frees it. */
+  kiln_context *ctx = e->base.context;
+  if (e->recorded && kiln_waits_bounded(ctx) && !atomic_load(&ctx->lost) &&
+      kiln_event_wait(e, fn,
+                      "the event was not destroyed: destroy it again once "
+                      "its work is done, or destroy the context") ==
+          KILN_ERROR_TIMEOUT)
+    return KILN_ERROR_TIMEOUT;
   kiln_event_release(e);
   return KILN_OK;
 }
@@ -69,15 +77,15 @@ kiln_status kiln_stream_wait_event(kiln_stream *s, kiln_event *e) {
   kiln_context *ctx = e->base.context;
   if ((st = kiln_stream_resolve(s, ctx, fn, &s)) != KILN_OK) return st;
   if (!ctx->ops->stream_wait_event) /* the host waits in the stream's stead */
-    return kiln_context_result(ctx, ctx->ops->event_synchronize(e));
+    return kiln_event_wait(e, fn, NULL);
   return kiln_context_result(ctx, ctx->ops->stream_wait_event(s, e));
 }
 
 kiln_status kiln_event_synchronize(kiln_event *e) {
-  kiln_status st = check_recorded(e, "kiln_event_synchronize", "event");
+  static const char fn[] = "kiln_event_synchronize";
+  kiln_status st = check_recorded(e, fn, "event");
   if (st != KILN_OK) return st;
-  return kiln_context_result(e->base.context,
-                             e->base.context->ops->event_synchronize(e));
+  return kiln_event_wait(e, fn, NULL);
 }
 
 kiln_status kiln_event_query(kiln_event *e) {

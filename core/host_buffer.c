@@ -43,11 +43,19 @@ void kiln_host_buffer_release(kiln_host_buffer *hb) {
 }
 
 kiln_status kiln_host_buffer_destroy(kiln_host_buffer *hb) {
+  static const char fn[] = "kiln_host_buffer_destroy";
   if (!hb) return KILN_OK;
-  kiln_status st = kiln_object_check(hb, KILN_OBJECT_HOST_BUFFER,
-                                     "kiln_host_buffer_destroy",
-                                     "host buffer");
+  kiln_status st =
+      kiln_object_check(hb, KILN_OBJECT_HOST_BUFFER, fn, "host buffer");
   if (st != KILN_OK) return st;
+  /* The backend waits for every stream before it frees the memory. */
+  kiln_context *ctx = hb->base.context;
+  if (kiln_waits_bounded(ctx) && !atomic_load(&ctx->lost) &&
+      kiln_context_wait(ctx, fn,
+                        "the host buffer was not destroyed: destroy it "
+                        "again once the work is done, or destroy the "
+                        "context") == KILN_ERROR_TIMEOUT)
+    return KILN_ERROR_TIMEOUT;
   kiln_host_buffer_release(hb);
   return KILN_OK;
 }

@@ -7,9 +7,8 @@
 
 #include "core/backend.h"
 
-#define KILN_MAGIC(type) (0x6b696c00u | (uint32_t)(type))
-
-/* Checks that `obj` is a live object of `type`: KILN_ERROR_INVALID_HANDLE
+/* Checks that `obj` is a live object of `type`, looking it up in the
+ * registry of live objects before reading it: KILN_ERROR_INVALID_HANDLE
  * naming `fn` and `what` otherwise. */
 kiln_status kiln_object_check(const void *obj, kiln_object_type type,
                               const char *fn, const char *what);
@@ -27,13 +26,42 @@ kiln_status kiln_context_check_usable(kiln_context *ctx);
  * KILN_ERROR_DEVICE_LOST. */
 kiln_status kiln_context_result(kiln_context *ctx, kiln_status status);
 
-/* Allocates a zeroed object of `size` bytes with its header filled in and
- * links it into ctx's live list. NULL (and the error set) if out of memory. */
+/* Marks the context lost, `why` becoming the message of every later call,
+ * unless it already is. */
+void kiln_context_mark_lost(kiln_context *ctx, const char *why);
+
+/* Allocates a zeroed object of `size` bytes with its header filled in,
+ * registers it as live and links it into ctx's live list (contexts and
+ * kernels excepted). NULL (and the error set) if out of memory. */
 void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
                         bool internal);
 
-/* Unlinks the object from its context, clears its magic and frees it. */
+/* Unlinks the object from its context, removes it from the registry and
+ * frees it (after a spell in quarantine, see core/object.c). */
 void kiln_object_free(void *obj);
+
+/* Removes the object from the registry only: its handle is invalid from
+ * now on, its memory stays (an abandoned context's objects). */
+void kiln_object_forget(void *obj);
+
+/* The core's waits for the device, through the backend's op with the
+ * context's bound (KILN_SYNC_TIMEOUT_MS) and kiln_context_result.
+ * KILN_ERROR_TIMEOUT gets a message naming `fn`, what was waited for, the
+ * time waited and the bound, then `after`: what the timeout means for the
+ * caller ("the buffer was not destroyed"), or NULL for "the context stays
+ * usable". core/stream.c. */
+kiln_status kiln_context_wait(kiln_context *ctx, const char *fn,
+                              const char *after);
+kiln_status kiln_stream_wait(kiln_stream *s, const char *fn,
+                             const char *after);
+kiln_status kiln_event_wait(kiln_event *e, const char *fn, const char *after);
+
+/* Whether the context's waits are bounded: the calls whose backend ops may
+ * wait without a bound of their own (reads, destroys) then wait first
+ * through the functions above. */
+static inline bool kiln_waits_bounded(const kiln_context *ctx) {
+  return ctx->sync_timeout_ns != KILN_WAIT_FOREVER;
+}
 
 /* Resolves a stream argument: NULL means ctx's default stream; otherwise it
  * must be a live stream of ctx. */

@@ -103,18 +103,23 @@ void kiln_module_release(kiln_module *m) {
 }
 
 kiln_status kiln_module_destroy(kiln_module *m) {
+  static const char fn[] = "kiln_module_destroy";
   if (!m) return KILN_OK;
-  kiln_status st = kiln_object_check(m, KILN_OBJECT_MODULE,
-                                     "kiln_module_destroy", "module");
+  kiln_status st = kiln_object_check(m, KILN_OBJECT_MODULE, fn, "module");
   if (st != KILN_OK) return st;
   kiln_context *ctx = m->base.context;
   if (m == ctx->builtin_module)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "kiln_module_destroy: the built-in module belongs "
-                          "to its context and is released with it");
+                          "%s: the built-in module belongs to its context "
+                          "and is released with it",
+                          fn);
   /* Queued launches may still run the module's code. */
-  if (!atomic_load(&ctx->lost))
-    st = kiln_context_result(ctx, ctx->ops->context_synchronize(ctx));
+  if (!atomic_load(&ctx->lost) &&
+      (st = kiln_context_wait(ctx, fn,
+                              "the module was not destroyed: destroy it "
+                              "again once its work is done, or destroy the "
+                              "context")) == KILN_ERROR_TIMEOUT)
+    return st;
   kiln_module_release(m);
   return st;
 }

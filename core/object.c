@@ -1,9 +1,190 @@
-/* The object header every handle starts with: checks, allocation, the
- * context's list of live objects. */
+/* The object header every handle starts with: the registry of live
+ * handles, checks, allocation, the context's list of live objects. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
+
+/*
+ * The registry holds the address and type of every live object, so that a
+ * handle is checked before anything behind it is read: a destroyed handle
+ * points at freed memory, which even reading is undefined behaviour.
+ *
+ * An open-addressing hash table with linear probing. A slot is one word:
+ * the object's address with its type in the low bits (objects come from
+ * malloc, so their addresses are multiples of 8), EMPTY, or GONE where an
+ * object was removed. Lookups take no lock, which keeps the check on every
+ * launch to a few loads: inserts and removals (under `lock`) write one slot
+ * in place and never move another object's entry, and no slot between an
+ * entry's home and the entry itself becomes EMPTY while it lives, so a
+ * lookup of a live handle always finds it. Only a rebuild (growing the
+ * table, or clearing GONE slots once they crowd it) moves entries: it runs
+ * between two increments of `seq`, and a lookup that saw `seq` change (or
+ * odd) looks again. A table that was outgrown is kept, not freed, as a
+ * lookup may still be reading it; together the kept ones are smaller than
+ * the current one.
+ *
+ * Freed blocks also wait in a quarantine of the last QUARANTINE destroyed
+ * objects before going back to malloc, so that a handle used shortly after
+ * its destroy is not, by chance, a new object of the same type at the same
+ * address (which no pointer-sized handle could tell from the old one).
+ */
+
+#define TYPE_BITS 3u
+#define TYPE_MASK ((uintptr_t)((1u << TYPE_BITS) - 1))
+#define EMPTY ((uintptr_t)0)
+#define GONE ((uintptr_t)1)
+#define MIN_SLOTS 256
+#define QUARANTINE 64
+
+_Static_assert(KILN_OBJECT_EVENT <= TYPE_MASK,
+               "every object type fits in the slot's low bits");
+_Static_assert(_Alignof(max_align_t) > TYPE_MASK,
+               "malloc'd addresses leave the type bits free");
+
+typedef struct table {
+  size_t mask;     /* slots - 1, slots a power of two */
+  unsigned shift;  /* 64 - log2(slots), for the hash */
+  struct table *outgrown; /* the one this replaced, kept */
+  atomic_uintptr_t slot[];
+} table;
+
+static struct {
+  pthread_mutex_t lock; /* writers */
+  atomic_uint seq;      /* odd while a rebuild moves entries */
+  _Atomic(table *) current;
+  size_t live, used;    /* entries; entries + GONE slots */
+  void *quarantine[QUARANTINE];
+  size_t next_out;      /* the oldest block in quarantine */
+} reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static size_t home(const table *t, uintptr_t addr) {
+  /* Fibonacci hashing: the multiply spreads the aligned addresses. */
+  return (size_t)(((uint64_t)addr * UINT64_C(0x9e3779b97f4a7c15)) >>
+                  t->shift);
+}
+
+/* The slot word for `addr`, or EMPTY when no live object is there. */
+static uintptr_t lookup(uintptr_t addr) {
+  for (;;) {
+    unsigned seq = atomic_load_explicit(&reg.seq, memory_order_acquire);
+    if (seq & 1) {
+      sched_yield();
+      continue;
+    }
+    const table *t = atomic_load_explicit(&reg.current, memory_order_acquire);
+    uintptr_t found = EMPTY;
+    if (t) {
+      size_t i = home(t, addr);
+      for (size_t n = 0; n <= t->mask; n++, i = (i + 1) & t->mask) {
+        uintptr_t v = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
+        if (v == EMPTY) break;
+        if ((v & ~TYPE_MASK) == addr) {
+          found = v;
+          break;
+        }
+      }
+    }
+    atomic_thread_fence(memory_order_acquire);
+    if (atomic_load_explicit(&reg.seq, memory_order_relaxed) == seq)
+      return found;
+  }
+}
+
+/* Puts an entry into the first free slot from its home (lock held). */
+static void place(table *t, uintptr_t entry) {
+  size_t i = home(t, entry & ~TYPE_MASK);
+  for (;;) {
+    uintptr_t v = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
+    if (v == EMPTY || v == GONE) {
+      if (v == EMPTY) reg.used++;
+      atomic_store_explicit(&t->slot[i], entry, memory_order_release);
+      return;
+    }
+    i = (i + 1) & t->mask;
+  }
+}
+
+static table *new_table(size_t slots) {
+  table *t = calloc(1, sizeof *t + slots * sizeof t->slot[0]);
+  if (!t) return NULL;
+  t->mask = slots - 1;
+  unsigned bits = 0;
+  while (((size_t)1 << bits) < slots) bits++;
+  t->shift = 64 - bits;
+  return t;
+}
+
+/* Makes room for one more entry: a table at most 3/4 used afterwards, and
+ * at most 1/4 live, so that a lookup soon meets an EMPTY slot (lock held).
+ * False when out of memory. */
+static bool make_room(void) {
+  table *t = atomic_load_explicit(&reg.current, memory_order_relaxed);
+  if (t && (reg.used + 1) * 4 <= (t->mask + 1) * 3) return true;
+  size_t slots = MIN_SLOTS;
+  while (slots < (reg.live + 1) * 4) slots *= 2;
+  size_t n = 0;
+  uintptr_t *entries = NULL;
+  if (t) {
+    entries = malloc((reg.live + 1) * sizeof *entries);
+    if (!entries) return false;
+    for (size_t i = 0; i <= t->mask; i++) {
+      uintptr_t v = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
+      if (v != EMPTY && v != GONE) entries[n++] = v;
+    }
+  }
+  table *target = t && t->mask + 1 >= slots ? t : new_table(slots);
+  if (!target) {
+    free(entries);
+    return false;
+  }
+  unsigned seq = atomic_load_explicit(&reg.seq, memory_order_relaxed);
+  atomic_store_explicit(&reg.seq, seq + 1, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  if (target == t) {
+    for (size_t i = 0; i <= t->mask; i++)
+      atomic_store_explicit(&t->slot[i], EMPTY, memory_order_relaxed);
+  } else {
+    target->outgrown = t;
+    atomic_store_explicit(&reg.current, target, memory_order_release);
+  }
+  reg.used = 0;
+  for (size_t i = 0; i < n; i++) place(target, entries[i]);
+  atomic_store_explicit(&reg.seq, seq + 2, memory_order_release);
+  free(entries);
+  return true;
+}
+
+static bool registry_add(const kiln_object *o) {
+  uintptr_t entry = (uintptr_t)o | (uintptr_t)o->type;
+  pthread_mutex_lock(&reg.lock);
+  bool ok = make_room();
+  if (ok) {
+    place(atomic_load_explicit(&reg.current, memory_order_relaxed), entry);
+    reg.live++;
+  }
+  pthread_mutex_unlock(&reg.lock);
+  return ok;
+}
+
+/* Removes the object's entry (lock held); false if it had none. */
+static bool registry_remove_locked(const kiln_object *o) {
+  table *t = atomic_load_explicit(&reg.current, memory_order_relaxed);
+  if (!t) return false;
+  uintptr_t addr = (uintptr_t)o;
+  size_t i = home(t, addr);
+  for (size_t n = 0; n <= t->mask; n++, i = (i + 1) & t->mask) {
+    uintptr_t v = atomic_load_explicit(&t->slot[i], memory_order_relaxed);
+    if (v == EMPTY) return false;
+    if ((v & ~TYPE_MASK) == addr) {
+      atomic_store_explicit(&t->slot[i], GONE, memory_order_release);
+      reg.live--;
+      return true;
+    }
+  }
+  return false;
+}
 
 static const char *type_name(kiln_object_type type) {
   switch (type) {
@@ -23,13 +204,18 @@ kiln_status kiln_object_check(const void *obj, kiln_object_type type,
   if (!obj)
     return kiln_set_error(KILN_ERROR_INVALID_HANDLE, "%s: %s is NULL", fn,
                           what);
-  const kiln_object *o = obj;
-  if (o->magic != KILN_MAGIC(type))
+  uintptr_t v = lookup((uintptr_t)obj);
+  if (v != EMPTY && (v & TYPE_MASK) == (uintptr_t)type) return KILN_OK;
+  if (v != EMPTY)
     return kiln_set_error(KILN_ERROR_INVALID_HANDLE,
-                          "%s: %s is not a live kiln %s (destroyed, or not "
-                          "a %s handle)",
-                          fn, what, type_name(type), type_name(type));
-  return KILN_OK;
+                          "%s: %s is not a live kiln %s (it is a kiln %s)", fn,
+                          what, type_name(type),
+                          type_name((kiln_object_type)(v & TYPE_MASK)));
+  return kiln_set_error(KILN_ERROR_INVALID_HANDLE,
+                        "%s: %s is not a live kiln %s (it was destroyed, "
+                        "released with its context, or never created by "
+                        "kiln)",
+                        fn, what, type_name(type));
 }
 
 kiln_status kiln_object_check_in(const void *obj, kiln_object_type type,
@@ -57,17 +243,19 @@ kiln_status kiln_context_check_usable(kiln_context *ctx) {
                         ctx->lost_message);
 }
 
-kiln_status kiln_context_result(kiln_context *ctx, kiln_status status) {
-  if (status == KILN_ERROR_DEVICE_LOST) {
-    bool expected = false;
-    pthread_mutex_lock(&ctx->lock);
-    if (!atomic_load(&ctx->lost)) {
-      kiln_strlcpy(ctx->lost_message, kiln_last_error(),
-                   sizeof ctx->lost_message);
-      atomic_compare_exchange_strong(&ctx->lost, &expected, true);
-    }
-    pthread_mutex_unlock(&ctx->lock);
+void kiln_context_mark_lost(kiln_context *ctx, const char *why) {
+  bool expected = false;
+  pthread_mutex_lock(&ctx->lock);
+  if (!atomic_load(&ctx->lost)) {
+    kiln_strlcpy(ctx->lost_message, why, sizeof ctx->lost_message);
+    atomic_compare_exchange_strong(&ctx->lost, &expected, true);
   }
+  pthread_mutex_unlock(&ctx->lock);
+}
+
+kiln_status kiln_context_result(kiln_context *ctx, kiln_status status) {
+  if (status == KILN_ERROR_DEVICE_LOST)
+    kiln_context_mark_lost(ctx, kiln_last_error());
   return status;
 }
 
@@ -79,14 +267,19 @@ static bool in_context_list(kiln_object_type type) {
 void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
                         bool internal) {
   kiln_object *o = calloc(1, size);
+  if (o) {
+    o->type = type;
+    if (!registry_add(o)) {
+      free(o);
+      o = NULL;
+    }
+  }
   if (!o) {
     kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                    "out of host memory allocating a %zu-byte %s object",
                    size, type_name(type));
     return NULL;
   }
-  o->magic = KILN_MAGIC(type);
-  o->type = type;
   o->context = ctx;
   o->internal = internal;
   if (in_context_list(type)) {
@@ -100,6 +293,12 @@ void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
   return o;
 }
 
+void kiln_object_forget(void *obj) {
+  pthread_mutex_lock(&reg.lock);
+  registry_remove_locked(obj);
+  pthread_mutex_unlock(&reg.lock);
+}
+
 void kiln_object_free(void *obj) {
   kiln_object *o = obj;
   /* Decided by type: o->prev may be rewritten by a neighbour's unlink. */
@@ -110,8 +309,13 @@ void kiln_object_free(void *obj) {
     o->next->prev = o->prev;
     pthread_mutex_unlock(&ctx->lock);
   }
-  o->magic = 0;
-  free(o);
+  pthread_mutex_lock(&reg.lock);
+  registry_remove_locked(o);
+  void *out = reg.quarantine[reg.next_out];
+  reg.quarantine[reg.next_out] = o;
+  reg.next_out = (reg.next_out + 1) % QUARANTINE;
+  pthread_mutex_unlock(&reg.lock);
+  free(out);
 }
 
 kiln_status kiln_stream_resolve(kiln_stream *stream, kiln_context *ctx,

@@ -41,6 +41,7 @@ const char *kiln_status_name(kiln_status status) {
   case KILN_ERROR_INVALID_STATE: return "KILN_ERROR_INVALID_STATE";
   case KILN_ERROR_BACKEND: return "KILN_ERROR_BACKEND";
   case KILN_ERROR_COMPILE: return "KILN_ERROR_COMPILE";
+  case KILN_ERROR_TIMEOUT: return "KILN_ERROR_TIMEOUT";
   }
   return "KILN_STATUS_UNKNOWN";
 }

@@ -35,9 +35,17 @@ void kiln_cuda_context_deinit(kiln_context *base) {
     kiln_cuda_api.cuCtxSetCurrent(NULL);
 }
 
-kiln_status kiln_cuda_context_synchronize(kiln_context *ctx) {
+kiln_status kiln_cuda_context_synchronize(kiln_context *ctx,
+                                         uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
+  /* cuCtxSynchronize has no bound: poll kiln's streams first, so that only
+   * work they have finished (or other code's in the primary context) is
+   * left for it to wait on. */
+  if (timeout_ns != KILN_WAIT_FOREVER &&
+      (st = kiln_poll_streams(ctx, kiln_cuda_stream_query, timeout_ns)) !=
+          KILN_OK)
+    return st;
   CUresult r = kiln_cuda_api.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuCtxSynchronize");
   return KILN_OK;

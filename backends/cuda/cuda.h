@@ -155,7 +155,8 @@ kiln_status kiln_cuda_device_properties(size_t index,
 
 kiln_status kiln_cuda_context_init(kiln_context *ctx);
 void kiln_cuda_context_deinit(kiln_context *ctx);
-kiln_status kiln_cuda_context_synchronize(kiln_context *ctx);
+kiln_status kiln_cuda_context_synchronize(kiln_context *ctx,
+                                         uint64_t timeout_ns);
 
 kiln_status kiln_cuda_buffer_init(kiln_buffer *buf, uint32_t flags);
 void kiln_cuda_buffer_deinit(kiln_buffer *buf);
@@ -194,13 +195,16 @@ kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *k,
 
 kiln_status kiln_cuda_stream_init(kiln_stream *s);
 void kiln_cuda_stream_deinit(kiln_stream *s);
-kiln_status kiln_cuda_stream_synchronize(kiln_stream *s);
+kiln_status kiln_cuda_stream_synchronize(kiln_stream *s, uint64_t timeout_ns);
+/* KILN_OK once the stream's work is done, KILN_ERROR_NOT_READY while it
+ * runs. */
+kiln_status kiln_cuda_stream_query(kiln_stream *s);
 
 kiln_status kiln_cuda_event_init(kiln_event *e);
 void kiln_cuda_event_deinit(kiln_event *e);
 kiln_status kiln_cuda_event_record(kiln_event *e, kiln_stream *s);
 kiln_status kiln_cuda_stream_wait_event(kiln_stream *s, kiln_event *e);
-kiln_status kiln_cuda_event_synchronize(kiln_event *e);
+kiln_status kiln_cuda_event_synchronize(kiln_event *e, uint64_t timeout_ns);
 kiln_status kiln_cuda_event_query(kiln_event *e);
 kiln_status kiln_cuda_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                        float *out_ms);

@@ -42,9 +42,14 @@ kiln_status kiln_cuda_stream_wait_event(kiln_stream *s, kiln_event *e) {
   return KILN_OK;
 }
 
-kiln_status kiln_cuda_event_synchronize(kiln_event *e) {
+static kiln_status event_done(void *e) { return kiln_cuda_event_query(e); }
+
+kiln_status kiln_cuda_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(e->base.context);
   if (st != KILN_OK) return st;
+  /* As for streams: poll only when the wait is bounded. */
+  if (timeout_ns != KILN_WAIT_FOREVER)
+    return kiln_poll_until(event_done, e, timeout_ns);
   CUresult r = kiln_cuda_api.cuEventSynchronize(handle_of(e));
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventSynchronize");
   return KILN_OK;

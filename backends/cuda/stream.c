@@ -20,9 +20,26 @@ void kiln_cuda_stream_deinit(kiln_stream *base) {
   kiln_cuda_api.cuStreamDestroy(kiln_cuda_stream_cast(base)->handle);
 }
 
-kiln_status kiln_cuda_stream_synchronize(kiln_stream *base) {
+kiln_status kiln_cuda_stream_query(kiln_stream *base) {
+  CUresult r = kiln_cuda_api.cuStreamQuery(kiln_cuda_stream_cast(base)->handle);
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
+    return kiln_cuda_status(r);
+  return kiln_cuda_error(r, "cuStreamQuery");
+}
+
+static kiln_status stream_done(void *base) {
+  return kiln_cuda_stream_query(base);
+}
+
+kiln_status kiln_cuda_stream_synchronize(kiln_stream *base,
+                                         uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
+  /* cuStreamSynchronize has no bound; polling has, and is used only then,
+   * since each NOT_READY it meets is an API error in compute-sanitizer's
+   * report. */
+  if (timeout_ns != KILN_WAIT_FOREVER)
+    return kiln_poll_until(stream_done, base, timeout_ns);
   CUresult r =
       kiln_cuda_api.cuStreamSynchronize(kiln_cuda_stream_cast(base)->handle);
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuStreamSynchronize");

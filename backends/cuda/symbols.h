@@ -57,6 +57,7 @@
   X(cuStreamCreate, 2000)               \
   X(cuStreamDestroy, 4000)              \
   X(cuStreamSynchronize, 2000)          \
+  X(cuStreamQuery, 2000)                \
   X(cuStreamWaitEvent, 3020)            \
   X(cuEventCreate, 2000)                \
   X(cuEventDestroy, 4000)               \

@@ -38,10 +38,17 @@ kiln_status kiln_hip_context_init(kiln_context *ctx) {
 
 void kiln_hip_context_deinit(kiln_context *ctx) { (void)ctx; }
 
-kiln_status kiln_hip_context_synchronize(kiln_context *ctx) {
+kiln_status kiln_hip_context_synchronize(kiln_context *ctx,
+                                        uint64_t timeout_ns) {
+  /* hipDeviceSynchronize has no bound: poll kiln's streams first, so that
+   * only work they have finished (or other code's) is left for it. */
+  kiln_status st = KILN_OK;
+  if (timeout_ns != KILN_WAIT_FOREVER &&
+      (st = kiln_poll_streams(ctx, kiln_hip_stream_query, timeout_ns)) !=
+          KILN_OK)
+    return st;
   kiln_hip_device_scope scope;
-  kiln_status st = kiln_hip_device_enter(ctx, &scope);
-  if (st != KILN_OK) return st;
+  if ((st = kiln_hip_device_enter(ctx, &scope)) != KILN_OK) return st;
   hipError_t err = kiln_hip_api.hipDeviceSynchronize();
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)

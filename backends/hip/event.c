@@ -36,7 +36,12 @@ kiln_status kiln_hip_stream_wait_event(kiln_stream *s, kiln_event *e) {
   return KILN_OK;
 }
 
-kiln_status kiln_hip_event_synchronize(kiln_event *e) {
+static kiln_status event_done(void *e) { return kiln_hip_event_query(e); }
+
+kiln_status kiln_hip_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
+  /* As for streams: poll only when the wait is bounded. */
+  if (timeout_ns != KILN_WAIT_FOREVER)
+    return kiln_poll_until(event_done, e, timeout_ns);
   hipError_t err = kiln_hip_api.hipEventSynchronize(kiln_hip_event_handle(e));
   if (err != hipSuccess)
     return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventSynchronize");

@@ -131,7 +131,8 @@ void kiln_hip_device_leave(const kiln_hip_device_scope *scope);
 
 kiln_status kiln_hip_context_init(kiln_context *ctx);
 void kiln_hip_context_deinit(kiln_context *ctx);
-kiln_status kiln_hip_context_synchronize(kiln_context *ctx);
+kiln_status kiln_hip_context_synchronize(kiln_context *ctx,
+                                        uint64_t timeout_ns);
 
 /* ---- Streams (stream.c) ------------------------------------------------------- */
 
@@ -149,7 +150,10 @@ static inline hipStream_t kiln_hip_stream_handle(const kiln_stream *s) {
 
 kiln_status kiln_hip_stream_init(kiln_stream *s);
 void kiln_hip_stream_deinit(kiln_stream *s);
-kiln_status kiln_hip_stream_synchronize(kiln_stream *s);
+kiln_status kiln_hip_stream_synchronize(kiln_stream *s, uint64_t timeout_ns);
+/* KILN_OK once the stream's work is done, KILN_ERROR_NOT_READY while it
+ * runs. */
+kiln_status kiln_hip_stream_query(kiln_stream *s);
 
 /* ---- Buffers (buffer.c, host_buffer.c) ---------------------------------------- */
 
@@ -243,7 +247,7 @@ kiln_status kiln_hip_event_init(kiln_event *e);
 void kiln_hip_event_deinit(kiln_event *e);
 kiln_status kiln_hip_event_record(kiln_event *e, kiln_stream *s);
 kiln_status kiln_hip_stream_wait_event(kiln_stream *s, kiln_event *e);
-kiln_status kiln_hip_event_synchronize(kiln_event *e);
+kiln_status kiln_hip_event_synchronize(kiln_event *e, uint64_t timeout_ns);
 kiln_status kiln_hip_event_query(kiln_event *e);
 kiln_status kiln_hip_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                       float *out_ms);

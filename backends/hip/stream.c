@@ -20,7 +20,20 @@ void kiln_hip_stream_deinit(kiln_stream *s) {
   if (err != hipSuccess) kiln_hip_warn(err, "hipStreamDestroy");
 }
 
-kiln_status kiln_hip_stream_synchronize(kiln_stream *s) {
+kiln_status kiln_hip_stream_query(kiln_stream *s) {
+  hipError_t err = kiln_hip_api.hipStreamQuery(kiln_hip_stream_handle(s));
+  if (err == hipSuccess) return KILN_OK;
+  if (err == hipErrorNotReady) return KILN_ERROR_NOT_READY;
+  return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipStreamQuery");
+}
+
+static kiln_status stream_done(void *s) { return kiln_hip_stream_query(s); }
+
+kiln_status kiln_hip_stream_synchronize(kiln_stream *s, uint64_t timeout_ns) {
+  /* hipStreamSynchronize has no bound; polling has, and is used only then
+   * (as on CUDA, where each NOT_READY is a sanitizer-reported API error). */
+  if (timeout_ns != KILN_WAIT_FOREVER)
+    return kiln_poll_until(stream_done, s, timeout_ns);
   hipError_t err =
       kiln_hip_api.hipStreamSynchronize(kiln_hip_stream_handle(s));
   if (err != hipSuccess)

@@ -64,6 +64,7 @@
     (hipStream_t *stream, unsigned int flags))                                \
   X(hipError_t, hipStreamDestroy, (hipStream_t stream))                       \
   X(hipError_t, hipStreamSynchronize, (hipStream_t stream))                   \
+  X(hipError_t, hipStreamQuery, (hipStream_t stream))                         \
   X(hipError_t, hipStreamWaitEvent,                                           \
     (hipStream_t stream, hipEvent_t event, unsigned int flags))               \
   X(hipError_t, hipEventCreateWithFlags,                                      \

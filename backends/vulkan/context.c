@@ -307,6 +307,10 @@ kiln_status kiln_vulkan_context_init(kiln_context *ctx) {
 
 void kiln_vulkan_context_deinit(kiln_context *ctx) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(ctx);
+  /* Work still runs: destroying the device, or anything the work may
+   * touch, would be invalid (and lavapipe would join the thread that runs
+   * it). All of it stays, with the core's memory, until the process ends. */
+  if (ctx->abandoned) return;
   kiln_vulkan_stream_teardown(vc->util);
   free(vc->util);
   kiln_vulkan_release_writes(vc, NULL);
@@ -322,7 +326,8 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
   destroy_queues(vc, vc->queue_count);
 }
 
-kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *vc) {
+static kiln_status quiesce(kiln_vulkan_context *vc, uint64_t timeout_ns) {
+  const uint64_t start = kiln_now_ns();
   kiln_status result = KILN_OK;
   pthread_mutex_lock(&vc->streams_lock);
   /* Submit everywhere first so that the streams finish together. */
@@ -333,8 +338,11 @@ kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *vc) {
     if (result == KILN_OK) result = s;
   }
   for (kiln_vulkan_stream *st = vc->streams; st; st = st->next) {
+    uint64_t waited = kiln_now_ns() - start, left = KILN_WAIT_FOREVER;
+    if (timeout_ns != KILN_WAIT_FOREVER)
+      left = waited < timeout_ns ? timeout_ns - waited : 0;
     kiln_vulkan_stream_lock(st);
-    kiln_status s = kiln_vulkan_stream_wait(st, st->submitted);
+    kiln_status s = kiln_vulkan_stream_wait_for(st, st->submitted, left);
     kiln_vulkan_stream_unlock(st);
     if (result == KILN_OK) result = s;
   }
@@ -342,8 +350,13 @@ kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *vc) {
   return result;
 }
 
-kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx) {
-  return kiln_vulkan_context_quiesce(kiln_vulkan_context_cast(ctx));
+kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *vc) {
+  return quiesce(vc, KILN_WAIT_FOREVER);
+}
+
+kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx,
+                                            uint64_t timeout_ns) {
+  return quiesce(kiln_vulkan_context_cast(ctx), timeout_ns);
 }
 
 /* Lower is better; -1 when the type cannot serve `use`. */

@@ -19,15 +19,23 @@ kiln_status kiln_vulkan_event_init(kiln_event *e) {
   return KILN_OK;
 }
 
+/* Waits at most timeout_ns (KILN_WAIT_FOREVER, Vulkan's UINT64_MAX: no
+ * limit) for the timeline to reach `value`. */
 static kiln_status wait_timeline(kiln_vulkan_context *vc,
-                                 kiln_vulkan_timeline *tl, uint64_t value) {
+                                 kiln_vulkan_timeline *tl, uint64_t value,
+                                 uint64_t timeout_ns) {
   VkSemaphoreWaitInfo info = {
       .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
       .semaphoreCount = 1,
       .pSemaphores = &tl->semaphore,
       .pValues = &value,
   };
-  VkResult r = vc->vk.vkWaitSemaphores(vc->device, &info, UINT64_MAX);
+  VkResult r = vc->vk.vkWaitSemaphores(vc->device, &info, timeout_ns);
+  if (r == VK_TIMEOUT)
+    return kiln_set_error(KILN_ERROR_TIMEOUT,
+                          "vkWaitSemaphores: the event's work was still "
+                          "running after %.1f ms",
+                          (double)timeout_ns / 1e6);
   return r == VK_SUCCESS ? KILN_OK : kiln_vulkan_error(r, "vkWaitSemaphores");
 }
 
@@ -47,8 +55,9 @@ void kiln_vulkan_event_deinit(kiln_event *e) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(e->base.context);
   kiln_vulkan_event *ve = kiln_vulkan_event_cast(e);
   if (ve->timeline) {
-    /* The timestamp write may still be pending. */
-    wait_timeline(vc, ve->timeline, ve->value);
+    /* The timestamp write may still be pending (the core has waited within
+     * its bound already). */
+    wait_timeline(vc, ve->timeline, ve->value, KILN_WAIT_FOREVER);
     kiln_vulkan_timeline_release(vc, ve->timeline);
   }
   if (ve->queries) vc->vk.vkDestroyQueryPool(vc->device, ve->queries, NULL);
@@ -64,7 +73,8 @@ kiln_status kiln_vulkan_event_record(kiln_event *e, kiln_stream *s) {
    * done before this one resets the query. On the same stream, submission
    * order already keeps them apart. */
   if (ve->queries && ve->timeline && ve->timeline != st->timeline)
-    status = wait_timeline(vc, ve->timeline, ve->value);
+    status = wait_timeline(vc, ve->timeline, ve->value,
+                           vc->base.sync_timeout_ns);
   VkCommandBuffer cmd;
   if (status == KILN_OK && ve->queries &&
       (status = kiln_vulkan_stream_open(st, &cmd)) == KILN_OK) {
@@ -100,11 +110,11 @@ kiln_status kiln_vulkan_stream_wait_event(kiln_stream *s, kiln_event *e) {
   return status;
 }
 
-kiln_status kiln_vulkan_event_synchronize(kiln_event *e) {
+kiln_status kiln_vulkan_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
   kiln_vulkan_event *ve = kiln_vulkan_event_cast(e);
   if (!ve->timeline) return KILN_OK;
   return wait_timeline(kiln_vulkan_context_cast(e->base.context), ve->timeline,
-                       ve->value);
+                       ve->value, timeout_ns);
 }
 
 kiln_status kiln_vulkan_event_query(kiln_event *e) {
@@ -148,7 +158,8 @@ kiln_status kiln_vulkan_event_elapsed_ms(kiln_event *start, kiln_event *end,
   uint64_t mask = bits >= 64 ? UINT64_MAX : ((uint64_t)1 << bits) - 1;
   uint64_t ticks = (t1 - t0) & mask;
   double sign = 1.0;
-  /* An end recorded before its start gives a negative time, as on CUDA. */
+  /* An end reached before its start gives a negative time, as kiln.h
+   * promises on every backend. */
   if (ticks > mask / 2) {
     ticks = (t0 - t1) & mask;
     sign = -1.0;

@@ -96,7 +96,8 @@ kiln_status kiln_vulkan_stream_poll(kiln_vulkan_stream *st) {
   return KILN_OK;
 }
 
-kiln_status kiln_vulkan_stream_wait(kiln_vulkan_stream *st, uint64_t value) {
+kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,
+                                        uint64_t value, uint64_t timeout_ns) {
   if (value > st->submitted) {
     kiln_status s = kiln_vulkan_stream_flush(st);
     if (s != KILN_OK) return s;
@@ -108,11 +109,22 @@ kiln_status kiln_vulkan_stream_wait(kiln_vulkan_stream *st, uint64_t value) {
         .pSemaphores = &st->timeline->semaphore,
         .pValues = &value,
     };
+    /* KILN_WAIT_FOREVER is UINT64_MAX, Vulkan's "no limit" too. */
     VkResult r =
-        st->ctx->vk.vkWaitSemaphores(st->ctx->device, &info, UINT64_MAX);
+        st->ctx->vk.vkWaitSemaphores(st->ctx->device, &info, timeout_ns);
+    if (r == VK_TIMEOUT)
+      return kiln_set_error(KILN_ERROR_TIMEOUT,
+                            "vkWaitSemaphores: the stream's work was still "
+                            "running after %.1f ms",
+                            (double)timeout_ns / 1e6);
     if (r != VK_SUCCESS) return kiln_vulkan_error(r, "vkWaitSemaphores");
   }
   return kiln_vulkan_stream_poll(st);
+}
+
+kiln_status kiln_vulkan_stream_wait(kiln_vulkan_stream *st, uint64_t value) {
+  return kiln_vulkan_stream_wait_for(st, value,
+                                     st->ctx->base.sync_timeout_ns);
 }
 
 kiln_status kiln_vulkan_stream_finish(kiln_vulkan_stream *st) {
@@ -509,7 +521,12 @@ void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
   pthread_mutex_unlock(&vc->streams_lock);
 
   kiln_vulkan_stream_lock(st);
-  if (kiln_vulkan_stream_finish(st) != KILN_OK) {
+  /* The core has waited within its bound before any destroy, so what is
+   * left is waited for in full: nothing may be freed while in use. */
+  kiln_status s = kiln_vulkan_stream_flush(st);
+  if (s == KILN_OK)
+    s = kiln_vulkan_stream_wait_for(st, st->submitted, KILN_WAIT_FOREVER);
+  if (s != KILN_OK) {
     /* The device is gone; nothing it held can still be in use. */
     vc->vk.vkDeviceWaitIdle(vc->device);
     st->completed = st->submitted;
@@ -540,10 +557,13 @@ void kiln_vulkan_stream_deinit(kiln_stream *s) {
   kiln_vulkan_stream_teardown(kiln_vulkan_stream_cast(s));
 }
 
-kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s) {
+kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s,
+                                           uint64_t timeout_ns) {
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
-  kiln_status status = kiln_vulkan_stream_finish(st);
+  kiln_status status = kiln_vulkan_stream_flush(st);
+  if (status == KILN_OK)
+    status = kiln_vulkan_stream_wait_for(st, st->submitted, timeout_ns);
   kiln_vulkan_stream_unlock(st);
   return status;
 }

@@ -204,13 +204,15 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *ctx, VkDeviceSize size,
                                  kiln_vulkan_allocation *out);
 void kiln_vulkan_free(kiln_vulkan_context *ctx, kiln_vulkan_allocation *alloc);
 
-/* Submits every stream's recorded work and waits until all of it is done:
- * before freeing anything a command might still use. */
+/* Submits every stream's recorded work and waits until all of it is done,
+ * without limit: before freeing anything a command might still use (the
+ * core has waited within its bound before any destroy). */
 kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *ctx);
 
 kiln_status kiln_vulkan_context_init(kiln_context *ctx);
 void kiln_vulkan_context_deinit(kiln_context *ctx);
-kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx);
+kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx,
+                                            uint64_t timeout_ns);
 
 static inline kiln_vulkan_context *kiln_vulkan_context_cast(kiln_context *ctx) {
   return (kiln_vulkan_context *)ctx;
@@ -299,9 +301,14 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st);
 /* Submits what was recorded, and any waits still pending. */
 kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st);
-/* Waits until the stream reaches `value`, submitting first if needed. */
+/* Waits until the stream reaches `value`, submitting first if needed, for
+ * at most timeout_ns: KILN_ERROR_TIMEOUT then. */
+kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,
+                                        uint64_t value, uint64_t timeout_ns);
+/* As kiln_vulkan_stream_wait_for, within the context's bound
+ * (KILN_SYNC_TIMEOUT_MS; none by default). */
 kiln_status kiln_vulkan_stream_wait(kiln_vulkan_stream *st, uint64_t value);
-/* Submits and waits for everything. */
+/* Submits and waits for everything, within the context's bound. */
 kiln_status kiln_vulkan_stream_finish(kiln_vulkan_stream *st);
 /* Notes which submissions completed and recycles what they held. */
 kiln_status kiln_vulkan_stream_poll(kiln_vulkan_stream *st);
@@ -324,7 +331,8 @@ void kiln_vulkan_timeline_release(kiln_vulkan_context *ctx,
 
 kiln_status kiln_vulkan_stream_init(kiln_stream *s);
 void kiln_vulkan_stream_deinit(kiln_stream *s);
-kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s);
+kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s,
+                                           uint64_t timeout_ns);
 
 /* ---- Staging (buffer.c)
  * ---------------------------------------------------------- */
@@ -478,7 +486,7 @@ kiln_status kiln_vulkan_event_init(kiln_event *e);
 void kiln_vulkan_event_deinit(kiln_event *e);
 kiln_status kiln_vulkan_event_record(kiln_event *e, kiln_stream *s);
 kiln_status kiln_vulkan_stream_wait_event(kiln_stream *s, kiln_event *e);
-kiln_status kiln_vulkan_event_synchronize(kiln_event *e);
+kiln_status kiln_vulkan_event_synchronize(kiln_event *e, uint64_t timeout_ns);
 kiln_status kiln_vulkan_event_query(kiln_event *e);
 kiln_status kiln_vulkan_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                          float *out_ms);

@@ -17,6 +17,18 @@
  *  - Objects may be created and destroyed from any thread. A stream must be
  *    used by one thread at a time; different streams may be driven from
  *    different threads at once.
+ *  - A handle that was destroyed (or released with its context), or that
+ *    kiln never handed out, is KILN_ERROR_INVALID_HANDLE in every call, never
+ *    a crash; destroying a handle while another thread still uses it is the
+ *    caller's race.
+ *  - Calls that wait for the device (the synchronize calls, reads, destroys)
+ *    wait without limit unless KILN_SYNC_TIMEOUT_MS holds a number of
+ *    milliseconds (> 0) when the context is created. Each such wait then
+ *    returns KILN_ERROR_TIMEOUT after that long; a write from host memory
+ *    then first waits, within the same bound, for its stream's earlier
+ *    work; a destroy that timed out leaves its object alive
+ *    (kiln_context_destroy excepted). kiln_stream_synchronize_timeout
+ *    bounds one wait of its own.
  */
 #ifndef KILN_KILN_H
 #define KILN_KILN_H
@@ -105,6 +117,10 @@ typedef enum kiln_status {
   /* Kernel source failed to compile; the message holds the compiler's log
    * (file and line), kiln_last_compile_log() all of it. */
   KILN_ERROR_COMPILE = 19,
+  /* A bounded wait ran out of time with the device's work still running:
+   * the work goes on and the context stays usable (wait again, or destroy
+   * the context). See KILN_SYNC_TIMEOUT_MS above. */
+  KILN_ERROR_TIMEOUT = 20,
 } kiln_status;
 
 /* The status's name, e.g. "KILN_ERROR_OUT_OF_RANGE"; a static string, and
@@ -261,7 +277,14 @@ KILN_API kiln_status kiln_context_create(const kiln_context_options *options,
 
 /* Waits for all work, releases the context and every object still alive in
  * it. Returns KILN_ERROR_OBJECTS_ALIVE, counting them in the message, if
- * there were any: their handles are dangling from then on. NULL is a no-op. */
+ * there were any: their handles are invalid from then on. NULL is a no-op.
+ * With KILN_SYNC_TIMEOUT_MS set, work still running after that long makes
+ * it KILN_ERROR_TIMEOUT: the context is released all the same, except what
+ * the running work may still touch. CUDA: kiln drops its hold on the
+ * device's primary context, which the driver destroys, work and memory
+ * included, once no other code in the process holds it. Vulkan and HIP
+ * cannot stop the work: the device's objects stay until the process ends.
+ * Either way the handle is invalid afterwards. */
 KILN_API kiln_status kiln_context_destroy(kiln_context *context);
 
 /* The backend the context runs on. */
@@ -722,6 +745,14 @@ KILN_API kiln_status kiln_stream_destroy(kiln_stream *stream);
  * NULL is KILN_ERROR_INVALID_HANDLE (there is no context to take it from). */
 KILN_API kiln_status kiln_stream_synchronize(kiln_stream *stream);
 
+/* As kiln_stream_synchronize, but waits at most `timeout_ns` nanoseconds
+ * (0 only looks; UINT64_MAX waits without limit), whatever
+ * KILN_SYNC_TIMEOUT_MS says. KILN_ERROR_TIMEOUT, naming the stream and the
+ * time waited, while work is still running: it goes on, and the context
+ * stays usable. */
+KILN_API kiln_status kiln_stream_synchronize_timeout(kiln_stream *stream,
+                                                     uint64_t timeout_ns);
+
 /* ------------------------------------------------------------------------ */
 /* Events                                                                     */
 /* ------------------------------------------------------------------------ */
@@ -751,9 +782,12 @@ KILN_API kiln_status kiln_event_synchronize(kiln_event *event);
  * does not block. */
 KILN_API kiln_status kiln_event_query(kiln_event *event);
 
-/* Milliseconds of device time between two recorded, completed events of one
- * context, `start` recorded before `end`. KILN_ERROR_NOT_READY if either
- * has not completed; KILN_ERROR_INVALID_STATE if either was not recorded. */
+/* Milliseconds of device time from `start` to `end`, two recorded,
+ * completed events of one context: the end's timestamp minus the start's,
+ * so negative when the device reached `end` first (recorded first, or on
+ * another stream that ran ahead), on every backend. KILN_ERROR_NOT_READY
+ * if either has not completed; KILN_ERROR_INVALID_STATE if either was not
+ * recorded. */
 KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                            float *out_ms);
 

@@ -71,6 +71,7 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuStreamDestroy, 4000)            \
   X(cuStreamGetCtx, 9020)             \
   X(cuStreamSynchronize, 2000)        \
+  X(cuStreamQuery, 2000)              \
   X(cuStreamWaitEvent, 3020)          \
   X(cuEventCreate, 2000)              \
   X(cuEventDestroy, 4000)             \

@@ -214,6 +214,13 @@ hipError_t hipStreamSynchronize(hipStream_t stream) {
       "cuStreamSynchronize");
 }
 
+hipError_t hipStreamQuery(hipStream_t stream) {
+  hipError_t err = shim_enter_stream(stream);
+  if (err != hipSuccess) return err;
+  return shim_error(shim_cu.cuStreamQuery(SHIM_HANDLE(CUstream, stream)),
+                    "cuStreamQuery");
+}
+
 hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event,
                               unsigned int flags) {
   if (!event || flags != 0) return hipErrorInvalidValue;
