@@ -1,5 +1,8 @@
-/* Kernel launches: limits, and packing the argument list into the one ABI
- * (natural alignment; a buffer argument is its device address + offset). */
+/* Kernel launches: limits, packing the argument list into the one ABI
+ * (natural alignment; a buffer argument is its device address + offset),
+ * and checking it against the kernel's parameters where the backend can
+ * tell them. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/internal.h"
@@ -28,6 +31,128 @@ static size_t arg_width(kiln_arg_type t) {
   case KILN_ARG_F64: return 8;
   }
   return 0;
+}
+
+static const char *arg_name(kiln_arg_type t) {
+  switch (t) {
+  case KILN_ARG_BUFFER: return "buffer";
+  case KILN_ARG_I32: return "i32";
+  case KILN_ARG_U32: return "u32";
+  case KILN_ARG_F32: return "f32";
+  case KILN_ARG_I64: return "i64";
+  case KILN_ARG_U64: return "u64";
+  case KILN_ARG_F64: return "f64";
+  }
+  return "?";
+}
+
+#define ARG_BIT(t) (1u << (t))
+#define INTEGER_ARGS                                                         \
+  (ARG_BIT(KILN_ARG_I32) | ARG_BIT(KILN_ARG_U32) | ARG_BIT(KILN_ARG_I64) |   \
+   ARG_BIT(KILN_ARG_U64))
+#define FLOAT_ARGS (ARG_BIT(KILN_ARG_F32) | ARG_BIT(KILN_ARG_F64))
+#define ANY_ARG (ARG_BIT(KILN_ARG_BUFFER) | INTEGER_ARGS | FLOAT_ARGS)
+
+/* The argument types each kind of parameter takes, a bit per
+ * kiln_arg_type; sizes are compared apart. Classes must agree (address,
+ * integer, float) but signedness need not: an i32 and a u32 of the same
+ * value below 2^31 are the same bits, and kernels often take a count as
+ * int where the caller holds it unsigned. A buffer's address also fits an
+ * integer of unknown or no sign (PTX's .u64, GLSL's uint64_t). */
+static const unsigned accepted[] = {
+    [KILN_PARAM_BITS] = ANY_ARG,
+    [KILN_PARAM_POINTER] = ARG_BIT(KILN_ARG_BUFFER),
+    [KILN_PARAM_INT] = INTEGER_ARGS | ARG_BIT(KILN_ARG_BUFFER),
+    [KILN_PARAM_SINT] = INTEGER_ARGS,
+    [KILN_PARAM_UINT] = INTEGER_ARGS | ARG_BIT(KILN_ARG_BUFFER),
+    [KILN_PARAM_FLOAT] = FLOAT_ARGS,
+};
+
+static unsigned param_accepts(const kiln_param_info *p) {
+  return p->kind <= KILN_PARAM_FLOAT ? accepted[p->kind] : ANY_ARG;
+}
+
+/* "a" or "an" before the number n as it is spoken: an 8, an 11, an 18,
+ * an 80-something, an 800-something (thousands as their leading group). */
+static const char *article(unsigned n) {
+  while (n >= 1000) n /= 1000;
+  if (n >= 100) return n / 100 == 8 ? "an" : "a";
+  return n == 8 || n == 11 || n == 18 || n / 10 == 8 ? "an" : "a";
+}
+
+/* "a 64-bit pointer", "a 32-bit float", "an 8-byte value". */
+static void describe_param(const kiln_param_info *p, char *buf, size_t size) {
+  static const char *const kinds[] = {
+      [KILN_PARAM_POINTER] = "pointer",
+      [KILN_PARAM_INT] = "integer",
+      [KILN_PARAM_SINT] = "signed integer",
+      [KILN_PARAM_UINT] = "unsigned integer",
+      [KILN_PARAM_FLOAT] = "float",
+  };
+  unsigned bytes = (unsigned)p->size;
+  if (p->kind == KILN_PARAM_BITS || p->kind > KILN_PARAM_FLOAT)
+    snprintf(buf, size, "%s %u-byte value", article(bytes), bytes);
+  else
+    snprintf(buf, size, "%s %u-bit %s", article(bytes * 8u), bytes * 8u,
+             kinds[p->kind]);
+}
+
+/* What the caller should pass for parameter p, for the message. */
+static const char *suggestion(const kiln_param_info *p) {
+  if (p->size != 4 && p->size != 8)
+    return "; kiln passes only 4- and 8-byte arguments";
+  bool wide = p->size == 8;
+  switch (p->kind) {
+  case KILN_PARAM_POINTER: return "; pass a buffer (kiln_arg_buffer)";
+  case KILN_PARAM_FLOAT:
+    return wide ? "; pass kiln_arg_f64" : "; pass kiln_arg_f32";
+  case KILN_PARAM_INT:
+  case KILN_PARAM_SINT:
+  case KILN_PARAM_UINT:
+    return wide ? "; pass kiln_arg_i64 or kiln_arg_u64"
+                : "; pass kiln_arg_i32 or kiln_arg_u32";
+  default:
+    return wide ? "; pass an 8-byte argument" : "; pass a 4-byte argument";
+  }
+}
+
+/* The message for argument i, which does not match parameter i. Kept out
+ * of check_params so that the loop stays small. */
+static kiln_status param_mismatch(const kiln_kernel *k, size_t i,
+                                  const kiln_arg *a, size_t offset) {
+  static const char fn[] = "kiln_launch";
+  const kiln_param_info *p = &k->params[i];
+  char what[48];
+  describe_param(p, what, sizeof what);
+  size_t w = arg_width(a->type);
+  if (w == p->size && (param_accepts(p) & ARG_BIT(a->type)))
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: argument %zu (%s) packs at byte %zu of the "
+                          "list, but parameter %zu of kernel '%s' (%s) is "
+                          "at byte %u; kiln aligns each argument to its own "
+                          "size",
+                          fn, i, arg_name(a->type), offset, i, k->name, what,
+                          (unsigned)p->offset);
+  return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                        "%s: argument %zu (%s, %zu bytes) does not fit "
+                        "parameter %zu of kernel '%s', %s%s",
+                        fn, i, arg_name(a->type), w, i, k->name, what,
+                        suggestion(p));
+}
+
+/* Checks each packed argument against the kernel's parameter of the same
+ * index: offset, size, and the class of its kind. The count is checked
+ * before packing. */
+static kiln_status check_params(const kiln_kernel *k, const kiln_arg *args,
+                                const kiln_packed_args *packed) {
+  for (size_t i = 0; i < packed->count; i++) {
+    const kiln_param_info *p = &k->params[i];
+    kiln_arg_type t = args[i].type;
+    if (p->offset != packed->offsets[i] || p->size != arg_width(t) ||
+        !(param_accepts(p) & ARG_BIT(t)))
+      return param_mismatch(k, i, &args[i], packed->offsets[i]);
+  }
+  return KILN_OK;
 }
 
 static kiln_status pack_args(kiln_context *ctx, const kiln_arg *args,
@@ -139,9 +264,18 @@ kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
                           "%s: %zu arguments; kiln takes at most %d", fn,
                           arg_count, KILN_MAX_KERNEL_ARGS);
   if ((st = check_config(ctx, config)) != KILN_OK) return st;
+  bool described = kernel->param_count != KILN_PARAMS_UNKNOWN;
+  if (described && kernel->param_count != arg_count)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: kernel '%s' takes %zu argument%s, the launch "
+                          "gives %zu",
+                          fn, kernel->name, kernel->param_count,
+                          kernel->param_count == 1 ? "" : "s", arg_count);
 
   kiln_packed_args packed;
   if ((st = pack_args(ctx, args, arg_count, &packed)) != KILN_OK) return st;
+  if (described && (st = check_params(kernel, args, &packed)) != KILN_OK)
+    return st;
   if (kernel->arg_bytes != KILN_ARG_BYTES_UNKNOWN &&
       kernel->arg_bytes != packed.size)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,

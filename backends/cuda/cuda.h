@@ -15,10 +15,17 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "backends/cuda/params.h"
 #include "backends/cuda/symbols.h"
 #include "core/backend.h"
 
 /* ---- The driver ------------------------------------------------------------ */
+
+/* CUDA 13.2's, for headers older than it (the build takes 12.4 on). */
+#if CUDA_VERSION < 13020
+typedef CUresult(CUDAAPI *PFN_cuFuncGetParamCount_v13020)(CUfunction func,
+                                                          size_t *paramCount);
+#endif
 
 typedef struct kiln_cuda_api_table {
 #define KILN_CUDA_FIELD(name, version) PFN_##name##_v##version name;
@@ -57,6 +64,9 @@ typedef struct kiln_cuda_module {
   /* The images passed over for having no code for this device, named for
    * the message when a kernel is not found; NULL when none was. */
   char *skipped;
+  /* params[i]: the parameter lists that handles[i]'s image tells
+   * (params.h), read when it loads, since kiln keeps no image. */
+  kiln_param_table *params;
 } kiln_cuda_module;
 
 typedef struct kiln_cuda_kernel {

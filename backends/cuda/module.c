@@ -220,10 +220,14 @@ static void unload_all(kiln_cuda_module *m) {
       kiln_log(KILN_LOG_WARN, "cuda: cuModuleUnload: %s", why);
     }
   }
+  for (size_t i = 0; m->params && i < m->count; i++)
+    kiln_param_table_free(&m->params[i]);
   free(m->handles);
   free(m->skipped);
+  free(m->params);
   m->handles = NULL;
   m->skipped = NULL;
+  m->params = NULL;
   m->count = 0;
 }
 
@@ -263,8 +267,9 @@ static kiln_status load_one(kiln_cuda_module *m,
   kiln_status st = load_image(&images[i], &handle, &r, error_log);
   if (st != KILN_OK) return st;
   if (r == CUDA_SUCCESS) {
-    m->handles[m->count++] = handle;
-    return KILN_OK;
+    m->handles[m->count] = handle;
+    return kiln_cuda_params_read(images[i].format, images[i].data,
+                                 images[i].size, &m->params[m->count++]);
   }
   /* A lost context, a full device or a broken driver are no fault of the
    * image, and would fail the next one the same way. */
@@ -307,9 +312,12 @@ kiln_status kiln_cuda_module_init(kiln_module *base,
   kiln_status st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
   m->handles = calloc(count, sizeof *m->handles);
-  if (!m->handles)
+  m->params = calloc(count, sizeof *m->params);
+  if (!m->handles || !m->params) {
+    unload_all(m);
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "kiln_module_create: out of host memory");
+  }
   text skipped = {"", 0}, brief = {"", 0};
   for (size_t p = 0; p < sizeof preference / sizeof preference[0]; p++) {
     for (size_t i = 0; i < count; i++) {
@@ -481,6 +489,79 @@ static kiln_status find_listed(const kiln_cuda_module *m, const char *name,
   return st;
 }
 
+/* ---- Parameters ---------------------------------------------------------- */
+
+/* f's parameters as the driver gives them, offsets and sizes (CUDA 13.2
+ * and later): *out_count is KILN_PARAMS_UNKNOWN where it cannot say. With
+ * the count known, each index asked for exists: no API error. */
+static kiln_status driver_params(CUfunction f, const char *name,
+                                 kiln_param_info **out, size_t *out_count) {
+  *out = NULL;
+  *out_count = KILN_PARAMS_UNKNOWN;
+  if (!kiln_cuda_api.cuFuncGetParamCount || !kiln_cuda_api.cuFuncGetParamInfo)
+    return KILN_OK;
+  size_t n = 0;
+  CUresult r = kiln_cuda_api.cuFuncGetParamCount(f, &n);
+  kiln_param_info *list = NULL;
+  if (r == CUDA_SUCCESS && n > 0) {
+    if (!(list = malloc(n * sizeof *list)))
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "kiln_module_get_kernel: out of host memory");
+    for (size_t i = 0; i < n && r == CUDA_SUCCESS; i++) {
+      size_t offset = 0, size = 0;
+      r = kiln_cuda_api.cuFuncGetParamInfo(f, i, &offset, &size);
+      list[i].offset = (uint32_t)offset;
+      list[i].size = (uint32_t)size;
+      list[i].kind = KILN_PARAM_BITS;
+    }
+  }
+  if (r != CUDA_SUCCESS) {
+    free(list);
+    if (kiln_cuda_status(r) == KILN_ERROR_DEVICE_LOST)
+      return kiln_cuda_error(r, "reading the parameters of kernel '%s'",
+                             name);
+    char why[384];
+    kiln_cuda_describe(r, why, sizeof why);
+    kiln_log(KILN_LOG_DEBUG, "cuda: the driver does not tell the parameters "
+             "of kernel '%s' (%s)", name, why);
+    return KILN_OK;
+  }
+  *out = list;
+  *out_count = n;
+  return KILN_OK;
+}
+
+/* Sets the kernel's parameters for the core's checks: the driver's offsets
+ * and sizes where it gives them, with the kinds of the image's list (PTX
+ * tells them) when that agrees; else the image's list; else none. */
+static kiln_status set_params(kiln_kernel *k, CUfunction f,
+                              const kiln_param_table *table) {
+  const kiln_kernel_params *image = kiln_param_table_find(table, k->name);
+  kiln_param_info *driver;
+  size_t n;
+  kiln_status st = driver_params(f, k->name, &driver, &n);
+  if (st != KILN_OK) return st;
+  if (n != KILN_PARAMS_UNKNOWN) {
+    bool agree = image && image->count == n;
+    for (size_t i = 0; agree && i < n; i++)
+      agree = image->params[i].offset == driver[i].offset &&
+              image->params[i].size == driver[i].size;
+    if (!agree) {
+      if (image)
+        kiln_log(KILN_LOG_DEBUG, "cuda: kernel '%s': the image's parameter "
+                 "list differs from the driver's, which kiln takes", k->name);
+      k->params = driver;
+      k->param_count = n;
+      return KILN_OK;
+    }
+    free(driver);
+  }
+  if (image && !kiln_kernel_params_apply(image, k))
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "kiln_module_get_kernel: out of host memory");
+  return KILN_OK;
+}
+
 kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
   kiln_cuda_kernel *k = kiln_cuda_kernel_cast(base);
   const kiln_cuda_module *m = kiln_cuda_module_cast(base->module);
@@ -504,11 +585,7 @@ kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
         kiln_cuda_api.cuModuleGetFunction(&k->handle, m->handles[i], name);
     if (r == CUDA_SUCCESS) {
       atomic_init(&k->shared_limit, 0);
-      /* arg_bytes stays unknown: CUDA 13 has no parameter count, and
-       * finding the end by probing cuFuncGetParamInfo until it fails would
-       * put an API error per kernel into every user's compute-sanitizer
-       * report. */
-      return KILN_OK;
+      return set_params(base, k->handle, &m->params[i]);
     }
     if (r != CUDA_ERROR_NOT_FOUND)
       return kiln_cuda_error(r, "looking up kernel '%s' in the module "

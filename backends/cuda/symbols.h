@@ -67,13 +67,18 @@
   X(cuEventElapsedTime, 2000)
 
 /* Used when the driver implements at least the CUDA version given, left
- * NULL otherwise. They let module.c find which of a module's CUmodules has
- * a kernel without asking each one for it: cuModuleGetFunction's
- * CUDA_ERROR_NOT_FOUND from the ones that lack it would show up as an API
- * error in every user's compute-sanitizer report. */
+ * NULL otherwise. The first three let module.c find which of a module's
+ * CUmodules has a kernel without asking each one for it:
+ * cuModuleGetFunction's CUDA_ERROR_NOT_FOUND from the ones that lack it
+ * would show up as an API error in every user's compute-sanitizer report.
+ * The last two give a kernel's parameters: cuFuncGetParamInfo alone would
+ * have to be asked past the last one to find the count, an error of the
+ * same kind, so it is used only with cuFuncGetParamCount (CUDA 13.2). */
 #define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
   X(cuFuncGetName, 12030)               \
   X(cuModuleGetFunctionCount, 12040)    \
-  X(cuModuleEnumerateFunctions, 12040)
+  X(cuModuleEnumerateFunctions, 12040)  \
+  X(cuFuncGetParamInfo, 12040)          \
+  X(cuFuncGetParamCount, 13020)
 
 #endif /* KILN_CUDA_SYMBOLS_H */

@@ -57,6 +57,7 @@ typedef struct hipDeviceProp_t hipDeviceProp_t;
 
 #ifndef KILN_HIP_API_ONLY
 
+#include "backends/hip/params.h"
 #include "core/backend.h"
 
 /* ---- Loaded entry points (loader.c) ---------------------------------------- */
@@ -201,6 +202,9 @@ typedef struct kiln_hip_module {
   /* The images passed over for having no code for this device, named for
    * the message when a kernel is not found; NULL when none was. */
   char *skipped;
+  /* params[i]: the parameter lists that images[i] tells (params.h), read
+   * when it loads. */
+  kiln_param_table *params;
 } kiln_hip_module;
 
 static inline kiln_hip_module *kiln_hip_module_cast(const kiln_module *m) {

@@ -135,6 +135,24 @@ static bool runtime_failure(hipError_t err) {
          st == KILN_ERROR_UNAVAILABLE;
 }
 
+/* Frees kiln's copies of hm's images, what they tell of their kernels'
+ * parameters, and the arrays. */
+static void free_images(kiln_hip_module *hm) {
+  for (size_t i = 0; i < hm->count; i++) {
+    free(hm->images[i]);
+    if (hm->params) kiln_param_table_free(&hm->params[i]);
+  }
+  free(hm->handles);
+  free(hm->images);
+  free(hm->skipped);
+  free(hm->params);
+  hm->handles = NULL;
+  hm->images = NULL;
+  hm->skipped = NULL;
+  hm->params = NULL;
+  hm->count = 0;
+}
+
 /* Unloads hm's modules (with its device current) and frees kiln's copies
  * of their images. */
 static void unload_all(kiln_hip_module *hm) {
@@ -142,14 +160,7 @@ static void unload_all(kiln_hip_module *hm) {
     hipError_t err = kiln_hip_api.hipModuleUnload(hm->handles[i]);
     if (err != hipSuccess) kiln_hip_warn(err, "hipModuleUnload");
   }
-  for (size_t i = 0; i < hm->count; i++) free(hm->images[i]);
-  free(hm->handles);
-  free(hm->images);
-  free(hm->skipped);
-  hm->handles = NULL;
-  hm->images = NULL;
-  hm->skipped = NULL;
-  hm->count = 0;
+  free_images(hm);
 }
 
 /* Loads images[i] into hm, or passes it over (noted in the two texts)
@@ -171,8 +182,10 @@ static kiln_status load_one(kiln_hip_module *hm,
   hipError_t err = kiln_hip_api.hipModuleLoadData(&handle, copy);
   if (err == hipSuccess) {
     hm->handles[hm->count] = handle;
-    hm->images[hm->count++] = copy;
-    return KILN_OK;
+    hm->images[hm->count] = copy;
+    return kiln_hip_params_read(copy, images[i].size,
+                                hm->base.base.context->properties.architecture,
+                                &hm->params[hm->count++]);
   }
   free(copy);
   char description[256];
@@ -217,7 +230,8 @@ kiln_status kiln_hip_module_init(kiln_module *m,
   }
   hm->handles = calloc(count, sizeof *hm->handles);
   hm->images = calloc(count, sizeof *hm->images);
-  if (!hm->handles || !hm->images) {
+  hm->params = calloc(count, sizeof *hm->params);
+  if (!hm->handles || !hm->images || !hm->params) {
     unload_all(hm);
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "kiln_module_create: out of host memory");
@@ -252,10 +266,7 @@ void kiln_hip_module_deinit(kiln_module *m) {
     kiln_hip_device_leave(&scope);
   } else {
     kiln_log(KILN_LOG_WARN, "hip: unloading a module: %s", kiln_last_error());
-    for (size_t i = 0; i < hm->count; i++) free(hm->images[i]);
-    free(hm->handles);
-    free(hm->images);
-    free(hm->skipped);
+    free_images(hm);
   }
 }
 
@@ -270,9 +281,10 @@ kiln_status kiln_hip_kernel_init(kiln_kernel *k) {
    * that lacks it is expected. HIP 5 cannot list a module's kernels, so
    * each is asked in turn. */
   hipError_t err = hipErrorNotFound;
-  for (size_t i = 0; i < hm->count && err == hipErrorNotFound; i++)
-    err = kiln_hip_api.hipModuleGetFunction(&hk->function, hm->handles[i],
-                                            k->name);
+  size_t found = 0;
+  for (; found < hm->count && err == hipErrorNotFound; found++)
+    err = kiln_hip_api.hipModuleGetFunction(&hk->function,
+                                            hm->handles[found], k->name);
   kiln_hip_device_leave(&scope);
   if (err == hipErrorNotFound)
     return kiln_set_error(KILN_ERROR_NOT_FOUND,
@@ -292,6 +304,12 @@ kiln_status kiln_hip_kernel_init(kiln_kernel *k) {
     return kiln_hip_error(err, KILN_ERROR_NOT_FOUND, what);
   }
   atomic_init(&hk->shared_limit, ctx->properties.max_shared_memory_per_block);
+  /* The loop went one past the module that has it. */
+  const kiln_kernel_params *kp =
+      kiln_param_table_find(&hm->params[found - 1], k->name);
+  if (kp && !kiln_kernel_params_apply(kp, k))
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "kiln_module_get_kernel: out of host memory");
   return KILN_OK;
 }
 

@@ -670,11 +670,25 @@ typedef struct kiln_launch_config {
 KILN_API kiln_launch_config kiln_launch_config_1d(size_t n,
                                                   uint32_t block_size);
 
-/* Queues kernel `kernel` with the ordered argument list `args`. The list
- * must match the kernel's parameters: on Vulkan kiln checks its packed size
- * against the kernel's push-constant block. Fails with
- * KILN_ERROR_OUT_OF_RANGE for a block or grid beyond the device's limits,
- * or an argument list larger than max_kernel_argument_bytes. */
+/* Queues kernel `kernel` with the ordered argument list `args`, packed with
+ * each argument at the next offset that is a multiple of its own size (4 or
+ * 8 bytes); the list ends where its last argument ends, with no padding
+ * after it. The list must match the kernel's parameters. Where kiln can
+ * read them (Vulkan: the push-constant block; CUDA: the driver from CUDA
+ * 13.2 on, else the PTX, cubin or fatbin loaded; HIP: the code object's
+ * metadata), a launch fails with KILN_ERROR_INVALID_ARGUMENT, naming the
+ * argument, unless it gives
+ *   - exactly as many arguments as the kernel has parameters,
+ *   - each at the parameter's offset and of its size,
+ *   - each of the parameter's class where the image tells it: a buffer for
+ *     a pointer (or an address-sized integer of no stated sign, since PTX
+ *     and cubins do not tell a pointer from a 64-bit integer), an
+ *     i32/u32/i64/u64 for an integer, an f32/f64 for a float.
+ * Signedness is not checked: i32 and u32 each pass for int and unsigned.
+ * Cubins tell sizes only, so there a float and an integer of one size pass
+ * for each other. Fails with KILN_ERROR_OUT_OF_RANGE for a block or grid
+ * beyond the device's limits, or an argument list larger than
+ * max_kernel_argument_bytes. */
 KILN_API kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
                                  const kiln_launch_config *config,
                                  const kiln_arg *args, size_t arg_count);

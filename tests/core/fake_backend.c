@@ -82,11 +82,12 @@ static const char *const op_names[FAKE_OP_COUNT] = {
 /* The installed fakes by kind, for the ops that get no object. */
 static fake_backend *installed[KILN_BACKEND_COUNT];
 
-/* The built-in kernels with the packed sizes of their parameter lists
- * (docs/kernels.md): natural alignment, no tail padding. */
+/* The built-in kernels with their parameters and the packed sizes of their
+ * lists (docs/kernels.md): natural alignment, no tail padding. */
 static const char builtin_text[] =
-    "kiln_fill:32 kiln_axpy_f32:24 kiln_reduce_sum_f32:20 kiln_dot_f32:28 "
-    "kiln_sgemm_f32:56";
+    "kiln_fill(p,u8,u8,u8):32 kiln_axpy_f32(p,p,f,u):24 "
+    "kiln_reduce_sum_f32(p,p,u):20 kiln_dot_f32(p,p,p,u):28 "
+    "kiln_sgemm_f32(p,p,p,u,u,u,u,u,u,f,f):56";
 static const kiln_module_image builtin_images[] = {
     {KILN_IMAGE_SPIRV, builtin_text, sizeof builtin_text - 1},
     {(kiln_image_format)0, NULL, 0},
@@ -172,7 +173,9 @@ static void context_deinit(kiln_context *ctx) {
   c->tag = 0;
 }
 
-static kiln_status context_synchronize(kiln_context *ctx) {
+/* Work is done when its call returns: the waits never wait. */
+static kiln_status context_synchronize(kiln_context *ctx, uint64_t timeout_ns) {
+  (void)timeout_ns;
   return enter(fake_of(ctx), FAKE_OP_CONTEXT_SYNCHRONIZE);
 }
 
@@ -311,19 +314,77 @@ static bool next_word(const char **text, const char **start, size_t *len) {
   return true;
 }
 
-/* "name" or "name:N": the name's length, and N in *arg_bytes (or unknown);
- * 0 if the word is malformed. */
-static size_t parse_word(const char *w, size_t len, size_t *arg_bytes) {
+/* A kernel's parameters as its word declares them. */
+typedef struct fake_params {
+  size_t count; /* KILN_PARAMS_UNKNOWN without a list */
+  kiln_param_info list[KILN_MAX_KERNEL_ARGS];
+} fake_params;
+
+/* Reads the digits at *p into *v; false if there are none. */
+static bool parse_number(const char **p, const char *end, uint32_t *v) {
+  const char *q = *p;
+  for (*v = 0; q < end && isdigit((unsigned char)*q) && *v < 100000; q++)
+    *v = *v * 10 + (uint32_t)(*q - '0');
+  bool any = q != *p;
+  *p = q;
+  return any;
+}
+
+/* One parameter of a list at *p, "<kind>[size][@offset]", the kind a
+ * letter of "bpisuf" (in kiln_param_kind's order); advances *p past it.
+ * Without an offset it follows `at` with natural alignment: the largest
+ * power of two dividing its size, at most 16 (a float4 in CUDA). */
+static bool parse_param(const char **p, const char *end, uint32_t at,
+                        kiln_param_info *out) {
+  static const char letters[] = "bpisuf";
+  const char *kind = *p < end && **p ? strchr(letters, **p) : NULL;
+  if (!kind) return false;
+  out->kind = (kiln_param_kind)(kind - letters);
+  ++*p;
+  if (!parse_number(p, end, &out->size))
+    out->size = out->kind == KILN_PARAM_POINTER ? 8 : 4;
+  uint32_t align = out->size & (~out->size + 1);
+  if (align > 16) align = 16;
+  out->offset = (at + align - 1) & ~(align - 1);
+  if (*p < end && **p == '@') {
+    ++*p;
+    if (!parse_number(p, end, &out->offset)) return false;
+  }
+  return out->size > 0;
+}
+
+/* "name", "name:N" or "name(kinds)" / "name(kinds):N": the name's length,
+ * N in *arg_bytes (or unknown) and the parameters in *params (if not NULL;
+ * count unknown without a list); 0 if the word is malformed. */
+static size_t parse_word(const char *w, size_t len, size_t *arg_bytes,
+                         fake_params *params) {
   size_t n = 0;
   while (n < len && (isalnum((unsigned char)w[n]) || w[n] == '_')) n++;
   if (n == 0) return 0;
   *arg_bytes = KILN_ARG_BYTES_UNKNOWN;
-  if (n == len) return n;
-  if (w[n] != ':' || n + 1 == len) return 0;
+  if (params) params->count = KILN_PARAMS_UNKNOWN;
+  const char *p = w + n, *end = w + len;
+  if (p < end && *p == '(') {
+    size_t count = 0;
+    uint32_t at = 0;
+    kiln_param_info scratch;
+    for (p++; p < end && *p != ')'; count++) {
+      if (count > 0 && (*p++ != ',' || count == KILN_MAX_KERNEL_ARGS))
+        return 0;
+      kiln_param_info *info = params ? &params->list[count] : &scratch;
+      if (!parse_param(&p, end, at, info)) return 0;
+      at = info->offset + info->size;
+    }
+    if (p == end) return 0;
+    p++;
+    if (params) params->count = count;
+  }
+  if (p == end) return n;
+  if (*p != ':' || p + 1 == end) return 0;
   size_t v = 0;
-  for (size_t i = n + 1; i < len; i++) {
-    if (!isdigit((unsigned char)w[i])) return 0;
-    v = v * 10 + (size_t)(w[i] - '0');
+  for (p++; p < end; p++) {
+    if (!isdigit((unsigned char)*p)) return 0;
+    v = v * 10 + (size_t)(*p - '0');
   }
   *arg_bytes = v;
   return n;
@@ -355,7 +416,7 @@ static kiln_status module_init(kiln_module *m, const kiln_module_image *images,
   size_t len, bytes, words = 0;
   while (next_word(&p, &w, &len)) {
     words++;
-    if (parse_word(w, len, &bytes) == 0) {
+    if (parse_word(w, len, &bytes, NULL) == 0) {
       kiln_status e =
           kiln_set_error(KILN_ERROR_INVALID_IMAGE,
                          "fake: '%.*s' is not a kernel entry", (int)len, w);
@@ -389,9 +450,18 @@ static kiln_status kernel_init(kiln_kernel *k) {
   if (st != KILN_OK) return st;
   const char *p = ((fake_module *)k->module)->text, *w;
   size_t len, bytes;
+  fake_params params;
   while (next_word(&p, &w, &len)) {
-    size_t n = parse_word(w, len, &bytes);
+    size_t n = parse_word(w, len, &bytes, &params);
     if (n == strlen(k->name) && memcmp(w, k->name, n) == 0) {
+      if (params.count != KILN_PARAMS_UNKNOWN && params.count > 0) {
+        k->params = malloc(params.count * sizeof *k->params);
+        if (!k->params)
+          return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                                "fake: no memory");
+        memcpy(k->params, params.list, params.count * sizeof *k->params);
+      }
+      k->param_count = params.count;
       k->arg_bytes = bytes;
       ((fake_kernel *)k)->tag = FAKE_TAG;
       fb->live[KILN_OBJECT_KERNEL]++;
@@ -529,7 +599,8 @@ static void stream_deinit(kiln_stream *s) {
   fs->tag = 0;
 }
 
-static kiln_status stream_synchronize(kiln_stream *s) {
+static kiln_status stream_synchronize(kiln_stream *s, uint64_t timeout_ns) {
+  (void)timeout_ns;
   return enter(fake_of_object(s), FAKE_OP_STREAM_SYNCHRONIZE);
 }
 
@@ -559,7 +630,8 @@ static kiln_status stream_wait_event(kiln_stream *s, kiln_event *e) {
   return enter(fake_of_object(s), FAKE_OP_STREAM_WAIT_EVENT);
 }
 
-static kiln_status event_synchronize(kiln_event *e) {
+static kiln_status event_synchronize(kiln_event *e, uint64_t timeout_ns) {
+  (void)timeout_ns;
   return enter(fake_of_object(e), FAKE_OP_EVENT_SYNCHRONIZE);
 }
 
@@ -575,7 +647,8 @@ static kiln_status event_elapsed_ms(kiln_event *start, kiln_event *end,
   kiln_status st = enter(fake_of_object(start), FAKE_OP_EVENT_ELAPSED);
   if (st != KILN_OK) return st;
   uint64_t a = ((fake_event *)start)->ns, b = ((fake_event *)end)->ns;
-  *out_ms = (float)((double)(b - a) / 1e6);
+  /* Signed, as kiln.h says: negative when the end was recorded first. */
+  *out_ms = (float)((double)(int64_t)(b - a) / 1e6);
   return KILN_OK;
 }
 

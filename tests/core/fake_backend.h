@@ -3,11 +3,18 @@
  * memory (device_address is the host pointer), transfers run at once,
  * streams and events are trivial, and a launch records what the core handed
  * it. Images are KILN_IMAGE_SPIRV (by default) whose bytes are text: kernel
- * names separated by white space, each optionally followed by ":N", the
- * kernel's packed argument size; a word that is not of that shape makes the
- * image invalid. The fake also runs kiln's four built-in kernels on the host
- * so the core's helpers (fill through a kernel, axpy, reductions) can be
- * checked end to end.
+ * names separated by white space, each optionally followed by a parameter
+ * list in parentheses, then optionally by ":N", the kernel's packed
+ * argument size (kernel_init sets k->arg_bytes). A list, "saxpy(p,p,f,u)",
+ * "none()", sets k->param_count and k->params: comma-separated parameters,
+ * each a kind letter, b (bits), p (pointer), i (integer), s (signed), u
+ * (unsigned) or f (float), then optionally its size in bytes (8 for p, 4
+ * for the others by default: "u8" is 64-bit) and "@OFFSET" (by default the
+ * next offset that is a multiple of the size's largest power-of-two factor,
+ * at most 16), e.g. "k(b1,u@8,f8)". A word that is not of that shape makes
+ * the image invalid. The fake also runs kiln's four built-in kernels on the
+ * host so the core's helpers (fill through a kernel, axpy, reductions) can
+ * be checked end to end.
  *
  * Each fake is one instance, configured by the test before fake_install():
  * which kind it poses as, whether it is available (or why not), its devices.

@@ -1,0 +1,93 @@
+/*
+ * Kernel parameter lists read from the images kiln loads (params.c), for
+ * the core's argument checks: the `.entry` lists of PTX, the
+ * EIATTR_KPARAM_INFO attributes of a cubin's `.nv.info.<kernel>` sections,
+ * and whichever of those a fatbin holds uncompressed. Pure functions of the
+ * image's bytes, with every length checked against its size, so that tests
+ * feed them images without a GPU; the HIP backend uses them too, for the
+ * CUDA images of HIP on NVIDIA. This header needs no CUDA header.
+ */
+#ifndef KILN_BACKENDS_CUDA_PARAMS_H
+#define KILN_BACKENDS_CUDA_PARAMS_H
+
+#include "core/backend.h"
+
+/* One kernel's parameters, in order. */
+typedef struct kiln_kernel_params {
+  char *name; /* the entry's symbol: mangled where C++ mangled it */
+  size_t count;
+  kiln_param_info *params; /* count entries; NULL when count is 0 */
+} kiln_kernel_params;
+
+/* The kernels an image describes, sorted by name, each name once. */
+typedef struct kiln_param_table {
+  size_t count;
+  kiln_kernel_params *kernels;
+} kiln_param_table;
+
+/* Reads the parameter lists of a PTX, cubin or fatbin image into *out
+ * (zeroed first). What cannot be read leaves the kernels concerned out of
+ * the table, since the driver, not kiln, judges the image: a compressed
+ * fatbin entry, a PTX parameter of a type kiln does not know, a damaged
+ * section. Fails only for lack of host memory (with the error set), and
+ * then leaves *out empty. */
+kiln_status kiln_cuda_params_read(kiln_image_format format, const void *data,
+                                  size_t size, kiln_param_table *out);
+
+/* The kernel `name` of the table, or NULL. */
+const kiln_kernel_params *kiln_param_table_find(const kiln_param_table *table,
+                                                const char *name);
+
+/* Frees the table's contents and zeroes it (a zeroed table is empty). */
+void kiln_param_table_free(kiln_param_table *table);
+
+/* ---- For the image readers (CUDA's and HIP's) ------------------------------ */
+
+/* Appends a kernel to the table, taking `name` (count bytes, not
+ * terminated) and copying the list; false for lack of host memory. */
+bool kiln_param_table_add(kiln_param_table *table, const char *name,
+                          size_t name_size, const kiln_param_info *params,
+                          size_t count);
+
+/* Sorts the table by name and keeps, for each name, the kernel added
+ * first. */
+void kiln_param_table_finish(kiln_param_table *table);
+
+/* Copies the kernel's list into k->params and k->param_count; false for
+ * lack of host memory. */
+bool kiln_kernel_params_apply(const kiln_kernel_params *kp, kiln_kernel *k);
+
+/* Little-endian reads of the bytes at p. */
+static inline uint64_t kiln_read_le(const unsigned char *p, size_t bytes) {
+  uint64_t v = 0;
+  for (size_t i = bytes; i-- > 0;) v = v << 8 | p[i];
+  return v;
+}
+
+/* Whether [offset, offset + length) lies within `size` bytes. */
+static inline bool kiln_within(uint64_t offset, uint64_t length,
+                               uint64_t size) {
+  return offset <= size && length <= size - offset;
+}
+
+/* An ELF64 little-endian image's section headers, checked to lie within
+ * its size: false if it is not one. Section i's header starts at
+ * data + shoff + i * shentsize. */
+typedef struct kiln_elf {
+  const unsigned char *data;
+  size_t size;
+  uint64_t shoff, shentsize, shnum, shstrndx;
+} kiln_elf;
+
+bool kiln_elf_open(kiln_elf *elf, const void *data, size_t size);
+
+/* Section i's name (NULL if it lies outside the string table), type,
+ * and contents [*out_data, *out_data + *out_size) (false if they lie
+ * outside the image, or the section has none in the file). */
+const char *kiln_elf_section_name(const kiln_elf *elf, uint64_t i,
+                                  size_t *out_length);
+uint32_t kiln_elf_section_type(const kiln_elf *elf, uint64_t i);
+bool kiln_elf_section_data(const kiln_elf *elf, uint64_t i,
+                           const unsigned char **out_data, size_t *out_size);
+
+#endif /* KILN_BACKENDS_CUDA_PARAMS_H */
