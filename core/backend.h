@@ -191,6 +191,34 @@ typedef struct kiln_compiled {
   char *log;
 } kiln_compiled;
 
+/* What the backends' compilers share (core/compiler_support.c). */
+
+/* Keeps in `why` the most telling of the dlopen errors it is given. */
+void kiln_dl_note_error(char *why, size_t why_size, const char *error);
+
+/* The resolved path of the file that `symbol` was loaded from, else
+ * `fallback`: named in messages and in the cache key. */
+void kiln_dl_library_path(const void *symbol, const char *fallback,
+                          char *out, size_t out_size);
+
+/* A compiler's command-line options, built up one at a time; `failed`
+ * once out of memory (further adds do nothing). Start zeroed. */
+typedef struct kiln_option_list {
+  char **items;
+  size_t count, cap;
+  bool failed;
+} kiln_option_list;
+
+/* Appends prefix followed by value ("-D" "N=4"). */
+void kiln_option_add(kiln_option_list *l, const char *prefix,
+                     const char *value);
+void kiln_option_list_free(kiln_option_list *l);
+
+/* How much of a compiler log to quote in a message (printf's "%.*s"): at
+ * most KILN_LOG_HEAD_MAX bytes, trailing blank lines dropped. */
+#define KILN_LOG_HEAD_MAX 4096
+int kiln_log_head(const char *log);
+
 /* ---- The ops table --------------------------------------------------------- */
 
 /* Every op is required except these, which a backend may leave NULL:

@@ -36,7 +36,6 @@
  * compiles on load; and nothing from an NVRTC of a newer major version
  * than the driver's, which would not load.
  */
-#define _GNU_SOURCE /* dladdr: the file a soname resolved to */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -113,27 +112,6 @@ static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12",
                                       "libnvrtc.so.11"};
 #define SONAME_COUNT (sizeof sonames / sizeof sonames[0])
 
-/* Keeps the most telling dlopen error: a library that exists but cannot be
- * loaded says more than one that is not there. */
-static void note_error(char *why, size_t why_size, const char *error) {
-  if (!error) return;
-  if (!why[0] ||
-      (strstr(why, "No such file") && !strstr(error, "No such file")))
-    kiln_strlcpy(why, error, why_size);
-}
-
-/* The resolved path of the file that `symbol` lives in, else `fallback`. */
-static void library_path(const void *symbol, const char *fallback, char *out,
-                         size_t out_size) {
-  Dl_info info;
-  char resolved[PATH_MAX];
-  const char *path = fallback;
-  if (dladdr(symbol, &info) && info.dli_fname && info.dli_fname[0])
-    path = info.dli_fname;
-  if (realpath(path, resolved)) path = resolved;
-  kiln_strlcpy(out, path, out_size);
-}
-
 /* "NVRTC 13.0 (<path>)": the version and the file, so that the cache key
  * changes when either does. */
 static void describe(const char *file, int major, int minor) {
@@ -163,7 +141,7 @@ static void preload_builtins(const char *file, int major, int minor) {
 static bool open_nvrtc(const char *path, char *why, size_t why_size) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
-    note_error(why, why_size, dlerror());
+    kiln_dl_note_error(why, why_size, dlerror());
     return false;
   }
   nvrtc_table table;
@@ -204,7 +182,7 @@ static bool open_nvrtc(const char *path, char *why, size_t why_size) {
     arch_count = 0;
 
   char file[PATH_MAX];
-  library_path(first, path, file, sizeof file);
+  kiln_dl_library_path(first, path, file, sizeof file);
   if (strchr(path, '/')) preload_builtins(file, major, minor);
   describe(file, major, minor);
   nvrtc = table;
@@ -227,7 +205,7 @@ static void driver_directory(char *out, size_t out_size) {
   void *sym = dlsym(handle, "cuInit");
   char path[PATH_MAX];
   bool found = sym != NULL;
-  if (found) library_path(sym, "", path, sizeof path);
+  if (found) kiln_dl_library_path(sym, "", path, sizeof path);
   dlclose(handle);
   char *slash = found ? strrchr(path, '/') : NULL;
   if (!slash) return;
@@ -382,57 +360,28 @@ kiln_status kiln_cuda_compile_target(const kiln_context *ctx, char *target,
 
 /* ---- Compiling ------------------------------------------------------------ */
 
-typedef struct option_list {
-  char **items;
-  size_t count, cap;
-  bool failed; /* out of memory */
-} option_list;
-
-static void add_option(option_list *l, const char *prefix, const char *value) {
-  if (l->failed) return;
-  if (l->count == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 16;
-    char **items = realloc(l->items, cap * sizeof *items);
-    if (!items) {
-      l->failed = true;
-      return;
-    }
-    l->items = items;
-    l->cap = cap;
-  }
-  size_t a = strlen(prefix), b = strlen(value);
-  char *item = malloc(a + b + 1);
-  if (!item) {
-    l->failed = true;
-    return;
-  }
-  memcpy(item, prefix, a);
-  memcpy(item + a, value, b + 1);
-  l->items[l->count++] = item;
-}
-
-static void free_options(option_list *l) {
-  for (size_t i = 0; i < l->count; i++) free(l->items[i]);
-  free(l->items);
-}
-
-static void build_options(const kiln_compile_job *job, option_list *l) {
+static void build_options(const kiln_compile_job *job, kiln_option_list *l) {
   const kiln_compile_options *o = job->options;
-  add_option(l, "-arch=", job->target);
-  add_option(l, "--no-source-include", "");
+  kiln_option_add(l, "-arch=", job->target);
+  kiln_option_add(l, "--no-source-include", "");
   for (size_t i = 0; i < o->define_count; i++)
-    add_option(l, "-D", o->defines[i]);
+    kiln_option_add(l, "-D", o->defines[i]);
   for (size_t i = 0; i < o->include_dir_count; i++)
-    add_option(l, "-I", o->include_dirs[i]);
+    kiln_option_add(l, "-I", o->include_dirs[i]);
   switch (o->optimization) {
   case KILN_OPTIMIZE_DEFAULT: break;
-  case KILN_OPTIMIZE_NONE: add_option(l, "--device-debug", ""); break;
-  case KILN_OPTIMIZE_SIZE: add_option(l, "--ptxas-options=-O2", ""); break;
-  case KILN_OPTIMIZE_SPEED: add_option(l, "--ptxas-options=-O3", ""); break;
+  case KILN_OPTIMIZE_NONE: kiln_option_add(l, "--device-debug", ""); break;
+  case KILN_OPTIMIZE_SIZE:
+    kiln_option_add(l, "--ptxas-options=-O2", "");
+    break;
+  case KILN_OPTIMIZE_SPEED:
+    kiln_option_add(l, "--ptxas-options=-O3", "");
+    break;
   }
-  if (o->flags & KILN_COMPILE_FAST_MATH) add_option(l, "--use_fast_math", "");
+  if (o->flags & KILN_COMPILE_FAST_MATH)
+    kiln_option_add(l, "--use_fast_math", "");
   for (size_t i = 0; i < o->cuda_option_count; i++)
-    add_option(l, "", o->cuda_options[i]);
+    kiln_option_add(l, "", o->cuda_options[i]);
 }
 
 /* The program's log, malloc'd; NULL when NVRTC said nothing (its size
@@ -449,14 +398,6 @@ static char *take_log(nvrtcProgram program) {
   }
   if (log) log[size - 1] = '\0';
   return log;
-}
-
-/* How much of `log` goes into an error message: all of it but trailing
- * blank space (the message buffer truncates what does not fit). */
-static int log_head(const char *log) {
-  size_t n = strlen(log);
-  while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
-  return n > 4096 ? 4096 : (int)n;
 }
 
 static kiln_status nvrtc_error(nvrtcResult r, const char *what,
@@ -513,7 +454,7 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
                           "compute_90)",
                           job->target);
   const kiln_compile_options *o = job->options;
-  option_list options = {0};
+  kiln_option_list options = {0};
   build_options(job, &options);
   const char **header_texts =
       o->header_count ? calloc(o->header_count, sizeof *header_texts) : NULL;
@@ -521,7 +462,7 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
       o->header_count ? calloc(o->header_count, sizeof *header_names) : NULL;
   if (options.failed || options.count > INT_MAX || o->header_count > INT_MAX ||
       (o->header_count && (!header_texts || !header_names))) {
-    free_options(&options);
+    kiln_option_list_free(&options);
     free(header_texts);
     free(header_names);
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
@@ -540,29 +481,29 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
   free(header_texts);
   free(header_names);
   if (r != NVRTC_SUCCESS) {
-    free_options(&options);
+    kiln_option_list_free(&options);
     return nvrtc_error(r, "nvrtcCreateProgram", job);
   }
   r = nvrtc.nvrtcCompileProgram(program, (int)options.count,
                                 (const char *const *)options.items);
-  free_options(&options);
+  kiln_option_list_free(&options);
   char *log = take_log(program);
   const char *said = log ? log : "(NVRTC gave no log)";
   if (r == NVRTC_ERROR_COMPILATION)
     st = kiln_set_error(KILN_ERROR_COMPILE,
                         "NVRTC could not compile %s for %s: %.*s", job->name,
-                        job->target, log_head(said), said);
+                        job->target, kiln_log_head(said), said);
   else if (r == NVRTC_ERROR_INVALID_OPTION)
     st = kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                         "NVRTC rejected an option compiling %s for %s: %.*s",
-                        job->name, job->target, log_head(said), said);
+                        job->name, job->target, kiln_log_head(said), said);
   else if (r == NVRTC_ERROR_OUT_OF_MEMORY)
     st = nvrtc_error(r, "nvrtcCompileProgram", job);
   else if (r != NVRTC_SUCCESS)
     st = kiln_set_error(KILN_ERROR_BACKEND,
                         "nvrtcCompileProgram failed for %s: %s: %.*s",
                         job->name, nvrtc.nvrtcGetErrorString(r),
-                        log_head(said), said);
+                        kiln_log_head(said), said);
   else
     st = take_image(program, job, format, out);
   nvrtc.nvrtcDestroyProgram(&program);

@@ -36,7 +36,6 @@
  *  - Compiles are serialised: comgr before ROCm 6 is not safe to enter from
  *    several threads, and HIPRTC compiles one program at a time anyway.
  */
-#define _GNU_SOURCE /* dladdr: the file a soname resolved to */
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -115,27 +114,6 @@ static const char *const comgr_sonames[] = {"libamd_comgr.so.3",
                                             "libamd_comgr.so.2"};
 #define COUNT(array) (sizeof(array) / sizeof((array)[0]))
 
-/* Keeps the most telling error: a library that exists but cannot be used
- * says more than one that is not there. */
-static void note_error(char *why, size_t why_size, const char *error) {
-  if (!error) return;
-  if (!why[0] ||
-      (strstr(why, "No such file") && !strstr(error, "No such file")))
-    kiln_strlcpy(why, error, why_size);
-}
-
-/* The resolved path of the file that `symbol` lives in, else `fallback`. */
-static void library_path(const void *symbol, const char *fallback, char *out,
-                         size_t out_size) {
-  Dl_info info;
-  char resolved[PATH_MAX];
-  const char *path = fallback;
-  if (dladdr(symbol, &info) && info.dli_fname && info.dli_fname[0])
-    path = info.dli_fname;
-  if (realpath(path, resolved)) path = resolved;
-  kiln_strlcpy(out, path, out_size);
-}
-
 /* "5.2" from ".../libamdhip64.so.5.2.21153"; false when the file name
  * carries no version. */
 static bool version_of(const char *path, char *out, size_t out_size) {
@@ -194,7 +172,7 @@ static void load_isas(const char *hiprtc_path, char *comgr_path,
     memcpy(isas[isa_count], gfx + 2, len);
     isas[isa_count++][len] = '\0';
   }
-  library_path(count_sym, "libamd_comgr", comgr_path, comgr_path_size);
+  kiln_dl_library_path(count_sym, "libamd_comgr", comgr_path, comgr_path_size);
 }
 
 /* "HIPRTC 5.2 (<path>, comgr <path>)": the version in the library's file
@@ -240,7 +218,7 @@ static bool take_hiprtc(void *handle, const char *path, char *why,
     char missing[512];                                                        \
     snprintf(missing, sizeof missing, "%s has no HIPRTC (it lacks %s)",       \
              path, #name);                                                    \
-    note_error(why, why_size, missing);                                       \
+    kiln_dl_note_error(why, why_size, missing);                               \
     return false;                                                             \
   }                                                                           \
   if (!first) first = sym;                                                    \
@@ -249,7 +227,7 @@ static bool take_hiprtc(void *handle, const char *path, char *why,
 #undef KILN_HIPRTC_RESOLVE
 
   char file[PATH_MAX], comgr[PATH_MAX] = "";
-  library_path(first, path, file, sizeof file);
+  kiln_dl_library_path(first, path, file, sizeof file);
   /* Only AMD's HIPRTC runs on comgr (the HIP-on-CUDA test shim's does
    * not). */
   const char *base = strrchr(file, '/');
@@ -271,7 +249,7 @@ static bool open_hiprtc(const char *path, int extra_flags, char *why,
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | extra_flags);
   if (!handle) {
     const char *error = dlerror();
-    if (!(extra_flags & RTLD_NOLOAD)) note_error(why, why_size, error);
+    if (!(extra_flags & RTLD_NOLOAD)) kiln_dl_note_error(why, why_size, error);
     return false;
   }
   return take_hiprtc(handle, path, why, why_size);
@@ -451,14 +429,6 @@ static char *take_log(hiprtcProgram program, const char *name) {
   return log;
 }
 
-/* How much of `log` goes into an error message: all of it but trailing
- * blank space (the message buffer truncates what does not fit). */
-static int log_head(const char *log) {
-  size_t n = strlen(log);
-  while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
-  return n > 4096 ? 4096 : (int)n;
-}
-
 /* The raw option that clang's driver rejected, named in a diagnostic with
  * no source location ("error: unknown argument: '-fbogus'"); NULL when the
  * failure is the source's. */
@@ -485,56 +455,22 @@ static const char *rejected_option(const char *log,
 
 /* ---- Compiling ------------------------------------------------------------ */
 
-typedef struct option_list {
-  char **items;
-  size_t count, cap;
-  bool failed; /* out of memory */
-} option_list;
-
-static void add_option(option_list *l, const char *prefix, const char *value) {
-  if (l->failed) return;
-  if (l->count == l->cap) {
-    size_t cap = l->cap ? l->cap * 2 : 16;
-    char **items = realloc(l->items, cap * sizeof *items);
-    if (!items) {
-      l->failed = true;
-      return;
-    }
-    l->items = items;
-    l->cap = cap;
-  }
-  size_t a = strlen(prefix), b = strlen(value);
-  char *item = malloc(a + b + 1);
-  if (!item) {
-    l->failed = true;
-    return;
-  }
-  memcpy(item, prefix, a);
-  memcpy(item + a, value, b + 1);
-  l->items[l->count++] = item;
-}
-
-static void free_options(option_list *l) {
-  for (size_t i = 0; i < l->count; i++) free(l->items[i]);
-  free(l->items);
-}
-
-static void build_options(const kiln_compile_job *job, option_list *l) {
+static void build_options(const kiln_compile_job *job, kiln_option_list *l) {
   const kiln_compile_options *o = job->options;
-  add_option(l, "--offload-arch=", job->target);
+  kiln_option_add(l, "--offload-arch=", job->target);
   for (size_t i = 0; i < o->define_count; i++)
-    add_option(l, "-D", o->defines[i]);
+    kiln_option_add(l, "-D", o->defines[i]);
   for (size_t i = 0; i < o->include_dir_count; i++)
-    add_option(l, "-I", o->include_dirs[i]);
+    kiln_option_add(l, "-I", o->include_dirs[i]);
   switch (o->optimization) {
   case KILN_OPTIMIZE_DEFAULT: break;
-  case KILN_OPTIMIZE_NONE: add_option(l, "-O0", ""); break;
-  case KILN_OPTIMIZE_SIZE: add_option(l, "-O2", ""); break;
-  case KILN_OPTIMIZE_SPEED: add_option(l, "-O3", ""); break;
+  case KILN_OPTIMIZE_NONE: kiln_option_add(l, "-O0", ""); break;
+  case KILN_OPTIMIZE_SIZE: kiln_option_add(l, "-O2", ""); break;
+  case KILN_OPTIMIZE_SPEED: kiln_option_add(l, "-O3", ""); break;
   }
-  if (o->flags & KILN_COMPILE_FAST_MATH) add_option(l, "-ffast-math", "");
+  if (o->flags & KILN_COMPILE_FAST_MATH) kiln_option_add(l, "-ffast-math", "");
   for (size_t i = 0; i < o->hip_option_count; i++)
-    add_option(l, "", o->hip_options[i]);
+    kiln_option_add(l, "", o->hip_options[i]);
 }
 
 static kiln_status hiprtc_error(hiprtcResult r, const char *what,
@@ -593,15 +529,15 @@ static kiln_status compile_locked(const kiln_compile_job *job,
   if (option)
     st = kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                         "HIPRTC rejected the option \"%s\" compiling %s: %.*s",
-                        option, job->name, log_head(said), said);
+                        option, job->name, kiln_log_head(said), said);
   else if (r == HIPRTC_ERROR_COMPILATION)
     st = kiln_set_error(KILN_ERROR_COMPILE,
                         "HIPRTC could not compile %s for %s: %.*s", job->name,
-                        job->target, log_head(said), said);
+                        job->target, kiln_log_head(said), said);
   else if (r == HIPRTC_ERROR_INVALID_OPTION)
     st = kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                         "HIPRTC rejected an option compiling %s for %s: %.*s",
-                        job->name, job->target, log_head(said), said);
+                        job->name, job->target, kiln_log_head(said), said);
   else if (r != HIPRTC_SUCCESS)
     st = hiprtc_error(r, "hiprtcCompileProgram", job);
   else
@@ -626,7 +562,7 @@ kiln_status kiln_hip_compile(const kiln_compile_job *job, kiln_compiled *out) {
                           description, job->target, list);
   }
   const kiln_compile_options *o = job->options;
-  option_list options = {0};
+  kiln_option_list options = {0};
   build_options(job, &options);
   const char **texts =
       o->header_count ? calloc(o->header_count, sizeof *texts) : NULL;
@@ -647,7 +583,7 @@ kiln_status kiln_hip_compile(const kiln_compile_job *job, kiln_compiled *out) {
                         texts, names, out);
     pthread_mutex_unlock(&compile_lock);
   }
-  free_options(&options);
+  kiln_option_list_free(&options);
   free(texts);
   free(names);
   return st;

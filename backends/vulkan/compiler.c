@@ -47,7 +47,6 @@
  * shaderc_compile_into_spv as safe to call on one compiler from several
  * threads at once without synchronisation.
  */
-#define _GNU_SOURCE /* dladdr: the file a soname resolved to */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -129,27 +128,6 @@ static const char *const sonames[] = {"libshaderc.so.1",
                                       "libshaderc_shared.so"};
 #define SONAME_COUNT (sizeof sonames / sizeof sonames[0])
 
-/* Keeps the most telling dlopen error: a library that exists but cannot be
- * loaded says more than one that is not there. */
-static void note_error(char *why, size_t why_size, const char *error) {
-  if (!error) return;
-  if (!why[0] ||
-      (strstr(why, "No such file") && !strstr(error, "No such file")))
-    kiln_strlcpy(why, error, why_size);
-}
-
-/* The resolved path of the file that `symbol` lives in, else `fallback`. */
-static void library_path(const void *symbol, const char *fallback, char *out,
-                         size_t out_size) {
-  Dl_info info;
-  char resolved[PATH_MAX];
-  const char *path = fallback;
-  if (dladdr(symbol, &info) && info.dli_fname && info.dli_fname[0])
-    path = info.dli_fname;
-  if (realpath(path, resolved)) path = resolved;
-  kiln_strlcpy(out, path, out_size);
-}
-
 /* "shaderc, SPIR-V 1.6 (<path>, <size> bytes, <mtime>)", and for kiln's
  * own bundle the packages it was built from. */
 static void describe(const char *file, unsigned spirv_minor,
@@ -192,7 +170,7 @@ typedef void (*shaderc_entry)(void);
 static bool open_shaderc(const char *path, char *why, size_t why_size) {
   void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
-    note_error(why, why_size, dlerror());
+    kiln_dl_note_error(why, why_size, dlerror());
     return false;
   }
   shaderc_entry (*lookup)(const char *) = NULL;
@@ -238,7 +216,7 @@ static bool open_shaderc(const char *path, char *why, size_t why_size) {
   /* kiln knows which Vulkan takes SPIR-V up to 1.6. */
   spirv_minor_max = version >> 16 != 1 ? 0 : minor > 6 ? 6 : minor;
   char file[PATH_MAX];
-  library_path(first, path, file, sizeof file);
+  kiln_dl_library_path(first, path, file, sizeof file);
   describe(file, spirv_minor_max, bundle_version ? bundle_version() : NULL);
   shaderc = table;
   /* The compiler and the library stay for the life of the process. */
@@ -623,14 +601,6 @@ static kiln_status make_options(const kiln_compile_job *job, unsigned minor,
   return KILN_OK;
 }
 
-/* How much of `log` goes into an error message: all of it but trailing
- * blank space (the message buffer truncates what does not fit). */
-static int log_head(const char *log) {
-  size_t n = strlen(log);
-  while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
-  return n > 4096 ? 4096 : (int)n;
-}
-
 /* Copies the SPIR-V out of `result`, with the entry point renamed. */
 static kiln_status take_image(shaderc_compilation_result_t result,
                               const kiln_compile_job *job,
@@ -695,12 +665,13 @@ kiln_status kiln_vulkan_compile(const kiln_compile_job *job,
   else if (status == SHADERC_STATUS_COMPILATION_ERROR)
     st = kiln_set_error(KILN_ERROR_COMPILE,
                         "shaderc could not compile %s for %s: %.*s",
-                        job->name, job->target, log_head(said), said);
+                        job->name, job->target, kiln_log_head(said), said);
   else
     st = kiln_set_error(KILN_ERROR_BACKEND,
                         "shaderc failed compiling %s for %s (status %d): "
                         "%.*s",
-                        job->name, job->target, status, log_head(said), said);
+                        job->name, job->target, status, kiln_log_head(said),
+                        said);
   shaderc.shaderc_result_release(result);
   out->log = log;
   return st;

@@ -1,0 +1,67 @@
+/* What the three backends' compilers (NVRTC, HIPRTC, shaderc) share: finding
+ * the library they loaded, keeping the most telling dlopen error, building
+ * an option list, and trimming a log for a message. */
+#define _GNU_SOURCE /* dladdr: the file a soname resolved to */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/backend.h"
+
+void kiln_dl_note_error(char *why, size_t why_size, const char *error) {
+  if (!error) return;
+  /* A library that exists but cannot be loaded says more than one that is
+   * not there. */
+  if (!why[0] ||
+      (strstr(why, "No such file") && !strstr(error, "No such file")))
+    kiln_strlcpy(why, error, why_size);
+}
+
+void kiln_dl_library_path(const void *symbol, const char *fallback,
+                          char *out, size_t out_size) {
+  Dl_info info;
+  char resolved[PATH_MAX];
+  const char *path = fallback;
+  if (dladdr(symbol, &info) && info.dli_fname && info.dli_fname[0])
+    path = info.dli_fname;
+  if (realpath(path, resolved)) path = resolved;
+  kiln_strlcpy(out, path, out_size);
+}
+
+void kiln_option_add(kiln_option_list *l, const char *prefix,
+                     const char *value) {
+  if (l->failed) return;
+  if (l->count == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 16;
+    char **items = realloc(l->items, cap * sizeof *items);
+    if (!items) {
+      l->failed = true;
+      return;
+    }
+    l->items = items;
+    l->cap = cap;
+  }
+  size_t a = strlen(prefix), b = strlen(value);
+  char *item = malloc(a + b + 1);
+  if (!item) {
+    l->failed = true;
+    return;
+  }
+  memcpy(item, prefix, a);
+  memcpy(item + a, value, b + 1);
+  l->items[l->count++] = item;
+}
+
+void kiln_option_list_free(kiln_option_list *l) {
+  for (size_t i = 0; i < l->count; i++) free(l->items[i]);
+  free(l->items);
+  l->items = NULL;
+  l->count = l->cap = 0;
+}
+
+int kiln_log_head(const char *log) {
+  size_t n = strlen(log);
+  while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
+  return n > KILN_LOG_HEAD_MAX ? KILN_LOG_HEAD_MAX : (int)n;
+}
