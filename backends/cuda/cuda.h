@@ -15,7 +15,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "backends/cuda/params.h"
+#include "core/params.h"
 #include "backends/cuda/symbols.h"
 #include "core/backend.h"
 

@@ -268,7 +268,7 @@ static kiln_status load_one(kiln_cuda_module *m,
   if (st != KILN_OK) return st;
   if (r == CUDA_SUCCESS) {
     m->handles[m->count] = handle;
-    return kiln_cuda_params_read(images[i].format, images[i].data,
+    return kiln_params_read_cuda(images[i].format, images[i].data,
                                  images[i].size, &m->params[m->count++]);
   }
   /* A lost context, a full device or a broken driver are no fault of the

@@ -57,7 +57,7 @@ typedef struct hipDeviceProp_t hipDeviceProp_t;
 
 #ifndef KILN_HIP_API_ONLY
 
-#include "backends/hip/params.h"
+#include "core/params.h"
 #include "core/backend.h"
 
 /* ---- Loaded entry points (loader.c) ---------------------------------------- */

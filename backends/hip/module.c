@@ -183,7 +183,7 @@ static kiln_status load_one(kiln_hip_module *hm,
   if (err == hipSuccess) {
     hm->handles[hm->count] = handle;
     hm->images[hm->count] = copy;
-    return kiln_hip_params_read(copy, images[i].size,
+    return kiln_params_read_hip(copy, images[i].size,
                                 hm->base.base.context->properties.architecture,
                                 &hm->params[hm->count++]);
   }

@@ -1,4 +1,4 @@
-/* Kernel parameter lists from PTX, cubin and fatbin images: see params.h.
+/* Kernel parameter lists from PTX, cubin and fatbin images: see core/params.h.
  *
  * Everything here reads bytes that the driver has accepted but kiln has
  * not: each offset and length is checked against the image's size before
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cuda/params.h"
+#include "core/params.h"
 
-/* ---- The table ------------------------------------------------------------ */
+/* ---- Reading ------------------------------------------------------------- */
 
 /* A list being read, grown as parameters are found. */
 typedef struct param_list {
@@ -34,168 +34,6 @@ static kiln_status no_memory(void) {
   return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                         "kiln_module_create: out of host memory reading the "
                         "kernels' parameter lists");
-}
-
-bool kiln_param_table_add(kiln_param_table *table, const char *name,
-                          size_t name_size, const kiln_param_info *params,
-                          size_t count) {
-  /* Grown by doubling: the capacity is the next power of two. */
-  size_t n = table->count;
-  if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
-    size_t capacity = n == 0 ? 8 : 2 * n;
-    kiln_kernel_params *k = realloc(table->kernels, capacity * sizeof *k);
-    if (!k) return false;
-    table->kernels = k;
-  }
-  kiln_kernel_params *kp = &table->kernels[n];
-  kp->name = malloc(name_size + 1);
-  kp->params = count ? malloc(count * sizeof *params) : NULL;
-  if (!kp->name || (count && !kp->params)) {
-    free(kp->name);
-    free(kp->params);
-    return false;
-  }
-  memcpy(kp->name, name, name_size);
-  kp->name[name_size] = '\0';
-  if (count) memcpy(kp->params, params, count * sizeof *params);
-  kp->count = count;
-  table->count++;
-  return true;
-}
-
-/* By name, then by address: the kernels array is in the order added, so
- * the first added of a name sorts first. */
-static int by_name(const void *a, const void *b) {
-  const kiln_kernel_params *x = *(const kiln_kernel_params *const *)a;
-  const kiln_kernel_params *y = *(const kiln_kernel_params *const *)b;
-  int c = strcmp(x->name, y->name);
-  if (c) return c;
-  return x < y ? -1 : x > y;
-}
-
-void kiln_param_table_finish(kiln_param_table *table) {
-  size_t n = table->count;
-  if (n < 2) return;
-  kiln_kernel_params **order = malloc(n * sizeof *order);
-  kiln_kernel_params *sorted = malloc(n * sizeof *sorted);
-  if (!order || !sorted) {
-    /* Unsorted, a table would answer lookups wrongly: empty it. */
-    free(order);
-    free(sorted);
-    kiln_param_table_free(table);
-    return;
-  }
-  for (size_t i = 0; i < n; i++) order[i] = &table->kernels[i];
-  qsort(order, n, sizeof *order, by_name);
-  size_t kept = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (kept && strcmp(sorted[kept - 1].name, order[i]->name) == 0) {
-      free(order[i]->name);
-      free(order[i]->params);
-      continue;
-    }
-    sorted[kept++] = *order[i];
-  }
-  free(order);
-  free(table->kernels);
-  table->kernels = sorted;
-  table->count = kept;
-}
-
-const kiln_kernel_params *kiln_param_table_find(const kiln_param_table *table,
-                                                const char *name) {
-  size_t lo = 0, hi = table->count;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    int c = strcmp(name, table->kernels[mid].name);
-    if (c == 0) return &table->kernels[mid];
-    if (c < 0)
-      hi = mid;
-    else
-      lo = mid + 1;
-  }
-  return NULL;
-}
-
-void kiln_param_table_free(kiln_param_table *table) {
-  for (size_t i = 0; i < table->count; i++) {
-    free(table->kernels[i].name);
-    free(table->kernels[i].params);
-  }
-  free(table->kernels);
-  table->kernels = NULL;
-  table->count = 0;
-}
-
-bool kiln_kernel_params_apply(const kiln_kernel_params *kp, kiln_kernel *k) {
-  kiln_param_info *copy = NULL;
-  if (kp->count) {
-    copy = malloc(kp->count * sizeof *copy);
-    if (!copy) return false;
-    memcpy(copy, kp->params, kp->count * sizeof *copy);
-  }
-  free(k->params);
-  k->params = copy;
-  k->param_count = kp->count;
-  return true;
-}
-
-/* ---- ELF ------------------------------------------------------------------ */
-
-bool kiln_elf_open(kiln_elf *elf, const void *data, size_t size) {
-  const unsigned char *p = data;
-  memset(elf, 0, sizeof *elf);
-  if (size < 64 || memcmp(p, "\177ELF", 4) != 0 || p[4] != 2 || p[5] != 1)
-    return false;
-  elf->data = p;
-  elf->size = size;
-  elf->shoff = kiln_read_le(p + 0x28, 8);
-  elf->shentsize = kiln_read_le(p + 0x3a, 2);
-  elf->shnum = kiln_read_le(p + 0x3c, 2);
-  elf->shstrndx = kiln_read_le(p + 0x3e, 2);
-  if (elf->shentsize < 64 || !kiln_within(elf->shoff, 64, size)) return false;
-  /* Past 0xff00 sections, the count and the string table's index move
-   * into section 0's size and link. */
-  const unsigned char *first = p + elf->shoff;
-  if (elf->shnum == 0) elf->shnum = kiln_read_le(first + 32, 8);
-  if (elf->shstrndx == 0xffff) elf->shstrndx = kiln_read_le(first + 40, 4);
-  if (elf->shnum > (size - elf->shoff) / elf->shentsize) return false;
-  return elf->shstrndx < elf->shnum;
-}
-
-static const unsigned char *section_header(const kiln_elf *elf, uint64_t i) {
-  return elf->data + elf->shoff + i * elf->shentsize;
-}
-
-uint32_t kiln_elf_section_type(const kiln_elf *elf, uint64_t i) {
-  return (uint32_t)kiln_read_le(section_header(elf, i) + 4, 4);
-}
-
-bool kiln_elf_section_data(const kiln_elf *elf, uint64_t i,
-                           const unsigned char **out_data, size_t *out_size) {
-  const unsigned char *h = section_header(elf, i);
-  const uint32_t nobits = 8;
-  uint64_t offset = kiln_read_le(h + 24, 8), size = kiln_read_le(h + 32, 8);
-  if (kiln_elf_section_type(elf, i) == nobits ||
-      !kiln_within(offset, size, elf->size))
-    return false;
-  *out_data = elf->data + offset;
-  *out_size = (size_t)size;
-  return true;
-}
-
-const char *kiln_elf_section_name(const kiln_elf *elf, uint64_t i,
-                                  size_t *out_length) {
-  const unsigned char *strings;
-  size_t strings_size;
-  if (!kiln_elf_section_data(elf, elf->shstrndx, &strings, &strings_size))
-    return NULL;
-  uint64_t at = kiln_read_le(section_header(elf, i), 4);
-  if (at >= strings_size) return NULL;
-  const unsigned char *end = memchr(strings + at, '\0', strings_size - at);
-  if (!end) return NULL;
-  *out_length = (size_t)(end - (strings + at));
-  return (const char *)strings + at;
 }
 
 /* ---- Cubins: .nv.info.<kernel> -------------------------------------------- */
@@ -515,7 +353,7 @@ static kiln_status read_fatbin(const unsigned char *data, size_t size,
   return st;
 }
 
-kiln_status kiln_cuda_params_read(kiln_image_format format, const void *data,
+kiln_status kiln_params_read_cuda(kiln_image_format format, const void *data,
                                   size_t size, kiln_param_table *out) {
   memset(out, 0, sizeof *out);
   kiln_status st = KILN_OK;

@@ -1,4 +1,4 @@
-/* Kernel parameter lists from HIP images: see params.h.
+/* Kernel parameter lists from HIP images: see core/params.h.
  *
  * An AMDGPU code object describes its kernels in an ELF note of type
  * NT_AMDGPU_METADATA (32, owner "AMDGPU"): a MessagePack map whose
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/hip/params.h"
+#include "core/params.h"
 
 /* ---- MessagePack, the part this note uses ---------------------------------- */
 
@@ -399,16 +399,16 @@ static kiln_status read_bundle(const unsigned char *p, size_t size,
   return chosen ? read_code_object(chosen, chosen_size, t) : KILN_OK;
 }
 
-kiln_status kiln_hip_params_read(const void *data, size_t size,
+kiln_status kiln_params_read_hip(const void *data, size_t size,
                                  const char *target, kiln_param_table *out) {
   const unsigned char *p = data;
   memset(out, 0, sizeof *out);
   /* HIP on NVIDIA loads what the CUDA driver does. */
   if (size >= 4 && kiln_read_le(p, 4) == 0xba55ed50u)
-    return kiln_cuda_params_read(KILN_IMAGE_FATBIN, data, size, out);
+    return kiln_params_read_cuda(KILN_IMAGE_FATBIN, data, size, out);
   bool elf = size >= 64 && memcmp(p, "\177ELF", 4) == 0;
   if (elf && kiln_read_le(p + 18, 2) == EM_CUDA)
-    return kiln_cuda_params_read(KILN_IMAGE_CUBIN, data, size, out);
+    return kiln_params_read_cuda(KILN_IMAGE_CUBIN, data, size, out);
   kiln_status st = KILN_OK;
   if (size >= sizeof BUNDLE_MAGIC - 1 &&
       memcmp(p, BUNDLE_MAGIC, sizeof BUNDLE_MAGIC - 1) == 0)
@@ -416,7 +416,7 @@ kiln_status kiln_hip_params_read(const void *data, size_t size,
   else if (elf && kiln_read_le(p + 18, 2) == EM_AMDGPU)
     st = read_code_object(p, size, out);
   else if (!elf)
-    return kiln_cuda_params_read(KILN_IMAGE_PTX, data, size, out);
+    return kiln_params_read_cuda(KILN_IMAGE_PTX, data, size, out);
   if (st != KILN_OK) {
     kiln_param_table_free(out);
     return st;

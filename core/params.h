@@ -1,14 +1,16 @@
 /*
- * Kernel parameter lists read from the images kiln loads (params.c), for
- * the core's argument checks: the `.entry` lists of PTX, the
- * EIATTR_KPARAM_INFO attributes of a cubin's `.nv.info.<kernel>` sections,
- * and whichever of those a fatbin holds uncompressed. Pure functions of the
- * image's bytes, with every length checked against its size, so that tests
- * feed them images without a GPU; the HIP backend uses them too, for the
- * CUDA images of HIP on NVIDIA. This header needs no CUDA header.
+ * Kernel parameter lists read from the images the CUDA and HIP backends
+ * load, for the core's argument checks (launch.c): params_cuda.c reads the
+ * `.entry` lists of PTX, the EIATTR_KPARAM_INFO attributes of a cubin's
+ * `.nv.info.<kernel>` sections, and whichever of those a fatbin holds
+ * uncompressed; params_hip.c an AMDGPU code object's metadata. Pure
+ * functions of the image's bytes, with every length checked against its
+ * size, so that tests feed them images without a GPU. They live in the
+ * core because both backends read both kinds (HIP on NVIDIA loads CUDA
+ * images), and need no vendor header.
  */
-#ifndef KILN_BACKENDS_CUDA_PARAMS_H
-#define KILN_BACKENDS_CUDA_PARAMS_H
+#ifndef KILN_CORE_PARAMS_H
+#define KILN_CORE_PARAMS_H
 
 #include "core/backend.h"
 
@@ -31,8 +33,18 @@ typedef struct kiln_param_table {
  * fatbin entry, a PTX parameter of a type kiln does not know, a damaged
  * section. Fails only for lack of host memory (with the error set), and
  * then leaves *out empty. */
-kiln_status kiln_cuda_params_read(kiln_image_format format, const void *data,
+kiln_status kiln_params_read_cuda(kiln_image_format format, const void *data,
                                   size_t size, kiln_param_table *out);
+
+/* Reads the parameter lists of a HIP image into *out (zeroed first): from
+ * a bundle, the code object for `target` ("gfx90a", the device's
+ * architecture without features), else its first AMDGPU one. Hidden
+ * arguments (.value_kind "hidden_...") are not parameters. What cannot be
+ * read leaves kernels out, as kiln_params_read_cuda does (a compressed
+ * bundle, a code object older than MessagePack metadata). Fails only for
+ * lack of host memory, leaving *out empty. */
+kiln_status kiln_params_read_hip(const void *data, size_t size,
+                                 const char *target, kiln_param_table *out);
 
 /* The kernel `name` of the table, or NULL. */
 const kiln_kernel_params *kiln_param_table_find(const kiln_param_table *table,
@@ -90,4 +102,4 @@ uint32_t kiln_elf_section_type(const kiln_elf *elf, uint64_t i);
 bool kiln_elf_section_data(const kiln_elf *elf, uint64_t i,
                            const unsigned char **out_data, size_t *out_size);
 
-#endif /* KILN_BACKENDS_CUDA_PARAMS_H */
+#endif /* KILN_CORE_PARAMS_H */
