@@ -78,6 +78,8 @@ struct kiln_context {
    * (their deinits are not called) and keeps their memory until the
    * process ends. */
   bool abandoned;
+  /* KILN_DEBUG=guard's state (core/guard.c); NULL when the mode is off. */
+  struct kiln_guard *guard;
 };
 
 /* A timeout of no limit. */
@@ -89,6 +91,28 @@ struct kiln_buffer {
   /* The address kernels see (CUdeviceptr, hipDeviceptr_t, or Vulkan buffer
    * device address). Set by buffer_init. */
   uint64_t device_address;
+  /* KILN_DEBUG=guard (core/guard.c): `guard` bytes of a known pattern lie
+   * before and after the caller's `size` bytes; 0 when the mode is off.
+   * The backend's allocation is then size + 2 * guard bytes (buf->size
+   * holds that sum during buffer_init, and the caller's size after it),
+   * device_address is the allocation's start, and every offset the core
+   * passes to a buffer op counts from there: the caller's byte i is byte
+   * guard + i. So backends need not know about guards. */
+  size_t guard;
+  /* The guard's bookkeeping, under the context's guard lock: the next of
+   * the buffers that kernels took since their last check, the stream of
+   * those launches (or a marker for several), and that stream's
+   * guard_launches at the last one. */
+  struct kiln_buffer *guard_next;
+  const kiln_stream *guard_stream;
+  uint64_t guard_launch;
+  /* Set for a module's global variable (core/global.c): a view of the
+   * module's memory that the module owns and releases. It never reaches
+   * buffer_init or buffer_deinit; the other buffer ops take it as any
+   * buffer (its fields past the core's struct are zero). */
+  kiln_module *module;
+  char *global_name;        /* owned */
+  kiln_buffer *next_global; /* the module's globals */
 };
 
 struct kiln_host_buffer {
@@ -137,6 +161,7 @@ struct kiln_kernel {
 struct kiln_module {
   kiln_object base;
   kiln_kernel *kernels; /* looked up so far, under the context lock */
+  kiln_buffer *globals; /* likewise, its variables (core/global.c) */
   /* How it was built, for kiln_module_get_build_info; set by
    * core/compile.c for modules made from source (build_log is owned). */
   char *build_log;
@@ -148,11 +173,16 @@ struct kiln_stream {
   kiln_object base;
   bool is_default;
   kiln_buffer *scratch; /* partial sums of the built-in reductions */
+  uint64_t guard_launches; /* KILN_DEBUG=guard: launches queued on it */
 };
 
 struct kiln_event {
   kiln_object base;
   bool recorded;
+  /* KILN_DEBUG=guard: the stream of the last record and its
+   * guard_launches then; those launches are done once the event is. */
+  const kiln_stream *guard_stream;
+  uint64_t guard_mark;
 };
 
 /* ---- Arguments ------------------------------------------------------------- */
@@ -226,7 +256,8 @@ int kiln_log_head(const char *log);
  *   buffer_write_async,    the core does a synchronous write/read from the
  *   buffer_read_async      host buffer's mapping (correct, only slower);
  *   stream_wait_event      the core waits for the event on the host;
- *   host_buffer_init/deinit, buffer_copy, event_elapsed_ms
+ *   host_buffer_init/deinit, buffer_copy, event_elapsed_ms,
+ *   context_set_limit/get_limit, module_global
  *                          the call answers KILN_ERROR_UNSUPPORTED.
  * A backend missing a required op is reported unavailable by the registry. */
 
@@ -322,6 +353,20 @@ struct kiln_backend_ops {
   kiln_status (*event_elapsed_ms)(kiln_event *start, kiln_event *end,
                                   float *out_ms);
 
+  /* Device limits (core/limit.c): `limit` is a known kiln_limit. set may
+   * wait for the device (the core has waited within its bound first).
+   * KILN_ERROR_UNSUPPORTED, in words, for a limit the runtime lacks. */
+  kiln_status (*context_set_limit)(kiln_context *ctx, kiln_limit limit,
+                                   size_t value);
+  kiln_status (*context_get_limit)(kiln_context *ctx, kiln_limit limit,
+                                   size_t *out_value);
+  /* The address and size of the module's global variable `name` (core/
+   * global.c makes a buffer of them). KILN_ERROR_NOT_FOUND, with a message
+   * that starts "kiln_module_get_global: ", when the module lacks it.
+   * Only for a backend whose buffer ops need nothing but device_address. */
+  kiln_status (*module_global)(kiln_module *m, const char *name,
+                               uint64_t *out_address, size_t *out_size);
+
   /* Run-time compilation (core/compile.c); all NULL for a backend that
    * has no compiler. `languages` lists what it compiles, preferred first,
    * ended by 0 (HIP: HIP C++, then CUDA C++).
@@ -371,8 +416,9 @@ void kiln_log(kiln_log_level level, const char *fmt, ...)
 kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
                                 kiln_kernel **out_kernel);
 
-/* Fills through the built-in kernel kiln_fill (any offset and size), for the
- * patterns or alignments a backend's transfer engine cannot do. */
+/* Fills through the built-in kernel kiln_fill (any offset and size, counted
+ * as the buffer ops' are: from the allocation's start), for the patterns or
+ * alignments a backend's transfer engine cannot do. */
 kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst,
                                   size_t off, size_t size, uint64_t pattern,
                                   size_t pattern_size);
@@ -441,6 +487,20 @@ void kiln_cache_store(const char *kind, const kiln_hash *key,
 
 /* Reads environment variable `name`; NULL when unset or empty. */
 const char *kiln_getenv(const char *name);
+
+/* Reads environment variable `name` as a whole number: decimal digits only
+ * (no sign, space or suffix), at most `max`. Unset or empty: KILN_OK with
+ * *out_given false. Otherwise KILN_OK with *out_given true and the value,
+ * or KILN_ERROR_INVALID_ARGUMENT with a message naming the variable, its
+ * value and `what` it should be ("a device index"). core/env.c. */
+kiln_status kiln_env_uint(const char *name, uint64_t max, const char *what,
+                          bool *out_given, uint64_t *out_value);
+
+/* Reads environment variable `name` as a switch: 1, on, yes, true or 0,
+ * off, no, false, in any case. Unset or empty gives `fallback`; any other
+ * value gives `fallback` with *out_valid false, for the caller to warn
+ * about (this never logs or sets the error, so the logger may use it). */
+bool kiln_env_flag(const char *name, bool fallback, bool *out_valid);
 
 /* Copies `src` into dst[dst_size], truncating and always terminating. */
 void kiln_strlcpy(char *dst, const char *src, size_t dst_size);

@@ -6,11 +6,22 @@
 
 static kiln_status create(kiln_context *ctx, size_t size, uint32_t flags,
                           bool internal, kiln_buffer **out) {
+  const size_t guard = ctx->guard ? KILN_GUARD_BYTES : 0;
+  if (size > SIZE_MAX - 2 * guard)
+    return kiln_set_error(KILN_ERROR_OUT_OF_DEVICE_MEMORY,
+                          "kiln_buffer_create: %zu bytes and the 2 x %zu "
+                          "guard bytes of KILN_DEBUG=guard exceed the "
+                          "address space",
+                          size, guard);
   kiln_buffer *buf = kiln_object_alloc(ctx, KILN_OBJECT_BUFFER,
                                        ctx->ops->buffer_size, internal);
   if (!buf) return KILN_ERROR_OUT_OF_HOST_MEMORY;
-  buf->size = size;
+  buf->guard = guard;
+  buf->size = size + 2 * guard; /* what buffer_init allocates */
   kiln_status st = kiln_context_result(ctx, ctx->ops->buffer_init(buf, flags));
+  buf->size = size;
+  if (st == KILN_OK && guard && (st = kiln_guard_arm(buf)) != KILN_OK)
+    ctx->ops->buffer_deinit(buf);
   if (st != KILN_OK) {
     kiln_object_free(buf);
     return st;
@@ -45,6 +56,7 @@ kiln_status kiln_buffer_create_internal(kiln_context *ctx, size_t size,
 }
 
 void kiln_buffer_release(kiln_buffer *buf) {
+  if (buf->guard) kiln_guard_forget(buf);
   buf->base.context->ops->buffer_deinit(buf);
   kiln_object_free(buf);
 }
@@ -54,16 +66,24 @@ kiln_status kiln_buffer_destroy(kiln_buffer *buf) {
   if (!buf) return KILN_OK;
   kiln_status st = kiln_object_check(buf, KILN_OBJECT_BUFFER, fn, "buffer");
   if (st != KILN_OK) return st;
-  /* The backend waits for every stream before it frees the memory. */
+  if (buf->module)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: the buffer is the global variable '%.96s' of a "
+                          "module, which owns it; it is released with the "
+                          "module (kiln_module_destroy)",
+                          fn, buf->global_name);
+  /* The backend waits for every stream before it frees the memory; the
+   * guard check needs that wait first. */
   kiln_context *ctx = buf->base.context;
-  if (kiln_waits_bounded(ctx) && !atomic_load(&ctx->lost) &&
+  if ((kiln_waits_bounded(ctx) || ctx->guard) && !atomic_load(&ctx->lost) &&
       kiln_context_wait(ctx, fn,
                         "the buffer was not destroyed: destroy it again once "
                         "the work is done, or destroy the context") ==
           KILN_ERROR_TIMEOUT)
     return KILN_ERROR_TIMEOUT;
+  st = ctx->guard ? kiln_guard_check_buffer(buf, fn) : KILN_OK;
   kiln_buffer_release(buf);
-  return KILN_OK;
+  return st;
 }
 
 size_t kiln_buffer_size(const kiln_buffer *buf) {
@@ -112,7 +132,7 @@ kiln_status kiln_buffer_write(kiln_stream *stream, kiln_buffer *dst,
   if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
   kiln_context *ctx = dst->base.context;
   return kiln_context_result(
-      ctx, ctx->ops->buffer_write(s, dst, dst_offset, src, size));
+      ctx, ctx->ops->buffer_write(s, dst, dst->guard + dst_offset, src, size));
 }
 
 kiln_status kiln_buffer_read(kiln_stream *stream, const kiln_buffer *src,
@@ -127,8 +147,11 @@ kiln_status kiln_buffer_read(kiln_stream *stream, const kiln_buffer *src,
   if (size == 0) return KILN_OK;
   if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
   kiln_context *ctx = src->base.context;
-  return kiln_context_result(
-      ctx, ctx->ops->buffer_read(s, src, src_offset, dst, size));
+  st = kiln_context_result(
+      ctx, ctx->ops->buffer_read(s, src, src->guard + src_offset, dst, size));
+  /* The stream's earlier kernels are done: a sync point. */
+  if (st == KILN_OK && ctx->guard) st = kiln_guard_check_stream(s, fn);
+  return st;
 }
 
 kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
@@ -158,7 +181,8 @@ kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
                           "%s: the %s backend cannot copy between buffers", fn,
                           ctx->ops->name);
   return kiln_context_result(
-      ctx, ctx->ops->buffer_copy(s, dst, dst_offset, src, src_offset, size));
+      ctx, ctx->ops->buffer_copy(s, dst, dst->guard + dst_offset, src,
+                                 src->guard + src_offset, size));
 }
 
 kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
@@ -186,6 +210,12 @@ kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
   uint64_t p = 0;
   memcpy(&p, pattern, pattern_size);
   kiln_context *ctx = dst->base.context;
+  if (dst->module && dst->device_address % 4) {
+    if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
+    return kiln_context_result(
+        ctx, kiln_global_fill(s, dst, offset, size, p, pattern_size));
+  }
+  offset += dst->guard; /* from here on, counted as the backend counts */
   if (!ctx->ops->buffer_fill)
     return kiln_context_result(
         ctx, kiln_fill_with_kernel(s, dst, offset, size, p, pattern_size));
@@ -212,13 +242,13 @@ kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,
   if (!ctx->ops->buffer_write_async) { /* synchronous is a valid async */
     if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
     return kiln_context_result(
-        ctx, ctx->ops->buffer_write(s, dst, dst_offset,
+        ctx, ctx->ops->buffer_write(s, dst, dst->guard + dst_offset,
                                     (const char *)src->data + src_offset,
                                     size));
   }
   return kiln_context_result(ctx, ctx->ops->buffer_write_async(
-                                      s, dst, dst_offset, src, src_offset,
-                                      size));
+                                      s, dst, dst->guard + dst_offset, src,
+                                      src_offset, size));
 }
 
 kiln_status kiln_buffer_read_async(kiln_stream *stream, const kiln_buffer *src,
@@ -239,10 +269,10 @@ kiln_status kiln_buffer_read_async(kiln_stream *stream, const kiln_buffer *src,
   if (!ctx->ops->buffer_read_async) {
     if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
     return kiln_context_result(
-        ctx, ctx->ops->buffer_read(s, src, src_offset,
+        ctx, ctx->ops->buffer_read(s, src, src->guard + src_offset,
                                    (char *)dst->data + dst_offset, size));
   }
   return kiln_context_result(ctx, ctx->ops->buffer_read_async(
-                                      s, src, src_offset, dst, dst_offset,
-                                      size));
+                                      s, src, src->guard + src_offset, dst,
+                                      dst_offset, size));
 }

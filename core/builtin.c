@@ -75,7 +75,11 @@ kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst, size_t off,
    * position j (mod 8) counted from the fill's start. */
   for (size_t w = pattern_size; w < 8; w *= 2) pattern |= pattern << (8 * w);
   uint64_t start = off & 3u;
-  kiln_arg args[4] = {kiln_arg_buffer(dst, off - start), kiln_arg_u64(start),
+  /* off counts from the allocation's start, kiln_launch's offsets from the
+   * caller's range, KILN_DEBUG=guard's bytes later (a multiple of 4, so
+   * `start` is the same either way). */
+  kiln_arg args[4] = {kiln_arg_buffer(dst, off - start - dst->guard),
+                      kiln_arg_u64(start),
                       kiln_arg_u64(start + size), kiln_arg_u64(pattern)};
   kiln_launch_config c = helper_config((start + size + 3) / 4, 65535u);
   return kiln_launch(s, k, &c, args, 4);
@@ -136,6 +140,55 @@ kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
   return kiln_launch(s, k, &c, args, 4);
 }
 
+/* A reduction's two launches share their stream's scratch buffer, so they
+ * must reach the stream together: another thread's reduction on the same
+ * stream between them would overwrite the partial sums before the second
+ * launch adds them up. The reductions of a stream are serialized by one of
+ * these locks, picked by the stream's address, which also guards creating
+ * its scratch buffer. Streams that share a lock only take turns at queuing
+ * two launches; a lock in each stream would cost every stream a mutex for
+ * the few that reduce. */
+#define REDUCE_LOCKS 8u
+static pthread_mutex_t reduce_locks[REDUCE_LOCKS] = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+};
+
+static pthread_mutex_t *reduce_lock(const kiln_stream *s) {
+  /* Streams are malloc'd blocks of a few hundred bytes: the lowest bits
+   * of their addresses tell them apart least. */
+  return &reduce_locks[((uintptr_t)s >> 6) % REDUCE_LOCKS];
+}
+
+/* The two launches of a reduction, the stream's reduce lock held. */
+static kiln_status reduce_locked(kiln_stream *s, kiln_kernel *first,
+                                 kiln_kernel *sum, size_t n,
+                                 const kiln_buffer *x, size_t x_offset,
+                                 const kiln_buffer *y, size_t y_offset,
+                                 kiln_buffer *result, size_t result_offset) {
+  if (!s->scratch) {
+    kiln_status st = kiln_buffer_create_internal(
+        s->base.context, REDUCE_MAX_BLOCKS * sizeof(float), &s->scratch);
+    if (st != KILN_OK) return st;
+  }
+  kiln_launch_config c = helper_config(n, REDUCE_MAX_BLOCKS);
+  kiln_arg args[4];
+  size_t count = 0;
+  args[count++] = kiln_arg_buffer(s->scratch, 0);
+  args[count++] = kiln_arg_buffer(x, x_offset);
+  if (y) args[count++] = kiln_arg_buffer(y, y_offset);
+  args[count++] = kiln_arg_u32((uint32_t)n);
+  kiln_status st = kiln_launch(s, first, &c, args, count);
+  if (st != KILN_OK) return st;
+  kiln_arg second[3] = {kiln_arg_buffer(result, result_offset),
+                        kiln_arg_buffer(s->scratch, 0),
+                        kiln_arg_u32(c.grid.x)};
+  kiln_launch_config one = helper_config(1, 1);
+  return kiln_launch(s, sum, &one, second, 3);
+}
+
 /* Sums x (and y, for a dot product) into result in two launches through the
  * stream's scratch buffer of partial sums. */
 static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
@@ -148,28 +201,16 @@ static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
     const uint32_t zero = 0;
     return kiln_buffer_fill(s, result, result_offset, 4, &zero, 4);
   }
-  if (!s->scratch) {
-    st = kiln_buffer_create_internal(ctx, REDUCE_MAX_BLOCKS * sizeof(float),
-                                     &s->scratch);
-    if (st != KILN_OK) return st;
-  }
   kiln_kernel *first, *sum;
   if ((st = kiln_builtin_kernel(ctx, kernel_name, &first)) != KILN_OK ||
       (st = kiln_builtin_kernel(ctx, "kiln_reduce_sum_f32", &sum)) != KILN_OK)
     return st;
-  kiln_launch_config c = helper_config(n, REDUCE_MAX_BLOCKS);
-  kiln_arg args[4];
-  size_t count = 0;
-  args[count++] = kiln_arg_buffer(s->scratch, 0);
-  args[count++] = kiln_arg_buffer(x, x_offset);
-  if (y) args[count++] = kiln_arg_buffer(y, y_offset);
-  args[count++] = kiln_arg_u32((uint32_t)n);
-  if ((st = kiln_launch(s, first, &c, args, count)) != KILN_OK) return st;
-  kiln_arg second[3] = {kiln_arg_buffer(result, result_offset),
-                        kiln_arg_buffer(s->scratch, 0),
-                        kiln_arg_u32(c.grid.x)};
-  kiln_launch_config one = helper_config(1, 1);
-  return kiln_launch(s, sum, &one, second, 3);
+  pthread_mutex_t *lock = reduce_lock(s);
+  pthread_mutex_lock(lock);
+  st = reduce_locked(s, first, sum, n, x, x_offset, y, y_offset, result,
+                     result_offset);
+  pthread_mutex_unlock(lock);
+  return st;
 }
 
 kiln_status kiln_reduce_sum_f32(kiln_stream *stream, size_t n,

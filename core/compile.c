@@ -498,7 +498,7 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
     kiln_strlcpy(target, options->target, sizeof target);
   else if (chosen &&
            (st = ops->compile_target(ctx, target, sizeof target)) != KILN_OK)
-    return st;
+    return kiln_error_in(fn, st);
 
   kiln_module_image *all = calloc(chosen + image_count, sizeof *all);
   kiln_compiled *compiled = calloc(chosen ? chosen : 1, sizeof *compiled);
@@ -556,7 +556,7 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
   set_last_log(copy);
   if (st != KILN_OK) {
     free(log);
-    return st;
+    return kiln_error_in(fn, st);
   }
   m->build_log = log;
   m->source_count = done;

@@ -32,21 +32,14 @@ static kiln_status init_lock(pthread_mutex_t *lock) {
 
 /* KILN_SYNC_TIMEOUT_MS as nanoseconds: KILN_WAIT_FOREVER when unset or 0. */
 static kiln_status sync_timeout_from_env(uint64_t *out_ns) {
-  const char *v = kiln_getenv("KILN_SYNC_TIMEOUT_MS");
-  *out_ns = KILN_WAIT_FOREVER;
-  if (!v) return KILN_OK;
+  bool given;
   uint64_t ms = 0;
-  const char *p = v;
-  for (; *p >= '0' && *p <= '9' && ms <= UINT64_MAX / 1000000u / 10; p++)
-    ms = ms * 10 + (uint64_t)(*p - '0');
-  if (p == v || *p != '\0')
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "kiln_context_create: KILN_SYNC_TIMEOUT_MS=\"%s\" "
-                          "is not a whole number of milliseconds below "
-                          "10^12 (unset or 0: waits have no limit)",
-                          v);
-  if (ms > 0) *out_ns = ms * 1000000u;
-  return KILN_OK;
+  *out_ns = KILN_WAIT_FOREVER;
+  kiln_status st = kiln_env_uint(
+      "KILN_SYNC_TIMEOUT_MS", UINT64_MAX / 1000000u,
+      "a time in milliseconds (unset or 0: waits have no limit)", &given, &ms);
+  if (st == KILN_OK && given && ms > 0) *out_ns = ms * 1000000u;
+  return st;
 }
 
 kiln_status kiln_context_create(const kiln_context_options *options,
@@ -55,8 +48,10 @@ kiln_status kiln_context_create(const kiln_context_options *options,
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "kiln_context_create: out_context is NULL");
   uint64_t timeout_ns;
+  unsigned debug;
   kiln_status st = sync_timeout_from_env(&timeout_ns);
-  if (st != KILN_OK) return st;
+  if (st != KILN_OK || (st = kiln_debug_from_env(&debug)) != KILN_OK)
+    return kiln_error_in("kiln_context_create", st);
   kiln_context_options defaults = kiln_context_options_default();
   const kiln_backend_ops *ops;
   size_t device;
@@ -89,6 +84,9 @@ kiln_status kiln_context_create(const kiln_context_options *options,
     return st;
   }
   st = kiln_stream_create_internal(ctx, true, &ctx->default_stream);
+  if (st == KILN_OK && (debug & KILN_DEBUG_GUARD) &&
+      (st = kiln_guard_init(ctx)) != KILN_OK)
+    kiln_stream_release(ctx->default_stream);
   if (st != KILN_OK) {
     ops->context_deinit(ctx);
     pthread_mutex_destroy(&ctx->lock);
@@ -157,6 +155,12 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
     kiln_log(KILN_LOG_WARN, "%s", kiln_last_error());
     return KILN_ERROR_TIMEOUT;
   }
+  /* The guards' last check, before anything is released; its report
+   * outranks that of objects left alive. */
+  char guard_report[1024] = "";
+  kiln_status guard_st = ctx->guard ? kiln_guard_check_all(ctx, fn) : KILN_OK;
+  if (guard_st != KILN_OK)
+    kiln_strlcpy(guard_report, kiln_last_error(), sizeof guard_report);
 
   size_t alive[KILN_OBJECT_EVENT + 1] = {0};
   size_t total = 0;
@@ -181,9 +185,11 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
       o = prev;
     }
   }
+  if (ctx->guard) kiln_guard_deinit(ctx);
   ctx->ops->context_deinit(ctx);
   pthread_mutex_destroy(&ctx->lock);
   kiln_object_free(ctx);
+  if (guard_st != KILN_OK) return kiln_set_error(guard_st, "%s", guard_report);
   if (total == 0) return KILN_OK;
   st = kiln_set_error(KILN_ERROR_OBJECTS_ALIVE,
                       "kiln_context_destroy: %zu object%s still alive and "
@@ -225,7 +231,9 @@ kiln_status kiln_context_synchronize(kiln_context *ctx) {
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  return kiln_context_wait(ctx, fn, NULL);
+  st = kiln_context_wait(ctx, fn, NULL);
+  if (st == KILN_OK && ctx->guard) st = kiln_guard_check_launched(ctx, fn);
+  return st;
 }
 
 kiln_status kiln_context_default_stream(kiln_context *ctx,

@@ -67,6 +67,7 @@ kiln_status kiln_event_record(kiln_event *e, kiln_stream *stream) {
   if ((st = kiln_stream_resolve(stream, ctx, fn, &s)) != KILN_OK) return st;
   st = kiln_context_result(ctx, ctx->ops->event_record(e, s));
   if (st == KILN_OK) e->recorded = true;
+  if (st == KILN_OK && ctx->guard) kiln_guard_note_record(e, s);
   return st;
 }
 
@@ -85,7 +86,10 @@ kiln_status kiln_event_synchronize(kiln_event *e) {
   static const char fn[] = "kiln_event_synchronize";
   kiln_status st = check_recorded(e, fn, "event");
   if (st != KILN_OK) return st;
-  return kiln_event_wait(e, fn, NULL);
+  st = kiln_event_wait(e, fn, NULL);
+  if (st == KILN_OK && e->base.context->guard)
+    st = kiln_guard_check_event(e, fn);
+  return st;
 }
 
 kiln_status kiln_event_query(kiln_event *e) {

@@ -28,7 +28,8 @@ kiln_status kiln_host_buffer_create(kiln_context *ctx, size_t size,
                                            ctx->ops->host_buffer_size, false);
   if (!hb) return KILN_ERROR_OUT_OF_HOST_MEMORY;
   hb->size = size;
-  st = kiln_context_result(ctx, ctx->ops->host_buffer_init(hb, flags));
+  st = kiln_context_result(
+      ctx, kiln_error_in(fn, ctx->ops->host_buffer_init(hb, flags)));
   if (st != KILN_OK) {
     kiln_object_free(hb);
     return st;

@@ -26,6 +26,11 @@ kiln_status kiln_context_check_usable(kiln_context *ctx);
  * KILN_ERROR_DEVICE_LOST. */
 kiln_status kiln_context_result(kiln_context *ctx, kiln_status status);
 
+/* Passes `status` through; a failure's message, worded by a backend or an
+ * inner call, is led by "fn: " (unless it already is), so that it names
+ * the public function the caller called. core/status.c. */
+kiln_status kiln_error_in(const char *fn, kiln_status status);
+
 /* Marks the context lost, `why` becoming the message of every later call,
  * unless it already is. */
 void kiln_context_mark_lost(kiln_context *ctx, const char *why);
@@ -81,6 +86,17 @@ void kiln_module_release(kiln_module *m);
 void kiln_stream_release(kiln_stream *s);
 void kiln_event_release(kiln_event *e);
 
+/* Releases the module's globals (core/global.c); their memory is the
+ * module's, so no backend op is called. */
+void kiln_module_release_globals(kiln_module *m);
+
+/* Fills part of a module's global whose address is not a multiple of 4,
+ * where the copy engine's wider stores and kiln_fill's words would be
+ * misaligned: the pattern is laid out in host memory and written. */
+kiln_status kiln_global_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
+                             size_t size, uint64_t pattern,
+                             size_t pattern_size);
+
 /* Creates a buffer for the core's own use (not reported as alive). */
 kiln_status kiln_buffer_create_internal(kiln_context *ctx, size_t size,
                                         kiln_buffer **out);
@@ -110,6 +126,52 @@ kiln_status kiln_compile_options_check(const char *fn,
 /* Creates a stream; `is_default` marks the context's own. */
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
                                         kiln_stream **out);
+
+/* ---- KILN_DEBUG (core/guard.c) ---------------------------------------------- */
+
+/* The modes KILN_DEBUG may name, as bits. */
+#define KILN_DEBUG_GUARD 1u
+
+/* Reads KILN_DEBUG (a comma-separated list of modes) into *out_modes;
+ * KILN_ERROR_INVALID_ARGUMENT, naming the modes there are, for a word that
+ * is not one. */
+kiln_status kiln_debug_from_env(unsigned *out_modes);
+
+/* The guard bytes before and after each buffer under KILN_DEBUG=guard: a
+ * multiple of 256, so the caller's range keeps the allocation's alignment. */
+#define KILN_GUARD_BYTES 4096u
+
+/* Turns the guards on for a new context whose default stream exists (an
+ * internal stream of its own carries every guard read and write), and
+ * frees that state once every buffer of the context was released. */
+kiln_status kiln_guard_init(kiln_context *ctx);
+void kiln_guard_deinit(kiln_context *ctx);
+
+/* Writes the pattern into a new buffer's guards and waits for it (buf->guard
+ * > 0, buffer_init done). */
+kiln_status kiln_guard_arm(kiln_buffer *buf);
+
+/* Drops a buffer being released from the list of buffers to check. */
+void kiln_guard_forget(kiln_buffer *buf);
+
+/* Notes the buffer arguments of a launch queued on s, and the point of s
+ * that an event recorded there marks. */
+void kiln_guard_note_launch(kiln_stream *s, const kiln_arg *args,
+                            size_t count);
+void kiln_guard_note_record(kiln_event *e, kiln_stream *s);
+
+/* The checks, each once the host knows the work they cover is done: the
+ * buffers the launches of stream s took, those of s's launches up to
+ * event e's mark, those of every launch (after a context-wide wait), one
+ * buffer (whether a kernel took it or not), and every buffer of the
+ * context. KILN_ERROR_MEMORY_CORRUPTION, with the message described in
+ * kiln.h and `fn` at its head, when a guard changed (it is then written
+ * again); another status when the guards could not be read. */
+kiln_status kiln_guard_check_stream(kiln_stream *s, const char *fn);
+kiln_status kiln_guard_check_event(kiln_event *e, const char *fn);
+kiln_status kiln_guard_check_launched(kiln_context *ctx, const char *fn);
+kiln_status kiln_guard_check_buffer(kiln_buffer *buf, const char *fn);
+kiln_status kiln_guard_check_all(kiln_context *ctx, const char *fn);
 
 /* The backend registered for `backend`, or NULL when not compiled in. */
 const kiln_backend_ops *kiln_registry_get(kiln_backend backend);

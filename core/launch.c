@@ -187,7 +187,8 @@ static kiln_status pack_args(kiln_context *ctx, const kiln_arg *args,
                               "%s: argument %zu: offset %zu is past the end "
                               "of its %zu-byte buffer",
                               fn, i, a->value.buffer.offset, b->size);
-      uint64_t addr = b->device_address + (uint64_t)a->value.buffer.offset;
+      uint64_t addr =
+          b->device_address + b->guard + (uint64_t)a->value.buffer.offset;
       memcpy(dst, &addr, 8);
     } else {
       /* Every scalar member of the union starts at its first byte. */
@@ -287,5 +288,6 @@ kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
                           packed.size);
   if (config->grid.x == 0 || config->grid.y == 0 || config->grid.z == 0)
     return KILN_OK;
+  if (ctx->guard) kiln_guard_note_launch(s, args, arg_count);
   return kiln_context_result(ctx, ctx->ops->launch(s, kernel, config, &packed));
 }

@@ -49,7 +49,8 @@ kiln_status kiln_module_create_checked(kiln_context *ctx,
     free(mine);
     return KILN_ERROR_OUT_OF_HOST_MEMORY;
   }
-  kiln_status st = kiln_context_result(ctx, ops->module_init(m, mine, n));
+  kiln_status st =
+      kiln_context_result(ctx, kiln_error_in(fn, ops->module_init(m, mine, n)));
   free(mine);
   if (st != KILN_OK) {
     kiln_object_free(m);
@@ -90,6 +91,7 @@ kiln_status kiln_module_create(kiln_context *ctx,
 
 void kiln_module_release(kiln_module *m) {
   const kiln_backend_ops *ops = m->base.context->ops;
+  kiln_module_release_globals(m);
   for (kiln_kernel *k = m->kernels, *next; k; k = next) {
     next = k->next;
     ops->kernel_deinit(k);
@@ -157,7 +159,7 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *name,
   k->name = copy;
   k->arg_bytes = KILN_ARG_BYTES_UNKNOWN;
   k->param_count = KILN_PARAMS_UNKNOWN;
-  st = kiln_context_result(ctx, ctx->ops->kernel_init(k));
+  st = kiln_context_result(ctx, kiln_error_in(fn, ctx->ops->kernel_init(k)));
   if (st != KILN_OK) {
     pthread_mutex_unlock(&ctx->lock);
     free(k->params);

@@ -242,9 +242,13 @@ static bool ptx_param(ptx_lexer *x, uint32_t at, kiln_param_info *out) {
     } else if (is(x, ".ptr")) {
       pointer = true;
     } else if (is(x, ".align")) {
-      if (!next_token(x) || !token_number(x, &align) || align == 0 ||
-          (align & (align - 1)))
+      /* After .ptr it is the alignment of what the pointer points to
+       * (LLVM writes `.ptr .global .align 1`): the parameter keeps its
+       * own. */
+      uint64_t n;
+      if (!next_token(x) || !token_number(x, &n) || n == 0 || (n & (n - 1)))
         return false;
+      if (!pointer) align = n;
     } else if (!is(x, ".global") && !is(x, ".const") && !is(x, ".local") &&
                !is(x, ".shared")) {
       return false; /* .texref, .samplerref, ... */
@@ -258,9 +262,12 @@ static bool ptx_param(ptx_lexer *x, uint32_t at, kiln_param_info *out) {
       return false;
   }
   if (!is(x, ",") && !is(x, ")")) return false;
-  if (!align) align = size;
+  /* ptxas aligns to at least the element's size, whatever .align says. */
+  if (align < size) align = size;
   uint64_t offset = (at + align - 1) & ~(align - 1);
-  if (count > UINT32_MAX / size || offset > UINT32_MAX) return false;
+  /* The list's end must fit the 32 bits the next offset is counted in. */
+  if (count > UINT32_MAX / size || offset + size * count > UINT32_MAX)
+    return false;
   out->offset = (uint32_t)offset;
   out->size = (uint32_t)(size * count);
   out->kind = pointer ? KILN_PARAM_POINTER : count > 1 ? KILN_PARAM_BITS : kind;

@@ -271,7 +271,10 @@ static bool read_kernel(mp_reader *r, kiln_param_table *t, arg_list *l,
   const char *n;
   size_t n_length = 0;
   kernel_name(&name, &symbol, &n, &n_length);
+  /* A name with a NUL in it would be filed under its first part, which
+   * may be another kernel's. */
   if (usable && have_args && n && n_length > 0 &&
+      !memchr(n, '\0', n_length) &&
       !kiln_param_table_add(t, n, n_length, l->items, l->count))
     *oom = true;
   return !*oom;

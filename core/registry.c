@@ -1,7 +1,7 @@
 /* The backend registry: which backends are compiled in, whether each can run
- * here (probed once), their devices, and the choice of backend and device
- * for a new context (KILN_BACKEND, KILN_DEVICE, auto). */
-#include <errno.h>
+ * here (probed once, again after a failure when the variable naming its
+ * library changes), their devices, and the choice of backend and device for
+ * a new context (KILN_BACKEND, KILN_DEVICE, auto). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +13,24 @@ typedef struct probe_state {
   bool done;
   kiln_status status;
   char reason[512];
+  /* The library variable's value ("" when unset) when a probe failed. */
+  char library[4096];
 } probe_state;
+
+/* The variable naming each backend's vendor library. A failed probe is
+ * remembered while it keeps its value, so that the automatic choice does
+ * not pay for a failing dlopen (or a Vulkan instance) on every context; a
+ * new value, the usual fix for "cannot load", is tried at the next probe. */
+static const char *const library_variable[KILN_BACKEND_COUNT] = {
+    [KILN_BACKEND_CUDA] = "KILN_CUDA_LIBRARY",
+    [KILN_BACKEND_HIP] = "KILN_HIP_LIBRARY",
+    [KILN_BACKEND_VULKAN] = "KILN_VULKAN_LIBRARY",
+};
+
+static const char *library_setting(kiln_backend backend) {
+  const char *v = kiln_getenv(library_variable[backend]);
+  return v ? v : "";
+}
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool slots_ready;
@@ -85,8 +102,8 @@ kiln_status kiln_backend_from_name(const char *name, kiln_backend *out) {
     }
   }
   return kiln_set_error(KILN_ERROR_NOT_FOUND,
-                        "'%s' is not a kiln backend (known: auto, cuda, "
-                        "hip, vulkan)",
+                        "kiln_backend_from_name: '%s' is not a kiln backend "
+                        "(known: auto, cuda, hip, vulkan)",
                         name);
 }
 
@@ -130,6 +147,9 @@ kiln_status kiln_registry_probe(kiln_backend backend,
   const kiln_backend_ops *ops = kiln_registry_get(backend);
   pthread_mutex_lock(&reg_lock);
   probe_state *p = &probes[backend];
+  if (p->done && p->status != KILN_OK && ops &&
+      strcmp(p->library, library_setting(backend)) != 0)
+    p->done = false;
   if (!p->done) {
     if (!ops) {
       char list[64];
@@ -154,6 +174,7 @@ kiln_status kiln_registry_probe(kiln_backend backend,
         p->reason[0] = '\0';
       }
     }
+    kiln_strlcpy(p->library, library_setting(backend), sizeof p->library);
     p->done = true;
   }
   kiln_status st = p->status;
@@ -175,7 +196,8 @@ kiln_status kiln_backend_available(kiln_backend backend,
   kiln_status st = kiln_registry_probe(backend, &reason);
   if (out_reason) *out_reason = reason;
   if (st != KILN_OK)
-    return kiln_set_error(st, "backend %s is unavailable: %s",
+    return kiln_set_error(st, "kiln_backend_available: backend %s is "
+                          "unavailable: %s",
                           kiln_backend_name(backend), reason);
   return KILN_OK;
 }
@@ -216,13 +238,14 @@ kiln_status kiln_device_get_properties(kiln_backend backend, size_t index,
   const char *reason;
   if (kiln_registry_probe(backend, &reason) != KILN_OK)
     return kiln_set_error(KILN_ERROR_UNAVAILABLE,
-                          "backend %s is unavailable: %s",
+                          "kiln_device_get_properties: backend %s is "
+                          "unavailable: %s",
                           kiln_backend_name(backend), reason);
   size_t count = kiln_registry_get(backend)->device_count();
   if (index >= count)
     return kiln_set_error(KILN_ERROR_NOT_FOUND,
-                          "device %zu does not exist: backend %s has %zu "
-                          "device%s",
+                          "kiln_device_get_properties: device %zu does not "
+                          "exist: backend %s has %zu device%s",
                           index, kiln_backend_name(backend), count,
                           count == 1 ? "" : "s");
   return properties_of(backend, index, out);
@@ -261,20 +284,12 @@ static const char *describe_available(char *buf, size_t size) {
 }
 
 static kiln_status parse_device_env(bool *given, size_t *index) {
-  const char *v = kiln_getenv("KILN_DEVICE");
-  *given = false;
-  if (!v) return KILN_OK;
-  char *end;
-  errno = 0;
-  unsigned long long n = strtoull(v, &end, 10);
-  if (errno || *end || v[0] == '-' || n >= SIZE_MAX)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "KILN_DEVICE=%s is not a device index (a number "
-                          "from 0)",
-                          v);
-  *given = true;
-  *index = (size_t)n;
-  return KILN_OK;
+  uint64_t n = 0;
+  /* SIZE_MAX is KILN_DEVICE_FROM_ENV, not an index. */
+  kiln_status st = kiln_env_uint("KILN_DEVICE", SIZE_MAX - 1,
+                                 "a device index", given, &n);
+  if (st == KILN_OK && *given) *index = (size_t)n;
+  return st;
 }
 
 /* Lower is better: discrete GPUs, then other GPUs, then anything. */
@@ -324,7 +339,7 @@ static kiln_status select_auto(bool index_given, size_t index,
                         describe_available(avail, sizeof avail));
 }
 
-kiln_status kiln_registry_select(const kiln_context_options *options,
+static kiln_status select_device(const kiln_context_options *options,
                                  const kiln_backend_ops **out_ops,
                                  size_t *out_device) {
   kiln_backend want = options->backend;
@@ -345,9 +360,7 @@ kiln_status kiln_registry_select(const kiln_context_options *options,
     }
   } else if (!is_concrete(want)) {
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "kiln_context_create: backend %d is not a "
-                          "kiln_backend",
-                          (int)want);
+                          "backend %d is not a kiln_backend", (int)want);
   }
 
   bool index_given = options->device_index != KILN_DEVICE_FROM_ENV;
@@ -386,4 +399,12 @@ kiln_status kiln_registry_select(const kiln_context_options *options,
   *out_ops = kiln_registry_get(chosen);
   *out_device = device;
   return KILN_OK;
+}
+
+kiln_status kiln_registry_select(const kiln_context_options *options,
+                                 const kiln_backend_ops **out_ops,
+                                 size_t *out_device) {
+  /* Only kiln_context_create selects, so its messages name that. */
+  return kiln_error_in("kiln_context_create",
+                       select_device(options, out_ops, out_device));
 }

@@ -42,6 +42,7 @@ const char *kiln_status_name(kiln_status status) {
   case KILN_ERROR_BACKEND: return "KILN_ERROR_BACKEND";
   case KILN_ERROR_COMPILE: return "KILN_ERROR_COMPILE";
   case KILN_ERROR_TIMEOUT: return "KILN_ERROR_TIMEOUT";
+  case KILN_ERROR_MEMORY_CORRUPTION: return "KILN_ERROR_MEMORY_CORRUPTION";
   }
   return "KILN_STATUS_UNKNOWN";
 }
@@ -61,6 +62,14 @@ kiln_status kiln_set_error(kiln_status status, const char *fmt, ...) {
   memcpy(tls_message, msg, sizeof msg);
   kiln_log(KILN_LOG_DEBUG, "%s: %s", kiln_status_name(status), tls_message);
   return status;
+}
+
+kiln_status kiln_error_in(const char *fn, kiln_status status) {
+  size_t n = strlen(fn);
+  if (status == KILN_OK ||
+      (strncmp(tls_message, fn, n) == 0 && tls_message[n] == ':'))
+    return status;
+  return kiln_set_error(status, "%s: %s", fn, tls_message);
 }
 
 const char *kiln_getenv(const char *name) {

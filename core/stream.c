@@ -187,14 +187,16 @@ kiln_status kiln_stream_destroy(kiln_stream *s) {
                           "is released with it",
                           fn);
   kiln_context *ctx = s->base.context;
-  if (kiln_waits_bounded(ctx) && !atomic_load(&ctx->lost) &&
+  if ((kiln_waits_bounded(ctx) || ctx->guard) && !atomic_load(&ctx->lost) &&
       kiln_stream_wait(s, fn,
                        "the stream was not destroyed: destroy it again once "
                        "its work is done, or destroy the context") ==
           KILN_ERROR_TIMEOUT)
     return KILN_ERROR_TIMEOUT;
+  /* The last point at which the stream's launches can be told apart. */
+  st = ctx->guard ? kiln_guard_check_stream(s, fn) : KILN_OK;
   kiln_stream_release(s);
-  return KILN_OK;
+  return st;
 }
 
 kiln_status kiln_stream_synchronize(kiln_stream *s) {
@@ -202,7 +204,10 @@ kiln_status kiln_stream_synchronize(kiln_stream *s) {
   kiln_status st = kiln_object_check(s, KILN_OBJECT_STREAM, fn, "stream");
   if (st != KILN_OK) return st;
   if ((st = kiln_context_check_usable(s->base.context)) != KILN_OK) return st;
-  return kiln_stream_wait(s, fn, NULL);
+  st = kiln_stream_wait(s, fn, NULL);
+  if (st == KILN_OK && s->base.context->guard)
+    st = kiln_guard_check_stream(s, fn);
+  return st;
 }
 
 kiln_status kiln_stream_synchronize_timeout(kiln_stream *s,
@@ -211,5 +216,8 @@ kiln_status kiln_stream_synchronize_timeout(kiln_stream *s,
   kiln_status st = kiln_object_check(s, KILN_OBJECT_STREAM, fn, "stream");
   if (st != KILN_OK) return st;
   if ((st = kiln_context_check_usable(s->base.context)) != KILN_OK) return st;
-  return stream_wait(s, timeout_ns, false, fn, NULL);
+  st = stream_wait(s, timeout_ns, false, fn, NULL);
+  if (st == KILN_OK && s->base.context->guard)
+    st = kiln_guard_check_stream(s, fn);
+  return st;
 }

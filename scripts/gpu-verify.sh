@@ -18,7 +18,7 @@ step() { echo "== $*"; }
 build() {
   step build
   meson setup "$B" -Dwerror=true -Dcuda=enabled -Dvulkan=enabled -Dhip=enabled \
-    -Dhip_platform=nvidia > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
+    -Dhip-platform=nvidia > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
   ninja -C "$B" >> "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; return 1; }
   { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
     "$B/tools/kiln-info"; } > "$OUT/kiln-info.txt" 2>&1

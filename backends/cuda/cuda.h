@@ -198,6 +198,14 @@ kiln_status kiln_cuda_module_init(kiln_module *m,
 void kiln_cuda_module_deinit(kiln_module *m);
 kiln_status kiln_cuda_kernel_init(kiln_kernel *k);
 void kiln_cuda_kernel_deinit(kiln_kernel *k);
+kiln_status kiln_cuda_module_global(kiln_module *m, const char *name,
+                                    uint64_t *out_address, size_t *out_size);
+
+/* limit.c */
+kiln_status kiln_cuda_context_set_limit(kiln_context *ctx, kiln_limit limit,
+                                        size_t value);
+kiln_status kiln_cuda_context_get_limit(kiln_context *ctx, kiln_limit limit,
+                                        size_t *out_value);
 
 kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *k,
                              const kiln_launch_config *config,

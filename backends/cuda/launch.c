@@ -1,40 +1,64 @@
 /* Kernel launches: cuLaunchKernel with the one argument ABI. This is the
- * path whose overhead counts, so it allocates nothing, takes no lock and
- * makes one driver call besides the launch (cuCtxGetCurrent). */
+ * path whose overhead counts, so it allocates nothing and makes one driver
+ * call besides the launch (cuCtxGetCurrent); only a launch asking for more
+ * dynamic shared memory than its kernel was allowed so far takes a lock. */
+#include <pthread.h>
+
 #include "backends/cuda/cuda.h"
 
-/* Raises the kernel's dynamic shared memory limit, once, to everything the
- * device allows next to its static shared memory; concurrent first
- * launches all set the same value. Then checks `bytes` against it. */
+/* Raising a kernel's limit happens at most once per larger size it is
+ * launched with, so a few locks, picked by the kernel's address, serve
+ * every kernel: two kernels that share one merely take turns at raising. */
+#define RAISE_LOCKS 8u
+static pthread_mutex_t raise_locks[RAISE_LOCKS] = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* The dynamic shared memory opt-in, done as on HIP (backends/hip/launch.c):
+ * k->shared_limit is the most the kernel was allowed so far. A launch
+ * beyond it raises the driver's attribute to exactly what it asks for,
+ * under the kernel's lock, and publishes the new limit only once the
+ * driver has it: two threads raising at once cannot leave the attribute at
+ * the smaller value while the limit says the larger, and no launch trusts a
+ * limit the driver does not have yet. A request that cannot fit next to the
+ * kernel's static shared memory is refused in words, before the driver
+ * would refuse it (an API error in compute-sanitizer's report). */
 static kiln_status allow_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
                                 size_t bytes) {
-  size_t optin = ctx->properties.max_shared_memory_per_block_optin;
-  size_t limit = atomic_load_explicit(&k->shared_limit, memory_order_relaxed);
-  if (limit == 0) {
+  pthread_mutex_t *lock = &raise_locks[((uintptr_t)k >> 6) % RAISE_LOCKS];
+  pthread_mutex_lock(lock);
+  kiln_status st = KILN_OK;
+  if (bytes > atomic_load_explicit(&k->shared_limit, memory_order_relaxed)) {
+    size_t optin = ctx->properties.max_shared_memory_per_block_optin;
     int static_bytes = 0;
     CUresult r = kiln_cuda_api.cuFuncGetAttribute(
         &static_bytes, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, k->handle);
+    size_t room =
+        optin > (size_t)static_bytes ? optin - (size_t)static_bytes : 0;
     if (r != CUDA_SUCCESS)
-      return kiln_cuda_error(r, "cuFuncGetAttribute(SHARED_SIZE_BYTES) of "
-                                "kernel '%s'", k->base.name);
-    limit = optin > (size_t)static_bytes ? optin - (size_t)static_bytes : 1;
-    r = kiln_cuda_api.cuFuncSetAttribute(
-        k->handle, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        (int)limit);
-    if (r != CUDA_SUCCESS)
-      return kiln_cuda_error(r, "raising the dynamic shared memory limit of "
-                                "kernel '%s' to %zu bytes", k->base.name,
-                             limit);
-    atomic_store_explicit(&k->shared_limit, limit, memory_order_relaxed);
-  }
-  if (bytes > limit)
-    return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
-                          "kiln_launch: kernel '%s' has %zu bytes of static "
+      st = kiln_cuda_error(r, "cuFuncGetAttribute(SHARED_SIZE_BYTES) of "
+                              "kernel '%s'", k->base.name);
+    else if (bytes > room)
+      st = kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                          "kiln_launch: kernel '%s' has %d bytes of static "
                           "shared memory, which leaves %zu of the device's "
                           "%zu bytes per block for dynamic shared memory; "
                           "the launch asks for %zu",
-                          k->base.name, optin - limit, limit, optin, bytes);
-  return KILN_OK;
+                          k->base.name, static_bytes, room, optin, bytes);
+    else if ((r = kiln_cuda_api.cuFuncSetAttribute(
+                  k->handle, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                  (int)bytes)) != CUDA_SUCCESS)
+      st = kiln_cuda_error(r, "raising the dynamic shared memory limit of "
+                              "kernel '%s' to %zu bytes", k->base.name,
+                           bytes);
+    else
+      atomic_store_explicit(&k->shared_limit, bytes, memory_order_release);
+  }
+  pthread_mutex_unlock(lock);
+  return st;
 }
 
 kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,
@@ -47,6 +71,8 @@ kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,
   /* Up to the default limit every kernel may use dynamic shared memory;
    * beyond it the kernel must opt in first. */
   if (c->shared_memory_bytes > ctx->properties.max_shared_memory_per_block &&
+      c->shared_memory_bytes > atomic_load_explicit(&k->shared_limit,
+                                                    memory_order_acquire) &&
       (st = allow_shared(k, ctx, c->shared_memory_bytes)) != KILN_OK)
     return st;
   /* kernelParams[i] points at argument i in the packed list; the driver

@@ -16,6 +16,9 @@
 
 kiln_cuda_api_table kiln_cuda_api;
 
+/* The driver library the last successful load kept open. */
+static void *kept;
+
 /* dlsym's void * to a function pointer, the way ISO C allows (a cast
  * between object and function pointers is not). */
 static bool lookup(void *library, const char *name, void *out_fn,
@@ -143,7 +146,11 @@ kiln_status kiln_cuda_load(char *reason, size_t reason_size) {
   }
   kiln_log(KILN_LOG_DEBUG, "cuda: loaded %s, CUDA %s driver", library, have);
   /* The library stays loaded for the life of the process: contexts, and
-   * other CUDA code in it, may use the driver until exit. */
+   * other CUDA code in it, may use the driver until exit. A probe after a
+   * failed one (cuInit failed, then KILN_CUDA_LIBRARY changed) may open the
+   * same library again: one reference is enough. */
+  if (handle == kept) dlclose(handle);
+  kept = handle;
   return KILN_OK;
 
 fail:

@@ -603,3 +603,38 @@ kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
 void kiln_cuda_kernel_deinit(kiln_kernel *k) {
   (void)k; /* a CUfunction lives and dies with its module */
 }
+
+/* ---- Global variables by name -------------------------------------------- */
+
+/* The driver cannot list a module's variables, so each CUmodule is asked in
+ * turn; those that lack the name answer CUDA_ERROR_NOT_FOUND, which
+ * compute-sanitizer counts as an API error (only with several images, or
+ * for a name that is nowhere). */
+kiln_status kiln_cuda_module_global(kiln_module *base, const char *name,
+                                    uint64_t *out_address, size_t *out_size) {
+  const kiln_cuda_module *m = kiln_cuda_module_cast(base);
+  kiln_status st = kiln_cuda_make_current(base->base.context);
+  if (st != KILN_OK) return st;
+  for (size_t i = 0; i < m->count; i++) {
+    CUdeviceptr address = 0;
+    size_t size = 0;
+    CUresult r =
+        kiln_cuda_api.cuModuleGetGlobal(&address, &size, m->handles[i], name);
+    if (r == CUDA_SUCCESS) {
+      *out_address = (uint64_t)address;
+      *out_size = size;
+      return KILN_OK;
+    }
+    if (r != CUDA_ERROR_NOT_FOUND)
+      return kiln_cuda_error(r, "kiln_module_get_global: looking up '%.96s' "
+                                "in the module (cuModuleGetGlobal)",
+                             name);
+  }
+  return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                        "kiln_module_get_global: the module has no "
+                        "__device__ or __constant__ variable named '%.96s' "
+                        "(C++ mangles the name of one declared in a "
+                        "namespace)%s%s",
+                        name, m->skipped ? SKIPPED_NOTE : "",
+                        m->skipped ? m->skipped : "");
+}

@@ -61,6 +61,10 @@ const kiln_backend_ops kiln_cuda_ops = {
     .event_query = kiln_cuda_event_query,
     .event_elapsed_ms = kiln_cuda_event_elapsed_ms,
 
+    .context_set_limit = kiln_cuda_context_set_limit,
+    .context_get_limit = kiln_cuda_context_get_limit,
+    .module_global = kiln_cuda_module_global,
+
     .languages = {KILN_SOURCE_CUDA, 0},
     .compiler_load = kiln_cuda_compiler_load,
     .compile_target = kiln_cuda_compile_target,

@@ -37,6 +37,8 @@
   X(cuCtxGetCurrent, 4000)              \
   X(cuCtxSetCurrent, 4000)              \
   X(cuCtxSynchronize, 2000)             \
+  X(cuCtxSetLimit, 3010)                \
+  X(cuCtxGetLimit, 3010)                \
   X(cuMemAlloc, 3020)                   \
   X(cuMemFree, 3020)                    \
   X(cuMemHostAlloc, 2020)               \
@@ -51,6 +53,7 @@
   X(cuModuleLoadDataEx, 2010)           \
   X(cuModuleUnload, 2000)               \
   X(cuModuleGetFunction, 2000)          \
+  X(cuModuleGetGlobal, 3020)            \
   X(cuFuncGetAttribute, 2020)           \
   X(cuFuncSetAttribute, 9000)           \
   X(cuLaunchKernel, 4000)               \

@@ -12,7 +12,8 @@ kiln_status kiln_hip_status(hipError_t err, kiln_status generic) {
   case hipErrorRuntimeMemory: return KILN_ERROR_OUT_OF_DEVICE_MEMORY;
   case hipErrorNoDevice:
   case hipErrorInsufficientDriver: return KILN_ERROR_UNAVAILABLE;
-  case hipErrorNotSupported: return KILN_ERROR_UNSUPPORTED;
+  case hipErrorNotSupported:
+  case hipErrorUnsupportedLimit: return KILN_ERROR_UNSUPPORTED;
   case hipErrorNotFound:
   case hipErrorSharedObjectSymbolNotFound: return KILN_ERROR_NOT_FOUND;
   case hipErrorNotReady: return KILN_ERROR_NOT_READY;

@@ -41,6 +41,11 @@ typedef enum hipFuncAttribute {
   KILN_HIP_FUNC_ATTRIBUTES(KILN_HIP_ENUMERATOR)
 } hipFuncAttribute;
 
+typedef enum hipLimit_t {
+  KILN_HIP_LIMITS_ROCM6(KILN_HIP_ENUMERATOR)
+  KILN_HIP_LIMITS(KILN_HIP_ENUMERATOR)
+} hipLimit_t;
+
 enum { KILN_HIP_FLAGS(KILN_HIP_ENUMERATOR) };
 
 typedef int hipDevice_t; /* an ordinal on AMD */
@@ -232,6 +237,15 @@ void kiln_hip_kernel_deinit(kiln_kernel *k);
 kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
                             const kiln_launch_config *config,
                             const kiln_packed_args *args);
+kiln_status kiln_hip_module_global(kiln_module *m, const char *name,
+                                   uint64_t *out_address, size_t *out_size);
+
+/* ---- Limits (limit.c) ----------------------------------------------------------- */
+
+kiln_status kiln_hip_context_set_limit(kiln_context *ctx, kiln_limit limit,
+                                       size_t value);
+kiln_status kiln_hip_context_get_limit(kiln_context *ctx, kiln_limit limit,
+                                       size_t *out_value);
 
 /* ---- Events (event.c) ----------------------------------------------------------- */
 

@@ -5,31 +5,49 @@
 
 #include "backends/hip/hip.h"
 
-/* Serializes raising a kernel's shared memory limit, so that two threads
- * raising it at once cannot leave it at the smaller of their values while
- * the kernel records the larger. Taken only when a launch needs more than
- * any launch of that kernel did before. */
-static pthread_mutex_t raise_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Raising a kernel's limit happens at most once per larger size it is
+ * launched with, so a few locks, picked by the kernel's address, serve
+ * every kernel: two kernels that share one merely take turns at raising. */
+#define RAISE_LOCKS 8u
+static pthread_mutex_t raise_locks[RAISE_LOCKS] = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+};
 
+/* The dynamic shared memory opt-in, done as on CUDA (backends/cuda/
+ * launch.c): hk->shared_limit is the most the kernel was allowed so far. A
+ * launch beyond it raises the runtime's attribute to exactly what it asks
+ * for, under the kernel's lock, and publishes the new limit only once the
+ * runtime has it: two threads raising at once cannot leave the attribute
+ * at the smaller value while the limit says the larger, and no launch
+ * trusts a limit the runtime does not have yet. The core has checked the
+ * request against the device's limit, so a refusal means the kernel's
+ * static shared memory leaves too little: KILN_ERROR_OUT_OF_RANGE, as on
+ * CUDA. Only HIP on NVIDIA gets here: an AMD GPU gives a block all of its
+ * LDS without opting in. */
 static kiln_status allow_shared(kiln_hip_kernel *hk, size_t bytes) {
+  pthread_mutex_t *lock = &raise_locks[((uintptr_t)hk >> 6) % RAISE_LOCKS];
+  pthread_mutex_lock(lock);
   kiln_status st = KILN_OK;
-  pthread_mutex_lock(&raise_lock);
-  if (bytes > atomic_load(&hk->shared_limit)) {
+  if (bytes > atomic_load_explicit(&hk->shared_limit, memory_order_relaxed)) {
     hipError_t err = kiln_hip_api.hipFuncSetAttribute(
         (const void *)hk->function,
         hipFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
     if (err == hipSuccess) {
-      atomic_store(&hk->shared_limit, bytes);
+      atomic_store_explicit(&hk->shared_limit, bytes, memory_order_release);
     } else {
-      char what[192];
+      char what[256];
       snprintf(what, sizeof what,
-               "allowing kernel '%.64s' %zu bytes of dynamic shared memory "
+               "kiln_launch: allowing kernel '%.64s' %zu bytes of dynamic "
+               "shared memory besides its static shared memory "
                "(hipFuncSetAttribute)",
                hk->base.name, bytes);
-      st = kiln_hip_error(err, KILN_ERROR_LAUNCH_FAILED, what);
+      st = kiln_hip_error(err, KILN_ERROR_OUT_OF_RANGE, what);
     }
   }
-  pthread_mutex_unlock(&raise_lock);
+  pthread_mutex_unlock(lock);
   return st;
 }
 
@@ -37,7 +55,8 @@ kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
                             const kiln_launch_config *config,
                             const kiln_packed_args *args) {
   kiln_hip_kernel *hk = kiln_hip_kernel_cast(k);
-  if (config->shared_memory_bytes > atomic_load(&hk->shared_limit)) {
+  if (config->shared_memory_bytes >
+      atomic_load_explicit(&hk->shared_limit, memory_order_acquire)) {
     kiln_status st = allow_shared(hk, config->shared_memory_bytes);
     if (st != KILN_OK) return st;
   }

@@ -13,7 +13,7 @@ kiln_hip_api_table kiln_hip_api;
  * threads and registered exit handlers, and unloading it under them is not
  * safe. */
 static void *library;
-static char library_name[256];
+static char library_name[4096];
 
 /* Newest soname first: a machine with several ROCm releases gets the one it
  * would give a program built today. */
@@ -60,6 +60,18 @@ static void *open_library(const char **out_name, char *reason,
 kiln_status kiln_hip_load(char *reason, size_t reason_size,
                           const char **out_library) {
   if (library) {
+    /* A probe after one that failed on this runtime (no device), because
+     * KILN_HIP_LIBRARY changed: say why the new one is not tried rather
+     * than probe the old one again under the new name. */
+    const char *chosen = kiln_getenv("KILN_HIP_LIBRARY");
+    if (chosen && strcmp(chosen, library_name) != 0) {
+      snprintf(reason, reason_size,
+               "KILN_HIP_LIBRARY names %s, but this process already loaded "
+               "the HIP runtime %s, which cannot be unloaded: set "
+               "KILN_HIP_LIBRARY before kiln first looks for HIP",
+               chosen, library_name);
+      return KILN_ERROR_UNAVAILABLE;
+    }
     *out_library = library_name;
     return KILN_OK;
   }

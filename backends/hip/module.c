@@ -317,3 +317,49 @@ void kiln_hip_kernel_deinit(kiln_kernel *k) {
   /* The function belongs to its module and goes with it. */
   (void)k;
 }
+
+/* A global variable: the first module that has the name gives it, as for
+ * kernels. Runtimes answer a missing name with hipErrorNotFound (the
+ * documented code) or, in some releases, hipErrorInvalidSymbol. */
+kiln_status kiln_hip_module_global(kiln_module *m, const char *name,
+                                   uint64_t *out_address, size_t *out_size) {
+  const kiln_hip_module *hm = kiln_hip_module_cast(m);
+  if (!kiln_hip_api.hipModuleGetGlobal)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "kiln_module_get_global: this HIP runtime has no "
+                          "hipModuleGetGlobal");
+  kiln_hip_device_scope scope;
+  kiln_status st = kiln_hip_device_enter(m->base.context, &scope);
+  if (st != KILN_OK) return st;
+  hipError_t err = hipErrorNotFound;
+  hipDeviceptr_t address = NULL;
+  size_t size = 0;
+  for (size_t i = 0; i < hm->count &&
+                     (err == hipErrorNotFound || err == hipErrorInvalidSymbol);
+       i++)
+    err = kiln_hip_api.hipModuleGetGlobal(&address, &size, hm->handles[i],
+                                          name);
+  kiln_hip_device_leave(&scope);
+  if (err == hipErrorNotFound || err == hipErrorInvalidSymbol)
+    return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                          "kiln_module_get_global: the module has no "
+                          "__device__ or __constant__ variable named "
+                          "'%.96s' (C++ mangles the name of one declared in "
+                          "a namespace)%s%s",
+                          name,
+                          hm->skipped ? "; passed over for having no code "
+                                        "for this device: "
+                                      : "",
+                          hm->skipped ? hm->skipped : "");
+  if (err != hipSuccess) {
+    char what[192];
+    snprintf(what, sizeof what,
+             "kiln_module_get_global: looking up '%.96s' in the module "
+             "(hipModuleGetGlobal)",
+             name);
+    return kiln_hip_error(err, KILN_ERROR_BACKEND, what);
+  }
+  *out_address = (uint64_t)(uintptr_t)address;
+  *out_size = size;
+  return KILN_OK;
+}

@@ -61,6 +61,10 @@ const kiln_backend_ops kiln_hip_ops = {
     .event_query = kiln_hip_event_query,
     .event_elapsed_ms = kiln_hip_event_elapsed_ms,
 
+    .context_set_limit = kiln_hip_context_set_limit,
+    .context_get_limit = kiln_hip_context_get_limit,
+    .module_global = kiln_hip_module_global,
+
     .languages = {KILN_SOURCE_HIP, KILN_SOURCE_CUDA, 0},
     .compiler_load = kiln_hip_compiler_load,
     .compile_target = kiln_hip_compile_target,

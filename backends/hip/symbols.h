@@ -82,12 +82,29 @@
  * under this name with the ROCm 5 structure (the new layout is
  * hipGetDevicePropertiesR0600), and device.c reads only the name strings out
  * of it, by content rather than by offset, because that layout is not ABI
- * kiln wants to depend on.
+ * kiln wants to depend on. The limits (limit.c) and globals (module.c) are
+ * optional so that a runtime without them still runs everything else.
  */
-#define KILN_HIP_OPTIONAL_SYMBOLS(X)                                   \
+#define KILN_HIP_OPTIONAL_SYMBOLS(X) \
+  KILN_HIP_OPTIONAL_SYMBOLS_ROCM5(X) \
+  KILN_HIP_OPTIONAL_SYMBOLS_ROCM6(X)
+
+/* Those that ROCm 5's headers declare. */
+#define KILN_HIP_OPTIONAL_SYMBOLS_ROCM5(X)                             \
   X(hipError_t, hipDeviceGetUuid, (hipUUID *uuid, hipDevice_t device)) \
   X(hipError_t, hipGetDeviceProperties,                                \
-    (hipDeviceProp_t *prop, int device_id))
+    (hipDeviceProp_t *prop, int device_id))                            \
+  X(hipError_t, hipDeviceGetLimit,                                     \
+    (size_t *value, enum hipLimit_t limit))                            \
+  X(hipError_t, hipModuleGetGlobal,                                    \
+    (hipDeviceptr_t *address, size_t *size, hipModule_t module,        \
+     const char *name))
+
+/* Those that later releases added (ROCm 5.2 has no hipDeviceSetLimit,
+ * ROCm 6 has); tests/hip/api_check.c checks them against ROCm 6's
+ * headers. */
+#define KILN_HIP_OPTIONAL_SYMBOLS_ROCM6(X) \
+  X(hipError_t, hipDeviceSetLimit, (enum hipLimit_t limit, size_t value))
 
 /*
  * hipError_t: the codes error.c maps, as numbered since ROCm 5.0. Newer
@@ -114,6 +131,7 @@
   X(hipErrorInvalidContext, 201)               \
   X(hipErrorNoBinaryForGpu, 209)               \
   X(hipErrorECCNotCorrectable, 214)            \
+  X(hipErrorUnsupportedLimit, 215)             \
   X(hipErrorInvalidKernelFile, 218)            \
   X(hipErrorSharedObjectSymbolNotFound, 302)   \
   X(hipErrorSharedObjectInitFailed, 303)       \
@@ -166,6 +184,15 @@
 
 #define KILN_HIP_FUNC_ATTRIBUTES(X) \
   X(hipFuncAttributeMaxDynamicSharedMemorySize, 8)
+
+/* hipLimit_t (an enum tag, not yet a typedef, in ROCm 5.2). ROCm 5.2 has
+ * no stack limit, ROCm 6 has; a runtime without it answers
+ * hipErrorUnsupportedLimit. api_check.c checks the second list against
+ * ROCm 6's headers. */
+#define KILN_HIP_LIMITS(X)        \
+  X(hipLimitPrintfFifoSize, 0x01) \
+  X(hipLimitMallocHeapSize, 0x02)
+#define KILN_HIP_LIMITS_ROCM6(X) X(hipLimitStackSize, 0x00)
 
 /* Flags, which HIP #defines. */
 #define KILN_HIP_FLAGS(X)      \

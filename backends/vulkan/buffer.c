@@ -158,7 +158,15 @@ kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(buf->base.context);
   kiln_vulkan_buffer *vb = kiln_vulkan_buffer_cast(buf);
   /* Whole 32-bit words: kiln_fill's edge words and vkCmdFillBuffer over
-   * the whole buffer stay inside it. */
+   * the whole buffer stay inside it. A size near SIZE_MAX would round to
+   * 0, so the limit is checked first. */
+  VkDeviceSize limit = vc->phys->max_allocation_bytes;
+  if (buf->size > limit || buf->size > UINT64_MAX - 3)
+    return kiln_set_error(KILN_ERROR_OUT_OF_DEVICE_MEMORY,
+                          "kiln_buffer_create: %zu bytes is more than the "
+                          "Vulkan device's maxMemoryAllocationSize (%llu "
+                          "bytes)",
+                          buf->size, (unsigned long long)limit);
   VkDeviceSize size = ((VkDeviceSize)buf->size + 3) & ~(VkDeviceSize)3;
   kiln_status s = kiln_vulkan_allocate(vc, size, KILN_VULKAN_MEMORY_DEVICE,
                                        true, &vb->alloc);

@@ -1,29 +1,40 @@
 /* Launches: a compute pipeline per kernel and block size (specialization
- * constants 0-2, and 3 for dynamic shared memory), created on first use;
- * arguments as push constants; one dispatch. */
+ * constants 0-2, and 3 for dynamic shared memory), created on first use
+ * (the first when the kernel is looked up); arguments as push constants;
+ * one dispatch. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/vulkan/vulkan.h"
 
+/* Adds (id, value) to the specialization unless the id is there already:
+ * a constant of one id is set once (an image may give two block
+ * dimensions one id). */
+static void specialize(VkSpecializationMapEntry *entries, uint32_t *values,
+                       uint32_t *n, uint32_t id, uint32_t value) {
+  for (uint32_t i = 0; i < *n; i++)
+    if (entries[i].constantID == id) return;
+  entries[*n] = (VkSpecializationMapEntry){id, *n * 4, 4};
+  values[(*n)++] = value;
+}
+
+/* `failed` is the status of a pipeline the driver refuses: LAUNCH_FAILED
+ * for a launch, INVALID_IMAGE for a kernel being looked up. */
 static kiln_status create_pipeline(kiln_vulkan_context *vc,
                                    kiln_vulkan_kernel *vk,
                                    const uint32_t block[3],
-                                   uint32_t shared_bytes, VkPipeline *out) {
+                                   uint32_t shared_bytes, kiln_status failed,
+                                   VkPipeline *out) {
   VkSpecializationMapEntry entries[4];
   uint32_t values[4];
   uint32_t n = 0;
-  for (int d = 0; d < 3; d++) {
-    if (vk->entry->local_size_spec_id[d] < 0) continue;
-    entries[n] = (VkSpecializationMapEntry){
-        (uint32_t)vk->entry->local_size_spec_id[d], n * 4, 4};
-    values[n++] = block[d];
-  }
-  if (vk->has_shared_bytes_spec) {
-    entries[n] =
-        (VkSpecializationMapEntry){KILN_VULKAN_SPEC_SHARED_BYTES, n * 4, 4};
-    values[n++] = shared_bytes;
-  }
+  for (int d = 0; d < 3; d++)
+    if (vk->entry->local_size_spec_id[d] >= 0)
+      specialize(entries, values, &n,
+                 (uint32_t)vk->entry->local_size_spec_id[d], block[d]);
+  if (vk->info->has_shared_bytes_spec)
+    specialize(entries, values, &n, KILN_VULKAN_SPEC_SHARED_BYTES,
+               shared_bytes);
   VkSpecializationInfo spec = {
       .mapEntryCount = n,
       .pMapEntries = entries,
@@ -48,7 +59,7 @@ static kiln_status create_pipeline(kiln_vulkan_context *vc,
   kiln_status st = kiln_vulkan_status(r);
   if (st != KILN_ERROR_OUT_OF_HOST_MEMORY &&
       st != KILN_ERROR_OUT_OF_DEVICE_MEMORY && st != KILN_ERROR_DEVICE_LOST)
-    st = KILN_ERROR_LAUNCH_FAILED;
+    st = failed;
   return kiln_set_error(st,
                         "vkCreateComputePipelines failed for kernel '%s' "
                         "with block %ux%ux%u: %s",
@@ -56,7 +67,104 @@ static kiln_status create_pipeline(kiln_vulkan_context *vc,
                         kiln_vulkan_result_name(r));
 }
 
-/* The kernel's pipeline for this block size, created on first use. */
+/* The kernel's pipeline for (block, shared), from its cache or created and
+ * added to it. */
+static kiln_status cached_pipeline(kiln_vulkan_context *vc,
+                                   kiln_vulkan_kernel *vk,
+                                   const uint32_t block[3], uint32_t shared,
+                                   kiln_status failed, VkPipeline *out) {
+  pthread_mutex_lock(&vk->lock);
+  kiln_status st = KILN_OK;
+  for (size_t i = 0; i < vk->pipeline_count; i++) {
+    const kiln_vulkan_pipeline *p = &vk->pipelines[i];
+    if (p->block[0] == block[0] && p->block[1] == block[1] &&
+        p->block[2] == block[2] && p->shared_bytes == shared) {
+      *out = p->handle;
+      pthread_mutex_unlock(&vk->lock);
+      return KILN_OK;
+    }
+  }
+  /* Checked here rather than on every launch: a size that was cached
+   * passed it. */
+  if (!kiln_vulkan_spirv_shared_fits(vk->info, shared))
+    st = kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                        "kiln_launch: with shared_memory_bytes = %u, an "
+                        "array that kernel '%s' sizes by constant_id 3 has "
+                        "no elements; give at least the bytes the kernel "
+                        "uses",
+                        shared, vk->base.name);
+  if (st == KILN_OK && vk->pipeline_count == vk->pipeline_cap) {
+    size_t cap = vk->pipeline_cap ? vk->pipeline_cap * 2 : 4;
+    kiln_vulkan_pipeline *p = realloc(vk->pipelines, cap * sizeof *p);
+    if (!p)
+      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory caching a pipeline");
+    else {
+      vk->pipelines = p;
+      vk->pipeline_cap = cap;
+    }
+  }
+  VkPipeline handle = VK_NULL_HANDLE;
+  if (st == KILN_OK)
+    st = create_pipeline(vc, vk, block, shared, failed, &handle);
+  if (st == KILN_OK) {
+    kiln_vulkan_pipeline *p = &vk->pipelines[vk->pipeline_count++];
+    memcpy(p->block, block, sizeof p->block);
+    p->shared_bytes = shared;
+    p->handle = handle;
+    *out = handle;
+  }
+  pthread_mutex_unlock(&vk->lock);
+  return st;
+}
+
+kiln_status kiln_vulkan_kernel_precompile(kiln_vulkan_context *vc,
+                                          kiln_vulkan_kernel *vk) {
+  uint32_t block[3];
+  for (int d = 0; d < 3; d++)
+    block[d] =
+        vk->entry->local_size_spec_id[d] < 0 ? vk->entry->local_size[d] : 1;
+  const VkPhysicalDeviceLimits *l = &vc->phys->limits;
+  if (block[0] > l->maxComputeWorkGroupSize[0] ||
+      block[1] > l->maxComputeWorkGroupSize[1] ||
+      block[2] > l->maxComputeWorkGroupSize[2] ||
+      (uint64_t)block[0] * block[1] * block[2] >
+          l->maxComputeWorkGroupInvocations)
+    return kiln_set_error(
+        KILN_ERROR_UNSUPPORTED,
+        "kernel '%s' has its block size fixed at %ux%ux%u, "
+        "beyond this Vulkan device's limits (%ux%ux%u, "
+        "%u threads)",
+        vk->base.name, block[0], block[1], block[2],
+        l->maxComputeWorkGroupSize[0], l->maxComputeWorkGroupSize[1],
+        l->maxComputeWorkGroupSize[2], l->maxComputeWorkGroupInvocations);
+  /* The fewest shared bytes that give every array sized by constant 3 an
+   * element: its default if the device has that many, else a power of
+   * two. A kernel without such an array is always launched with 0. */
+  uint32_t shared = 0;
+  if (vk->info->shared_root_count > 0) {
+    uint32_t limit = l->maxComputeSharedMemorySize;
+    shared = vk->info->shared_bytes_default;
+    bool fits =
+        shared <= limit && kiln_vulkan_spirv_shared_fits(vk->info, shared);
+    for (uint64_t b = 4; !fits && b <= limit; b *= 2) {
+      shared = (uint32_t)b;
+      fits = kiln_vulkan_spirv_shared_fits(vk->info, shared);
+    }
+    if (!fits)
+      return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+                            "kernel '%s' sizes a shared array by "
+                            "constant_id 3 such that no dynamic shared "
+                            "memory size up to the device's %u bytes gives "
+                            "it an element",
+                            vk->base.name, limit);
+  }
+  VkPipeline unused;
+  return cached_pipeline(vc, vk, block, shared, KILN_ERROR_INVALID_IMAGE,
+                         &unused);
+}
+
+/* The kernel's pipeline for this launch, created on first use. */
 static kiln_status pipeline_for(kiln_vulkan_context *vc, kiln_vulkan_kernel *vk,
                                 const kiln_launch_config *config,
                                 VkPipeline *out) {
@@ -72,43 +180,27 @@ static kiln_status pipeline_for(kiln_vulkan_context *vc, kiln_vulkan_kernel *vk,
           "asks for %ux%ux%u",
           vk->base.name, vk->entry->local_size[0], vk->entry->local_size[1],
           vk->entry->local_size[2], block[0], block[1], block[2]);
-  /* Without constant_id 3 the kernel cannot use dynamic shared memory, and
-   * its size does not distinguish pipelines. */
-  uint32_t shared =
-      vk->has_shared_bytes_spec ? (uint32_t)config->shared_memory_bytes : 0;
-  pthread_mutex_lock(&vk->lock);
-  kiln_status st = KILN_OK;
-  for (size_t i = 0; i < vk->pipeline_count; i++) {
-    const kiln_vulkan_pipeline *p = &vk->pipelines[i];
-    if (p->block[0] == block[0] && p->block[1] == block[1] &&
-        p->block[2] == block[2] && p->shared_bytes == shared) {
-      *out = p->handle;
-      pthread_mutex_unlock(&vk->lock);
-      return KILN_OK;
-    }
-  }
-  if (vk->pipeline_count == vk->pipeline_cap) {
-    size_t cap = vk->pipeline_cap ? vk->pipeline_cap * 2 : 4;
-    kiln_vulkan_pipeline *p = realloc(vk->pipelines, cap * sizeof *p);
-    if (!p)
-      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "out of host memory caching a pipeline");
-    else {
-      vk->pipelines = p;
-      vk->pipeline_cap = cap;
-    }
-  }
-  VkPipeline handle = VK_NULL_HANDLE;
-  if (st == KILN_OK) st = create_pipeline(vc, vk, block, shared, &handle);
-  if (st == KILN_OK) {
-    kiln_vulkan_pipeline *p = &vk->pipelines[vk->pipeline_count++];
-    memcpy(p->block, block, sizeof p->block);
-    p->shared_bytes = shared;
-    p->handle = handle;
-    *out = handle;
-  }
-  pthread_mutex_unlock(&vk->lock);
-  return st;
+  /* An array sized by constant 3 with no bytes has no elements, which no
+   * driver compiles; bytes for a kernel without one would be ignored. */
+  bool sized = vk->info->shared_root_count > 0;
+  if (sized && config->shared_memory_bytes == 0)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_launch: kernel '%s' sizes a shared array by "
+                          "constant_id 3 (dynamic shared memory), so the "
+                          "launch must give its size in shared_memory_bytes, "
+                          "which is 0",
+                          vk->base.name);
+  if (!sized && config->shared_memory_bytes > 0)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_launch: kernel '%s' declares no shared array "
+                          "sized by constant_id 3, so it takes no dynamic "
+                          "shared memory, but the launch asks for %zu bytes",
+                          vk->base.name, config->shared_memory_bytes);
+  /* Without constant_id 3 its value does not distinguish pipelines. */
+  uint32_t shared = vk->info->has_shared_bytes_spec
+                        ? (uint32_t)config->shared_memory_bytes
+                        : 0;
+  return cached_pipeline(vc, vk, block, shared, KILN_ERROR_LAUNCH_FAILED, out);
 }
 
 kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,

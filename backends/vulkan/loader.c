@@ -20,10 +20,20 @@ static PFN_vkVoidFunction to_function(void *symbol) {
 /* PFN_vkVoidFunction to the entry point's own pointer type. */
 #define KILN_VULKAN_ASSIGN(dst, fn) memcpy(&(dst), &(fn), sizeof(dst))
 
+/* The name the loader in kiln_vulkan_lib was opened by. */
+static char loaded_name[4096];
+
 kiln_status kiln_vulkan_load_library(char *reason, size_t reason_size) {
-  if (kiln_vulkan_lib.handle) return KILN_OK;
   const char *name = kiln_getenv("KILN_VULKAN_LIBRARY");
   if (!name) name = "libvulkan.so.1";
+  if (kiln_vulkan_lib.handle) {
+    if (strcmp(name, loaded_name) == 0) return KILN_OK;
+    /* The probe failed after this loader was opened (no driver, no usable
+     * device), and KILN_VULKAN_LIBRARY now names another: no instance
+     * exists while the probe runs, so nothing of the old one is in use. */
+    dlclose(kiln_vulkan_lib.handle);
+    memset(&kiln_vulkan_lib, 0, sizeof kiln_vulkan_lib);
+  }
   void *handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char *why = dlerror();
@@ -61,6 +71,7 @@ kiln_status kiln_vulkan_load_library(char *reason, size_t reason_size) {
   fn = lib.vkGetInstanceProcAddr(VK_NULL_HANDLE, "vkEnumerateInstanceVersion");
   KILN_VULKAN_ASSIGN(lib.vkEnumerateInstanceVersion, fn);
   kiln_vulkan_lib = lib;
+  kiln_strlcpy(loaded_name, name, sizeof loaded_name);
   return KILN_OK;
 }
 

@@ -1,6 +1,13 @@
 /* Modules: one VkShaderModule per SPIR-V image, each with its reflected
  * entry points; kernels: an entry point with the pipeline layout that its
- * push-constant block needs. */
+ * push-constant block needs, and the parameters the core checks launches
+ * against.
+ *
+ * An image is checked before the driver sees it, since a driver may crash
+ * on invalid SPIR-V rather than fail: kiln's own structural checks
+ * (spirv.c) always, then SPIRV-Tools' validator where it loads
+ * (spirv_tools.c). A kernel's first pipeline is created when it is looked
+ * up, so that what the driver still cannot compile fails there. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +43,17 @@ static kiln_status load_image(kiln_vulkan_context *vc,
   }
   kiln_status st =
       kiln_vulkan_spirv_reflect(words, img->size, index, &out->info);
+  /* kiln's instance asks for Vulkan 1.2 (device.c), which takes SPIR-V up
+   * to 1.5 whatever the device could do beyond it. */
+  uint32_t minor = (((const uint32_t *)words)[1] >> 8) & 0xffu;
+  if (st == KILN_OK && minor > 5)
+    st = kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+                        "SPIR-V image %zu is SPIR-V 1.%u; kiln's Vulkan 1.2 "
+                        "devices take at most 1.5 (glslang: --target-env "
+                        "vulkan1.2)",
+                        index, minor);
+  if (st == KILN_OK)
+    st = kiln_vulkan_spirv_validate(vc, words, img->size / 4, index);
   if (st == KILN_OK) {
     VkShaderModuleCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
@@ -46,13 +64,13 @@ static kiln_status load_image(kiln_vulkan_context *vc,
         vc->vk.vkCreateShaderModule(vc->device, &info, NULL, &out->shader);
     if (r != VK_SUCCESS) {
       out->shader = VK_NULL_HANDLE;
-      st = kiln_set_error(
-          r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY
-              ? kiln_vulkan_status(r)
-              : KILN_ERROR_INVALID_IMAGE,
-          "vkCreateShaderModule failed for SPIR-V image %zu: "
-          "%s",
-          index, kiln_vulkan_result_name(r));
+      st = kiln_set_error(r == VK_ERROR_OUT_OF_HOST_MEMORY ||
+                                  r == VK_ERROR_OUT_OF_DEVICE_MEMORY
+                              ? kiln_vulkan_status(r)
+                              : KILN_ERROR_INVALID_IMAGE,
+                          "vkCreateShaderModule failed for SPIR-V image %zu: "
+                          "%s",
+                          index, kiln_vulkan_result_name(r));
     }
   }
   free(copy);
@@ -111,7 +129,7 @@ kiln_status kiln_vulkan_kernel_init(kiln_kernel *k) {
       if (strcmp(info->entry_points[j].name, k->name) == 0) {
         vk->entry = &info->entry_points[j];
         vk->shader = vm->images[i].shader;
-        vk->has_shared_bytes_spec = info->has_shared_bytes_spec;
+        vk->info = info;
         break;
       }
     }
@@ -143,6 +161,14 @@ kiln_status kiln_vulkan_kernel_init(kiln_kernel *k) {
       .pushConstantRangeCount = bytes ? 1 : 0,
       .pPushConstantRanges = bytes ? &range : NULL,
   };
+  size_t count = vk->entry->param_count;
+  if (count != KILN_PARAMS_UNKNOWN && count > 0) {
+    k->params = malloc(count * sizeof *k->params);
+    if (!k->params)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "out of host memory for kernel '%s'", k->name);
+    memcpy(k->params, vk->entry->params, count * sizeof *k->params);
+  }
   VkResult r =
       vc->vk.vkCreatePipelineLayout(vc->device, &info, NULL, &vk->layout);
   if (r != VK_SUCCESS) return kiln_vulkan_error(r, "vkCreatePipelineLayout");
@@ -151,7 +177,17 @@ kiln_status kiln_vulkan_kernel_init(kiln_kernel *k) {
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "pthread_mutex_init failed for a kernel");
   }
+  kiln_status st = kiln_vulkan_kernel_precompile(vc, vk);
+  if (st != KILN_OK) {
+    for (size_t i = 0; i < vk->pipeline_count; i++)
+      vc->vk.vkDestroyPipeline(vc->device, vk->pipelines[i].handle, NULL);
+    free(vk->pipelines);
+    vc->vk.vkDestroyPipelineLayout(vc->device, vk->layout, NULL);
+    pthread_mutex_destroy(&vk->lock);
+    return st;
+  }
   k->arg_bytes = bytes;
+  k->param_count = count;
   return KILN_OK;
 }
 

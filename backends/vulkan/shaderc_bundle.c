@@ -11,8 +11,15 @@
  * exports is a lookup of shaderc's entry points by name, which compiler.c
  * uses instead of dlsym, and the versions it was built from. It is loaded
  * with dlopen like any shaderc, never linked to kiln.
+ *
+ * The same lookup hands out SPIRV-Tools' validator (spirv_tools.c), which
+ * the archives hold anyway: wherever kiln's GLSL compiler is, its SPIR-V
+ * validator is too, also on Debian 12, whose spirv-tools package ships no
+ * shared library.
  */
 #include <shaderc/shaderc.h>
+#include <spirv-tools/libspirv.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "backends/vulkan/shaderc_symbols.h"
@@ -25,13 +32,20 @@ static const struct {
 } entries[] = {
 #define KILN_SHADERC_ENTRY(ret, name, params) {#name, (kiln_shaderc_entry)name},
     KILN_SHADERC_SYMBOLS(KILN_SHADERC_ENTRY)
+        KILN_SPIRV_TOOLS_SYMBOLS(KILN_SHADERC_ENTRY)
 #undef KILN_SHADERC_ENTRY
 };
+
+/* spirv_tools.c declares these of libspirv.h itself. */
+_Static_assert(SPV_ENV_VULKAN_1_2 == KILN_SPV_ENV_VULKAN_1_2,
+               "spv_target_env changed");
+_Static_assert(offsetof(spv_diagnostic_t, error) == 3 * sizeof(size_t),
+               "spv_diagnostic_t changed");
 
 kiln_shaderc_entry kiln_shaderc_bundle_symbol(const char *name);
 const char *kiln_shaderc_bundle_version(void);
 
-/* shaderc's entry point `name`, or NULL. */
+/* shaderc's or SPIRV-Tools' entry point `name`, or NULL. */
 kiln_shaderc_entry kiln_shaderc_bundle_symbol(const char *name) {
   for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
     if (strcmp(entries[i].name, name) == 0) return entries[i].entry;

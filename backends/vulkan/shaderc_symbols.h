@@ -4,6 +4,11 @@
  * table, and shaderc_bundle.c (libkiln-shaderc) hands them out by name.
  * The parameter lists use compiler.c's own declarations of shaderc's types
  * and are expanded only there.
+ *
+ * Likewise the entry points of SPIRV-Tools' validator (libspirv.h) that
+ * spirv_tools.c calls, with its declarations of their types; the bundle
+ * hands them out too, so that the validator is there wherever kiln's own
+ * shaderc is.
  */
 #ifndef KILN_VULKAN_SHADERC_SYMBOLS_H
 #define KILN_VULKAN_SHADERC_SYMBOLS_H
@@ -47,5 +52,25 @@
     (shaderc_compilation_result_t result))                                    \
   X(const char *, shaderc_result_get_error_message,                           \
     (shaderc_compilation_result_t result))
+
+#define KILN_SPIRV_TOOLS_SYMBOLS(X)                                           \
+  X(const char *, spvSoftwareVersionString, (void))                           \
+  X(spv_context, spvContextCreate, (int env))                                 \
+  X(void, spvContextDestroy, (spv_context context))                           \
+  X(spv_validator_options, spvValidatorOptionsCreate, (void))                 \
+  X(void, spvValidatorOptionsDestroy, (spv_validator_options options))        \
+  X(void, spvValidatorOptionsSetScalarBlockLayout,                            \
+    (spv_validator_options options, bool value))                              \
+  X(void, spvValidatorOptionsSetUniformBufferStandardLayout,                  \
+    (spv_validator_options options, bool value))                              \
+  X(int, spvValidateWithOptions,                                              \
+    (const spv_context_t *context,                                            \
+     const spv_validator_options_t *options,                                  \
+     const spv_const_binary_t *binary, spv_diagnostic *diagnostic))           \
+  X(void, spvDiagnosticDestroy, (spv_diagnostic diagnostic))
+
+/* SPV_ENV_VULKAN_1_2 of libspirv.h's spv_target_env (checked against the
+ * header where the bundle is built). */
+#define KILN_SPV_ENV_VULKAN_1_2 23
 
 #endif /* KILN_VULKAN_SHADERC_SYMBOLS_H */

@@ -1,98 +1,49 @@
-/* A small SPIR-V reflection: what kiln needs to launch a kernel without
- * descriptor sets — its GLCompute entry points, the extent of the
- * push-constant block each one uses (the packed argument list), how its
- * block size is set, and whether it takes dynamic shared memory. */
+/* A small SPIR-V reader: the structural checks kiln makes on every image
+ * whatever else validates it, and the reflection that launches need
+ * without descriptor sets — each GLCompute entry point, the push-constant
+ * block it uses (its extent and its members as kernel parameters), how its
+ * block size is set, and which arrays dynamic shared memory sizes.
+ *
+ * The checks are the ones that keep this reader, and what kiln hands the
+ * driver, inside the image: every instruction's word count nonzero and
+ * within the image, every id it reads below the bound, a bound that the
+ * image could use, types declared before use (so no type contains itself),
+ * functions ended, entry points that name a function, one name per kernel,
+ * and the specialization constants kiln sets being 32-bit integers. The
+ * full rules are SPIRV-Tools' (spirv_tools.c), where it is installed. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/vulkan/vulkan.h"
+#include "backends/vulkan/spirv_reader.h"
 
-enum {
-  SPV_MAGIC = 0x07230203,
-  OP_ENTRY_POINT = 15,
-  OP_EXECUTION_MODE = 16,
-  OP_TYPE_BOOL = 20,
-  OP_TYPE_INT = 21,
-  OP_TYPE_FLOAT = 22,
-  OP_TYPE_VECTOR = 23,
-  OP_TYPE_MATRIX = 24,
-  OP_TYPE_ARRAY = 28,
-  OP_TYPE_STRUCT = 30,
-  OP_TYPE_POINTER = 32,
-  OP_CONSTANT = 43,
-  OP_CONSTANT_COMPOSITE = 44,
-  OP_SPEC_CONSTANT = 50,
-  OP_SPEC_CONSTANT_COMPOSITE = 51,
-  OP_FUNCTION = 54,
-  OP_FUNCTION_END = 56,
-  OP_FUNCTION_CALL = 57,
-  OP_VARIABLE = 59,
-  OP_LOAD = 61,
-  OP_COPY_MEMORY = 63,
-  OP_COPY_MEMORY_SIZED = 64,
-  OP_ACCESS_CHAIN = 65,
-  OP_IN_BOUNDS_ACCESS_CHAIN = 66,
-  OP_PTR_ACCESS_CHAIN = 67,
-  OP_IN_BOUNDS_PTR_ACCESS_CHAIN = 70,
-  OP_DECORATE = 71,
-  OP_MEMBER_DECORATE = 72,
-  OP_EXECUTION_MODE_ID = 331,
-  DEC_SPEC_ID = 1,
-  DEC_ROW_MAJOR = 4,
-  DEC_ARRAY_STRIDE = 6,
-  DEC_MATRIX_STRIDE = 7,
-  DEC_BUILTIN = 11,
-  DEC_OFFSET = 35,
-  BUILTIN_WORKGROUP_SIZE = 25,
-  MODEL_GLCOMPUTE = 5,
-  MODE_LOCAL_SIZE = 17,
-  MODE_LOCAL_SIZE_ID = 38,
-  STORAGE_PUSH_CONSTANT = 9,
-};
-
-/* What is known about one result id. */
-typedef struct spv_id {
-  uint32_t at;     /* word offset of its defining instruction, or 0 */
-  int32_t spec_id; /* SpecId decoration, or -1 */
-  uint32_t array_stride;
-  bool workgroup_size; /* decorated BuiltIn WorkgroupSize */
-  uint32_t function;   /* for OpFunction: index into funcs */
-  /* A struct's extent once computed: nested structs are shared, and
-   * walking them again for every use could take exponential time. */
-  bool struct_known;
-  uint64_t struct_size;
-} spv_id;
-
-typedef struct spv_member_dec {
-  uint32_t type, member, decoration, value;
-} spv_member_dec;
-
-typedef struct spv_function {
-  uint32_t push_var; /* push-constant variable used directly, or 0 */
-  /* The one it or its callees use, once visited (2), or being visited
-   * (1): each function is walked once however many call it. */
-  uint8_t visit;
-  uint32_t reached_var;
-  uint32_t *callees;
-  size_t callee_count, callee_cap;
-} spv_function;
-
-typedef struct spv {
-  const uint32_t *w;
-  size_t words;
-  uint32_t bound;
-  size_t index; /* the image's place in the caller's list */
-  spv_id *ids;
-  spv_member_dec *mdecs;
-  size_t mdec_count, mdec_cap;
-  spv_function *funcs;
-  size_t func_count;
-} spv;
-
-static kiln_status bad(const spv *m, const char *what) {
+kiln_status kiln_spv_bad(const spv *m, const char *fmt, ...) {
+  char what[200];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
   return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
                         "SPIR-V image %zu is malformed: %s", m->index, what);
+}
+
+kiln_status kiln_spv_no_memory(void) {
+  return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                        "out of host memory reflecting SPIR-V");
+}
+
+bool kiln_spv_is_int32(const spv *m, uint32_t type) {
+  const uint32_t *t = spv_def(m, type);
+  return t && spv_opcode(t) == OP_TYPE_INT && t[2] == 32;
+}
+
+uint32_t kiln_spv_constant_value(const spv *m, uint32_t id) {
+  const uint32_t *ins = spv_def(m, id);
+  if (ins &&
+      (spv_opcode(ins) == OP_CONSTANT || spv_opcode(ins) == OP_SPEC_CONSTANT))
+    return ins[3];
+  return 0;
 }
 
 static bool add_member_dec(spv *m, const uint32_t *ins) {
@@ -104,176 +55,231 @@ static bool add_member_dec(spv *m, const uint32_t *ins) {
     m->mdec_cap = cap;
   }
   m->mdecs[m->mdec_count++] =
-      (spv_member_dec){ins[1], ins[2], ins[3], (ins[0] >> 16) > 4 ? ins[4] : 0};
+      (spv_member_dec){ins[1], ins[2], ins[3], spv_words(ins) > 4 ? ins[4] : 0};
   return true;
 }
 
-static bool find_member_dec(const spv *m, uint32_t type, uint32_t member,
-                            uint32_t decoration, uint32_t *value) {
-  for (size_t i = 0; i < m->mdec_count; i++) {
-    const spv_member_dec *d = &m->mdecs[i];
-    if (d->type == type && d->member == member && d->decoration == decoration) {
-      if (value) *value = d->value;
-      return true;
-    }
-  }
-  return false;
+static bool is_type_op(uint32_t op) {
+  return op >= OP_TYPE_VOID && op <= OP_TYPE_PIPE;
 }
 
-static const uint32_t *def(const spv *m, uint32_t id) {
-  return id < m->bound && m->ids[id].at ? &m->w[m->ids[id].at] : NULL;
-}
+/* ---- The structural pass ---------------------------------------------- */
 
-static uint32_t opcode(const uint32_t *ins) { return ins[0] & 0xffffu; }
-static uint32_t word_count(const uint32_t *ins) { return ins[0] >> 16; }
-
-/* The value of a 32-bit constant (a spec constant's default), or 0. */
-static uint32_t constant_value(const spv *m, uint32_t id) {
-  const uint32_t *ins = def(m, id);
-  if (ins && (opcode(ins) == OP_CONSTANT || opcode(ins) == OP_SPEC_CONSTANT) &&
-      word_count(ins) > 3)
-    return ins[3];
-  return 0;
-}
-
-/* Bytes a value of `type` spans in an explicitly laid out block, as the
- * members of a struct reach: an array's last element counted in full. */
-static uint64_t type_size(spv *m, uint32_t type, uint32_t matrix_stride,
-                          bool row_major, int depth) {
-  const uint32_t *ins = def(m, type);
-  if (!ins || depth > 32) return 0;
-  uint32_t n = word_count(ins);
-  switch (opcode(ins)) {
-  case OP_TYPE_BOOL: return 4;
+/* The fewest words each instruction that this reader looks into has, so
+ * that the operands it reads are inside it; 0 for the others. */
+static uint32_t min_words(uint32_t op) {
+  switch (op) {
+  case OP_ENTRY_POINT: return 4;
+  case OP_EXECUTION_MODE:
+  case OP_EXECUTION_MODE_ID:
+  case OP_DECORATE:
+  case OP_TYPE_FLOAT:
+  case OP_TYPE_RUNTIME_ARRAY:
+  case OP_TYPE_FUNCTION:
+  case OP_TYPE_FORWARD_POINTER: return 3;
+  case OP_MEMBER_DECORATE:
   case OP_TYPE_INT:
-  case OP_TYPE_FLOAT: return n > 2 ? ins[2] / 8 : 0;
-  case OP_TYPE_POINTER: return 8; /* a physical buffer address */
   case OP_TYPE_VECTOR:
-    return n > 3 ? ins[3] * type_size(m, ins[2], 0, false, depth + 1) : 0;
-  case OP_TYPE_MATRIX: {
-    if (n <= 3) return 0;
-    const uint32_t *col = def(m, ins[2]);
-    uint32_t rows = col && word_count(col) > 3 ? col[3] : 0;
-    uint32_t columns = ins[3];
-    if (matrix_stride == 0)
-      return columns * type_size(m, ins[2], 0, false, depth + 1);
-    return (uint64_t)(row_major ? rows : columns) * matrix_stride;
+  case OP_TYPE_MATRIX:
+  case OP_TYPE_ARRAY:
+  case OP_TYPE_POINTER:
+  case OP_CONSTANT:
+  case OP_SPEC_CONSTANT:
+  case OP_SPEC_CONSTANT_OP:
+  case OP_VARIABLE:
+  case OP_FUNCTION_CALL:
+  case OP_LOAD: return 4;
+  case OP_FUNCTION: return 5;
+  default:
+    if (is_type_op(op)) return 2;
+    if (op >= OP_CONSTANT_TRUE && op <= OP_SPEC_CONSTANT_COMPOSITE) return 3;
+    return 0;
   }
-  case OP_TYPE_ARRAY: {
-    if (n <= 3) return 0;
-    uint64_t len = constant_value(m, ins[3]);
-    uint64_t stride = m->ids[type].array_stride;
-    if (stride == 0)
-      stride = type_size(m, ins[2], matrix_stride, row_major, depth + 1);
-    return len * stride;
+}
+
+/* Whether `id` names a type declared before this point, or a pointer
+ * declared ahead by OpTypeForwardPointer. */
+static bool type_before(const spv *m, uint32_t id) {
+  const uint32_t *t = spv_def(m, id);
+  return (t && is_type_op(spv_opcode(t))) ||
+         (id < m->bound && m->ids[id].forward);
+}
+
+/* Records the result id `id` of the instruction at `at`. */
+static kiln_status define(spv *m, uint32_t id, size_t at) {
+  if (id == 0 || id >= m->bound)
+    return kiln_spv_bad(m, "result id %u is outside the id bound", id);
+  if (m->ids[id].at) return kiln_spv_bad(m, "id %u is defined twice", id);
+  m->ids[id].at = (uint32_t)at;
+  return KILN_OK;
+}
+
+/* The type operands of a type instruction must be types declared before
+ * it: that keeps every type acyclic (a struct cannot contain itself) but
+ * through pointers, which this reader never follows. */
+static kiln_status check_type(spv *m, const uint32_t *ins) {
+  uint32_t op = spv_opcode(ins), n = spv_words(ins);
+  uint32_t first = 0, last = 0;
+  switch (op) {
+  case OP_TYPE_VECTOR:
+  case OP_TYPE_MATRIX:
+  case OP_TYPE_ARRAY:
+  case OP_TYPE_RUNTIME_ARRAY: first = last = 2; break;
+  case OP_TYPE_STRUCT:
+  case OP_TYPE_FUNCTION:
+    first = 2;
+    last = n - 1;
+    break;
+  case OP_TYPE_POINTER: first = last = 3; break;
+  default: return KILN_OK;
   }
-  case OP_TYPE_STRUCT: {
-    if (m->ids[type].struct_known) return m->ids[type].struct_size;
-    uint64_t extent = 0;
-    for (uint32_t i = 0; i + 2 < n; i++) {
-      uint32_t offset = 0, stride = 0;
-      if (!find_member_dec(m, type, i, DEC_OFFSET, &offset)) continue;
-      find_member_dec(m, type, i, DEC_MATRIX_STRIDE, &stride);
-      bool rm = find_member_dec(m, type, i, DEC_ROW_MAJOR, NULL);
-      uint64_t end = offset + type_size(m, ins[2 + i], stride, rm, depth + 1);
-      if (end > extent) extent = end;
+  for (uint32_t i = first; i <= last && i < n; i++)
+    if (!type_before(m, ins[i]))
+      return kiln_spv_bad(
+          m,
+          "a type refers to id %u, which is not a type declared "
+          "before it",
+          ins[i]);
+  if (op == OP_TYPE_ARRAY && !spv_def(m, ins[3]))
+    return kiln_spv_bad(
+        m, "an array's length %u is not a constant declared before it", ins[3]);
+  return KILN_OK;
+}
+
+static kiln_status add_callee(spv_function *fn, uint32_t callee) {
+  if (fn->callee_count == fn->callee_cap) {
+    size_t cap = fn->callee_cap ? fn->callee_cap * 2 : 4;
+    uint32_t *p = realloc(fn->callees, cap * sizeof *p);
+    if (!p) return kiln_spv_no_memory();
+    fn->callees = p;
+    fn->callee_cap = cap;
+  }
+  fn->callees[fn->callee_count++] = callee;
+  return KILN_OK;
+}
+
+/* One instruction's decorations and modes. */
+static kiln_status note(spv *m, const uint32_t *ins, size_t at) {
+  uint32_t n = spv_words(ins);
+  switch (spv_opcode(ins)) {
+  case OP_DECORATE:
+    if (ins[1] >= m->bound)
+      return kiln_spv_bad(m, "decorated id %u exceeds the bound", ins[1]);
+    /* kiln sets only small ids: a larger one keeps its default. */
+    if (ins[2] == DEC_SPEC_ID && n > 3)
+      m->ids[ins[1]].spec_id = ins[3] <= INT32_MAX ? (int32_t)ins[3] : -1;
+    if (ins[2] == DEC_ARRAY_STRIDE && n > 3)
+      m->ids[ins[1]].array_stride = ins[3];
+    if (ins[2] == DEC_BUILTIN) m->ids[ins[1]].builtin = true;
+    if (ins[2] == DEC_BUILTIN && n > 3 && ins[3] == BUILTIN_WORKGROUP_SIZE)
+      m->workgroup_size = ins[1];
+    return KILN_OK;
+  case OP_MEMBER_DECORATE:
+    return add_member_dec(m, ins) ? KILN_OK : kiln_spv_no_memory();
+  case OP_EXECUTION_MODE:
+  case OP_EXECUTION_MODE_ID: {
+    bool id_form = spv_opcode(ins) == OP_EXECUTION_MODE_ID;
+    if (ins[1] >= m->bound)
+      return kiln_spv_bad(m, "an execution mode names id %u, beyond the bound",
+                          ins[1]);
+    if ((ins[2] == MODE_LOCAL_SIZE && !id_form) ||
+        (ins[2] == MODE_LOCAL_SIZE_ID && id_form)) {
+      if (n < 6)
+        return kiln_spv_bad(m, "a LocalSize mode has %u words, not 6", n);
+      m->ids[ins[1]].mode = (uint32_t)at;
     }
-    m->ids[type].struct_known = true;
-    m->ids[type].struct_size = extent;
-    return extent;
+    return KILN_OK;
   }
-  default: return 0;
+  case OP_TYPE_FORWARD_POINTER:
+    if (ins[1] >= m->bound)
+      return kiln_spv_bad(m, "a forward pointer id %u exceeds the bound",
+                          ins[1]);
+    m->ids[ins[1]].forward = true;
+    return KILN_OK;
+  default: return KILN_OK;
   }
 }
 
-/* The push-constant block's extent for variable `var`. */
-static uint32_t push_block_bytes(spv *m, uint32_t var) {
-  const uint32_t *v = def(m, var);
-  const uint32_t *ptr = v ? def(m, v[1]) : NULL;
-  if (!ptr || opcode(ptr) != OP_TYPE_POINTER || word_count(ptr) < 4) return 0;
-  uint64_t size = type_size(m, ptr[3], 0, false, 0);
-  return size > UINT32_MAX ? UINT32_MAX : (uint32_t)size;
-}
-
-static bool is_push_var(const spv *m, uint32_t id) {
-  const uint32_t *ins = def(m, id);
-  return ins && opcode(ins) == OP_VARIABLE && word_count(ins) > 3 &&
-         ins[3] == STORAGE_PUSH_CONSTANT;
-}
-
-/* First pass: ids, decorations, functions with what they use and call. */
+/* First pass: every instruction inside the image, ids, decorations, and
+ * the functions with what they call. */
 static kiln_status scan(spv *m) {
   spv_function *fn = NULL;
-  for (size_t at = 5; at < m->words;) {
+  kiln_status st = KILN_OK;
+  for (size_t at = 5; at < m->words && st == KILN_OK;) {
     const uint32_t *ins = &m->w[at];
-    uint32_t n = word_count(ins), op = opcode(ins);
+    uint32_t n = spv_words(ins), op = spv_opcode(ins);
     if (n == 0 || n > m->words - at)
-      return bad(m, "an instruction's word count runs past the end");
-    switch (op) {
-    case OP_DECORATE:
-      if (n < 3) return bad(m, "an OpDecorate is too short");
-      if (ins[1] >= m->bound) return bad(m, "a decorated id exceeds the bound");
-      if (ins[2] == DEC_SPEC_ID && n > 3)
-        m->ids[ins[1]].spec_id = (int32_t)ins[3];
-      if (ins[2] == DEC_ARRAY_STRIDE && n > 3)
-        m->ids[ins[1]].array_stride = ins[3];
-      if (ins[2] == DEC_BUILTIN && n > 3 && ins[3] == BUILTIN_WORKGROUP_SIZE)
-        m->ids[ins[1]].workgroup_size = true;
-      break;
-    case OP_MEMBER_DECORATE:
-      if (n < 4) return bad(m, "an OpMemberDecorate is too short");
-      if (!add_member_dec(m, ins))
-        return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                              "out of host memory reflecting SPIR-V");
-      break;
-    case OP_FUNCTION:
-      if (n < 5) return bad(m, "an OpFunction is too short");
-      if (ins[2] >= m->bound) return bad(m, "a function id exceeds the bound");
-      m->ids[ins[2]].at = (uint32_t)at;
+      return kiln_spv_bad(m,
+                          "the instruction at word %u runs past the end of the "
+                          "image (or has a word count of 0)",
+                          (unsigned)at);
+    if (n < min_words(op))
+      return kiln_spv_bad(m, "the instruction at word %u is too short",
+                          (unsigned)at);
+    if ((st = note(m, ins, at)) != KILN_OK) return st;
+    if (is_type_op(op)) {
+      if ((st = check_type(m, ins)) == KILN_OK) st = define(m, ins[1], at);
+    } else if ((op >= OP_CONSTANT_TRUE && op <= OP_SPEC_CONSTANT_OP) ||
+               op == OP_VARIABLE) {
+      if (!type_before(m, ins[1]))
+        return kiln_spv_bad(
+            m,
+            "a constant or variable has type %u, which is not a "
+            "type declared before it",
+            ins[1]);
+      st = define(m, ins[2], at);
+    } else if (op == OP_FUNCTION) {
+      if (fn)
+        return kiln_spv_bad(m, "function %u begins inside another", ins[2]);
+      if ((st = define(m, ins[2], at)) != KILN_OK) return st;
       m->ids[ins[2]].function = (uint32_t)m->func_count;
       fn = &m->funcs[m->func_count++];
-      break;
-    case OP_FUNCTION_END: fn = NULL; break;
-    case OP_FUNCTION_CALL:
-      if (fn && n > 3) {
-        if (fn->callee_count == fn->callee_cap) {
-          size_t cap = fn->callee_cap ? fn->callee_cap * 2 : 4;
-          uint32_t *p = realloc(fn->callees, cap * sizeof *p);
-          if (!p)
-            return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                                  "out of host memory reflecting SPIR-V");
-          fn->callees = p;
-          fn->callee_cap = cap;
-        }
-        fn->callees[fn->callee_count++] = ins[3];
-      }
-      break;
-    default: break;
-    }
-    /* Result ids: types and OpVariable/OpConstant* (results in word 1 for
-     * types, word 2 for the rest) are what the reflection looks up. */
-    if ((op >= OP_TYPE_BOOL && op <= OP_TYPE_POINTER) && n > 1) {
-      if (ins[1] >= m->bound) return bad(m, "a type id exceeds the bound");
-      m->ids[ins[1]].at = (uint32_t)at;
-    } else if ((op == OP_CONSTANT || op == OP_CONSTANT_COMPOSITE ||
-                op == OP_SPEC_CONSTANT || op == OP_SPEC_CONSTANT_COMPOSITE ||
-                op == OP_VARIABLE) &&
-               n > 2) {
-      if (ins[2] >= m->bound) return bad(m, "a result id exceeds the bound");
-      m->ids[ins[2]].at = (uint32_t)at;
+    } else if (op == OP_FUNCTION_END) {
+      if (!fn)
+        return kiln_spv_bad(m, "an OpFunctionEnd at word %u ends no function",
+                            (unsigned)at);
+      fn = NULL;
+    } else if (op == OP_FUNCTION_CALL && fn && n > 3) {
+      st = add_callee(fn, ins[3]);
     }
     at += n;
   }
+  if (st == KILN_OK && fn)
+    return kiln_spv_bad(
+        m, "its last function has no OpFunctionEnd (is the image cut "
+           "short?)");
+  return st;
+}
+
+/* A compute kernel's only inputs are built-ins (its ids), and it has no
+ * outputs: a driver reads anything else from where there is nothing. */
+static kiln_status check_interface(const spv *m) {
+  for (uint32_t id = 1; id < m->bound; id++) {
+    const uint32_t *ins = spv_def(m, id);
+    if (ins && spv_opcode(ins) == OP_VARIABLE &&
+        (ins[3] == STORAGE_INPUT || ins[3] == STORAGE_OUTPUT) &&
+        !m->ids[id].builtin)
+      return kiln_spv_bad(m,
+                          "%s variable %u is not a built-in; a compute "
+                          "kernel has no other inputs or outputs",
+                          ins[3] == STORAGE_INPUT ? "input" : "output", id);
+  }
   return KILN_OK;
+}
+
+static bool is_push_var(const spv *m, uint32_t id) {
+  const uint32_t *ins = spv_def(m, id);
+  return ins && spv_opcode(ins) == OP_VARIABLE &&
+         ins[3] == STORAGE_PUSH_CONSTANT;
 }
 
 /* Second pass, once variables are known: which push-constant block each
  * function touches directly. */
 static void scan_uses(spv *m) {
   spv_function *fn = NULL;
-  for (size_t at = 5; at < m->words; at += word_count(&m->w[at])) {
+  for (size_t at = 5; at < m->words; at += spv_words(&m->w[at])) {
     const uint32_t *ins = &m->w[at];
-    uint32_t n = word_count(ins), op = opcode(ins);
+    uint32_t n = spv_words(ins), op = spv_opcode(ins);
     if (op == OP_FUNCTION) fn = &m->funcs[m->ids[ins[2]].function];
     if (op == OP_FUNCTION_END) fn = NULL;
     if (!fn || fn->push_var) continue;
@@ -298,8 +304,8 @@ static void scan_uses(spv *m) {
 }
 
 static uint32_t entry_push_var(spv *m, uint32_t fn_id, int depth) {
-  const uint32_t *ins = def(m, fn_id);
-  if (!ins || opcode(ins) != OP_FUNCTION || depth > 64) return 0;
+  const uint32_t *ins = spv_def(m, fn_id);
+  if (!ins || spv_opcode(ins) != OP_FUNCTION || depth > 64) return 0;
   spv_function *fn = &m->funcs[m->ids[fn_id].function];
   if (fn->visit) return fn->reached_var; /* done, or a (malformed) cycle */
   fn->visit = 1;
@@ -311,6 +317,8 @@ static uint32_t entry_push_var(spv *m, uint32_t fn_id, int depth) {
   return var;
 }
 
+/* ---- Entry points ----------------------------------------------------- */
+
 /* How each block dimension is set: a WorkgroupSize built-in wins over the
  * execution modes; components that are spec constants are specializable. */
 static void local_size(const spv *m, const uint32_t *mode, uint32_t size[3],
@@ -319,71 +327,167 @@ static void local_size(const spv *m, const uint32_t *mode, uint32_t size[3],
     size[d] = 1;
     spec[d] = -1;
   }
-  if (mode && opcode(mode) == OP_EXECUTION_MODE) {
+  if (mode && spv_opcode(mode) == OP_EXECUTION_MODE) {
     for (int d = 0; d < 3; d++) size[d] = mode[3 + d];
   } else if (mode) {
     for (int d = 0; d < 3; d++) {
-      size[d] = constant_value(m, mode[3 + d]);
-      spec[d] = def(m, mode[3 + d]) ? m->ids[mode[3 + d]].spec_id : -1;
+      size[d] = kiln_spv_constant_value(m, mode[3 + d]);
+      spec[d] = spv_def(m, mode[3 + d]) ? m->ids[mode[3 + d]].spec_id : -1;
     }
   }
-  for (uint32_t id = 1; id < m->bound; id++) {
-    const uint32_t *c = def(m, id);
-    if (!m->ids[id].workgroup_size || !c || word_count(c) < 6 ||
-        (opcode(c) != OP_CONSTANT_COMPOSITE &&
-         opcode(c) != OP_SPEC_CONSTANT_COMPOSITE))
-      continue;
-    for (int d = 0; d < 3; d++) {
-      size[d] = constant_value(m, c[3 + d]);
-      spec[d] = def(m, c[3 + d]) ? m->ids[c[3 + d]].spec_id : -1;
-    }
+  const uint32_t *c = spv_def(m, m->workgroup_size);
+  if (!c || spv_words(c) < 6 ||
+      (spv_opcode(c) != OP_CONSTANT_COMPOSITE &&
+       spv_opcode(c) != OP_SPEC_CONSTANT_COMPOSITE))
+    return;
+  for (int d = 0; d < 3; d++) {
+    size[d] = kiln_spv_constant_value(m, c[3 + d]);
+    spec[d] = spv_def(m, c[3 + d]) ? m->ids[c[3 + d]].spec_id : -1;
   }
 }
 
 static bool is_compute_entry(const uint32_t *ins) {
-  return opcode(ins) == OP_ENTRY_POINT && word_count(ins) >= 4 &&
-         ins[1] == MODEL_GLCOMPUTE;
+  return spv_opcode(ins) == OP_ENTRY_POINT && ins[1] == MODEL_GLCOMPUTE;
+}
+
+static int compare_entry_names(const void *a, const void *b) {
+  const kiln_vulkan_spirv_entry_point *x = a, *y = b;
+  return strcmp(x->name, y->name);
+}
+
+static kiln_status entry_point(spv *m, const uint32_t *ins,
+                               kiln_vulkan_spirv_entry_point *e) {
+  uint32_t n = spv_words(ins);
+  const char *name = (const char *)&ins[3];
+  size_t max = (size_t)(n - 3) * 4;
+  size_t len = strnlen(name, max);
+  if (len == max)
+    return kiln_spv_bad(m, "an entry point's name is not terminated");
+  const uint32_t *fn = spv_def(m, ins[2]);
+  if (!fn || spv_opcode(fn) != OP_FUNCTION)
+    return kiln_spv_bad(m, "an entry point names id %u, which is no function",
+                        ins[2]);
+  e->name = malloc(len + 1);
+  if (!e->name) return kiln_spv_no_memory();
+  memcpy(e->name, name, len + 1);
+  const uint32_t *mode =
+      m->ids[ins[2]].mode ? &m->w[m->ids[ins[2]].mode] : NULL;
+  if (!mode && !spv_def(m, m->workgroup_size))
+    return kiln_spv_bad(
+        m,
+        "entry point '%.64s' declares no block size (a LocalSize "
+        "or LocalSizeId mode, or a WorkgroupSize constant)",
+        e->name);
+  local_size(m, mode, e->local_size, e->local_size_spec_id);
+  for (int d = 0; d < 3; d++)
+    if (e->local_size_spec_id[d] < 0 && e->local_size[d] == 0)
+      return kiln_spv_bad(m, "entry point '%.64s' has a block dimension of 0",
+                          e->name);
+  uint32_t var = entry_push_var(m, ins[2], 0);
+  const uint32_t *v = spv_def(m, var);
+  const uint32_t *ptr = v ? spv_def(m, v[1]) : NULL;
+  e->param_count = 0;
+  if (!ptr || spv_opcode(ptr) != OP_TYPE_POINTER) return KILN_OK;
+  return kiln_spv_push_block(m, ptr[3], e);
 }
 
 static kiln_status entry_points(spv *m, kiln_vulkan_spirv_info *out) {
   size_t count = 0;
-  for (size_t at = 5; at < m->words; at += word_count(&m->w[at]))
+  for (size_t at = 5; at < m->words; at += spv_words(&m->w[at]))
     if (is_compute_entry(&m->w[at])) count++;
   out->entry_points = calloc(count ? count : 1, sizeof *out->entry_points);
-  if (!out->entry_points)
-    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "out of host memory reflecting SPIR-V");
-  for (size_t at = 5; at < m->words; at += word_count(&m->w[at])) {
-    const uint32_t *ins = &m->w[at];
-    uint32_t n = word_count(ins);
-    if (!is_compute_entry(ins)) continue;
-    const char *name = (const char *)&ins[3];
-    size_t max = (n - 3) * 4;
-    size_t len = strnlen(name, max);
-    if (len == max) return bad(m, "an entry point name is not terminated");
+  if (!out->entry_points) return kiln_spv_no_memory();
+  for (size_t at = 5; at < m->words; at += spv_words(&m->w[at])) {
+    if (!is_compute_entry(&m->w[at])) continue;
     kiln_vulkan_spirv_entry_point *e =
-        &out->entry_points[out->entry_point_count];
-    e->name = malloc(len + 1);
-    if (!e->name)
-      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                            "out of host memory reflecting SPIR-V");
-    memcpy(e->name, name, len + 1);
-    out->entry_point_count++;
-    uint32_t fn = ins[2];
-    const uint32_t *mode = NULL;
-    for (size_t a = 5; a < m->words; a += word_count(&m->w[a])) {
-      const uint32_t *x = &m->w[a];
-      if ((opcode(x) == OP_EXECUTION_MODE ||
-           opcode(x) == OP_EXECUTION_MODE_ID) &&
-          word_count(x) >= 6 && x[1] == fn &&
-          (x[2] == MODE_LOCAL_SIZE || x[2] == MODE_LOCAL_SIZE_ID) &&
-          (opcode(x) == OP_EXECUTION_MODE) == (x[2] == MODE_LOCAL_SIZE))
-        mode = x;
-    }
-    local_size(m, mode, e->local_size, e->local_size_spec_id);
-    uint32_t var = entry_push_var(m, fn, 0);
-    e->push_constant_bytes = var ? push_block_bytes(m, var) : 0;
+        &out->entry_points[out->entry_point_count++];
+    kiln_status st = entry_point(m, &m->w[at], e);
+    if (st != KILN_OK) return st;
   }
+  /* A kernel is looked up by name: two of one name could not both be. */
+  kiln_vulkan_spirv_entry_point *sorted =
+      malloc((count ? count : 1) * sizeof *sorted);
+  if (!sorted) return kiln_spv_no_memory();
+  memcpy(sorted, out->entry_points, count * sizeof *sorted);
+  qsort(sorted, count, sizeof *sorted, compare_entry_names);
+  const char *twice = NULL;
+  for (size_t i = 1; i < count && !twice; i++)
+    if (strcmp(sorted[i - 1].name, sorted[i].name) == 0) twice = sorted[i].name;
+  kiln_status st = KILN_OK;
+  if (twice)
+    st = kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+                        "SPIR-V image %zu is malformed: two GLCompute entry "
+                        "points are called '%.64s'",
+                        m->index, twice);
+  free(sorted);
+  return st;
+}
+
+static int compare_ints(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* kiln sets constant_id 3 and the ids of specializable block dimensions
+ * with 32-bit values: any constant of such an id must be a 32-bit integer
+ * (the validation layer requires the sizes to agree). */
+static kiln_status check_spec_ids(spv *m, const kiln_vulkan_spirv_info *info) {
+  size_t count = 0;
+  int32_t *set = malloc((info->entry_point_count * 3 + 1) * sizeof *set);
+  if (!set) return kiln_spv_no_memory();
+  set[count++] = KILN_VULKAN_SPEC_SHARED_BYTES;
+  for (size_t i = 0; i < info->entry_point_count; i++)
+    for (int d = 0; d < 3; d++)
+      if (info->entry_points[i].local_size_spec_id[d] >= 0)
+        set[count++] = info->entry_points[i].local_size_spec_id[d];
+  qsort(set, count, sizeof *set, compare_ints);
+  kiln_status st = KILN_OK;
+  for (uint32_t id = 1; id < m->bound && st == KILN_OK; id++) {
+    int32_t spec = m->ids[id].spec_id;
+    const uint32_t *ins = spv_def(m, id);
+    if (spec < 0 || !ins ||
+        !bsearch(&spec, set, count, sizeof *set, compare_ints))
+      continue;
+    if (!(spv_opcode(ins) == OP_SPEC_CONSTANT && kiln_spv_is_int32(m, ins[1])))
+      st = kiln_spv_bad(
+          m,
+          "constant_id %d, which kiln sets at launch (to the block "
+          "size, or for 3 the dynamic shared memory), is not a "
+          "32-bit integer constant",
+          (int)spec);
+  }
+  free(set);
+  return st;
+}
+
+/* ---- The whole image -------------------------------------------------- */
+
+static kiln_status check_header(spv *m) {
+  if (m->w[0] != SPV_MAGIC) {
+    if (m->w[0] == 0x03022307u)
+      return kiln_spv_bad(m, "its words are byte-swapped (big-endian SPIR-V)");
+    return kiln_spv_bad(m, "no SPIR-V magic number (0x%08x) at the start",
+                        SPV_MAGIC);
+  }
+  uint32_t version = m->w[1];
+  if ((version & 0xff0000ffu) != 0 || (version >> 16) != 1 ||
+      ((version >> 8) & 0xff) > 6)
+    return kiln_spv_bad(
+        m, "its version word 0x%08x is no SPIR-V version 1.0 to 1.6", version);
+  if (m->w[4] != 0)
+    return kiln_spv_bad(m, "its reserved header word is 0x%08x, not 0",
+                        m->w[4]);
+  m->bound = m->w[3];
+  /* Every id is defined by an instruction of at least two words; a bound
+   * far beyond what the image can define only costs memory here and in
+   * the driver. */
+  if (m->bound == 0 || m->bound > SPV_MAX_BOUND ||
+      m->bound > m->words * 4 + 1024)
+    return kiln_spv_bad(m,
+                        "its id bound is out of range: %u, where SPIR-V "
+                        "allows at most 4194303 and an image of %zu words "
+                        "uses far fewer",
+                        m->bound, m->words);
   return KILN_OK;
 }
 
@@ -392,36 +496,32 @@ kiln_status kiln_vulkan_spirv_reflect(const void *data, size_t size,
                                       kiln_vulkan_spirv_info *out) {
   memset(out, 0, sizeof *out);
   spv m = {.index = index};
-  if (size % 4 != 0 || size < 20)
-    return bad(&m, size < 20 ? "shorter than a SPIR-V header (20 bytes)"
-                             : "its size is not a multiple of 4 bytes");
-  if (size / 4 > UINT32_MAX) return bad(&m, "larger than SPIR-V allows");
+  if (size < 20)
+    return kiln_spv_bad(&m, "shorter than a SPIR-V header (20 bytes)");
+  if (size % 4 != 0)
+    return kiln_spv_bad(&m, "its size is not a multiple of 4 bytes");
+  if (size / 4 > UINT32_MAX)
+    return kiln_spv_bad(&m, "larger than SPIR-V allows");
   m.w = data;
   m.words = size / 4;
-  if (m.w[0] != SPV_MAGIC) {
-    if (m.w[0] == 0x03022307u)
-      return bad(&m, "its words are byte-swapped (big-endian SPIR-V)");
-    return bad(&m, "no SPIR-V magic number (0x07230203) at the start");
-  }
-  m.bound = m.w[3];
-  if (m.bound == 0 || m.bound > (1u << 22))
-    return bad(&m, "its id bound is out of range");
+  kiln_status st = check_header(&m);
+  if (st != KILN_OK) return st;
   m.ids = calloc(m.bound, sizeof *m.ids);
   size_t max_funcs = m.words / 5 + 1;
   m.funcs = calloc(max_funcs, sizeof *m.funcs);
-  kiln_status st = KILN_OK;
   if (!m.ids || !m.funcs) {
-    st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                        "out of host memory reflecting SPIR-V");
+    st = kiln_spv_no_memory();
   } else {
     for (uint32_t i = 0; i < m.bound; i++) m.ids[i].spec_id = -1;
     st = scan(&m);
   }
   if (st == KILN_OK) {
+    if (m.mdec_count)
+      qsort(m.mdecs, m.mdec_count, sizeof *m.mdecs, kiln_spv_member_dec_order);
     scan_uses(&m);
-    for (uint32_t i = 0; i < m.bound; i++)
-      if (m.ids[i].spec_id == KILN_VULKAN_SPEC_SHARED_BYTES && def(&m, i))
-        out->has_shared_bytes_spec = true;
+    st = check_interface(&m);
+  }
+  if (st == KILN_OK) {
     st = entry_points(&m, out);
   }
   if (st == KILN_OK && out->entry_point_count == 0)
@@ -429,6 +529,18 @@ kiln_status kiln_vulkan_spirv_reflect(const void *data, size_t size,
                         "SPIR-V image %zu has no GLCompute entry point (is "
                         "it a compute shader?)",
                         index);
+  if (st == KILN_OK) st = check_spec_ids(&m, out);
+  if (st == KILN_OK) {
+    for (uint32_t i = 0; i < m.bound; i++) {
+      const uint32_t *c = spv_def(&m, i);
+      if (c && spv_opcode(c) == OP_SPEC_CONSTANT &&
+          m.ids[i].spec_id == KILN_VULKAN_SPEC_SHARED_BYTES) {
+        out->has_shared_bytes_spec = true;
+        out->shared_bytes_default = c[3];
+      }
+    }
+    st = kiln_spv_shared_arrays(&m, out);
+  }
   if (m.funcs)
     for (size_t i = 0; i < m.func_count; i++) free(m.funcs[i].callees);
   free(m.funcs);
@@ -439,8 +551,12 @@ kiln_status kiln_vulkan_spirv_reflect(const void *data, size_t size,
 }
 
 void kiln_vulkan_spirv_free(kiln_vulkan_spirv_info *info) {
-  for (size_t i = 0; i < info->entry_point_count; i++)
+  for (size_t i = 0; i < info->entry_point_count; i++) {
     free(info->entry_points[i].name);
+    free(info->entry_points[i].params);
+  }
   free(info->entry_points);
+  free(info->shared_exprs);
+  free(info->shared_roots);
   memset(info, 0, sizeof *info);
 }

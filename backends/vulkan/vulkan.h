@@ -391,8 +391,8 @@ kiln_status kiln_vulkan_buffer_read_async(kiln_stream *s,
                                           size_t src_off, kiln_host_buffer *dst,
                                           size_t dst_off, size_t size);
 
-/* ---- SPIR-V reflection (spirv.c)
- * --------------------------------------------------- */
+/* ---- SPIR-V reflection (spirv.c, spirv_layout.c) and validation
+ * (spirv_tools.c) ------------------------------------------------------- */
 
 /* Specialization constant ids of the launch ABI. */
 #define KILN_VULKAN_SPEC_SHARED_BYTES 3
@@ -402,16 +402,41 @@ typedef struct kiln_vulkan_spirv_entry_point {
   /* The push-constant block's extent: the largest member offset + size;
    * 0 when the entry point uses none. */
   uint32_t push_constant_bytes;
+  /* The block's members as kernel parameters, for the core's checks
+   * (malloc'd; 0 without a block). KILN_PARAMS_UNKNOWN when they are not
+   * a list of 4- and 8-byte scalars and addresses where kiln packs them
+   * (a matrix, a 16-bit member, padding between members). */
+  size_t param_count;
+  kiln_param_info *params;
   /* The block size compiled in, for dimensions not specialized. */
   uint32_t local_size[3];
   /* The SpecId that sets each block dimension, or -1. */
   int32_t local_size_spec_id[3];
 } kiln_vulkan_spirv_entry_point;
 
+/* One node of an array length as a function of constant_id 3: op is
+ * KILN_VULKAN_EXPR_LITERAL (value), KILN_VULKAN_EXPR_SHARED (the
+ * constant), or the OpSpecConstantOp opcode applied to nodes a and b. */
+typedef struct kiln_vulkan_spec_expr {
+  uint32_t op, a, b, value;
+} kiln_vulkan_spec_expr;
+
+#define KILN_VULKAN_EXPR_LITERAL 0u
+#define KILN_VULKAN_EXPR_SHARED 1u
+#define KILN_VULKAN_EXPR_UNKNOWN UINT32_MAX
+
 typedef struct kiln_vulkan_spirv_info {
   kiln_vulkan_spirv_entry_point *entry_points; /* GLCompute ones only */
   size_t entry_point_count;
   bool has_shared_bytes_spec; /* SpecId 3 is declared */
+  uint32_t shared_bytes_default;
+  /* The arrays whose length follows from SpecId 3 (dynamic shared
+   * memory): each one's length as node shared_roots[i] of shared_exprs, or
+   * KILN_VULKAN_EXPR_UNKNOWN where kiln cannot evaluate it. */
+  uint32_t *shared_roots;
+  size_t shared_root_count;
+  kiln_vulkan_spec_expr *shared_exprs;
+  size_t shared_expr_count;
 } kiln_vulkan_spirv_info;
 
 /* Checks the image's header and structure and reflects what launches need.
@@ -420,6 +445,16 @@ kiln_status kiln_vulkan_spirv_reflect(const void *data, size_t size,
                                       size_t index,
                                       kiln_vulkan_spirv_info *out);
 void kiln_vulkan_spirv_free(kiln_vulkan_spirv_info *info);
+/* Whether every array sized by SpecId 3 has at least one element when the
+ * constant is `bytes` (one kiln cannot evaluate: when bytes > 0). */
+bool kiln_vulkan_spirv_shared_fits(const kiln_vulkan_spirv_info *info,
+                                   uint32_t bytes);
+/* Validates image `index` with SPIRV-Tools for the context's device, where
+ * the library loads (KILN_SPIRV_VALIDATOR, KILN_SPIRV_TOOLS_LIBRARY):
+ * KILN_ERROR_INVALID_IMAGE with its diagnostic when invalid. */
+kiln_status kiln_vulkan_spirv_validate(const kiln_vulkan_context *vc,
+                                       const uint32_t *words, size_t count,
+                                       size_t index);
 
 /* ---- Modules and kernels (module.c, launch.c)
  * --------------------------------------- */
@@ -446,7 +481,7 @@ typedef struct kiln_vulkan_kernel {
   kiln_kernel base;
   VkShaderModule shader; /* the module's */
   const kiln_vulkan_spirv_entry_point *entry;
-  bool has_shared_bytes_spec;
+  const kiln_vulkan_spirv_info *info; /* of the entry's image */
   VkPipelineLayout layout;
   uint32_t push_bytes;  /* the push range: the block rounded up to 4 */
   pthread_mutex_t lock; /* guards pipelines */
@@ -463,6 +498,11 @@ kiln_status kiln_vulkan_module_init(kiln_module *m,
                                     size_t count);
 void kiln_vulkan_module_deinit(kiln_module *m);
 kiln_status kiln_vulkan_kernel_init(kiln_kernel *k);
+/* Creates the kernel's pipeline for its smallest block size, so that an
+ * image the driver cannot compile fails when the kernel is looked up,
+ * with KILN_ERROR_INVALID_IMAGE, not at its first launch. */
+kiln_status kiln_vulkan_kernel_precompile(kiln_vulkan_context *vc,
+                                          kiln_vulkan_kernel *vk);
 void kiln_vulkan_kernel_deinit(kiln_kernel *k);
 kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
                                const kiln_launch_config *config,

@@ -14,9 +14,18 @@
  *    means the default stream of the context the other arguments belong to.
  *  - A zero-length transfer, copy or fill, and a launch with a zero grid
  *    dimension, are valid and do nothing (their arguments are still checked).
- *  - Objects may be created and destroyed from any thread. A stream must be
- *    used by one thread at a time; different streams may be driven from
- *    different threads at once.
+ *  - Threads: any call may be made from any thread while other threads call
+ *    kiln with the same context, kernels and streams, the default stream
+ *    included. Calls on one stream from several threads are queued each
+ *    whole, in the order they were made (the launches of a built-in helper
+ *    such as kiln_reduce_sum_f32 together), and a synchronize or a read
+ *    waits for everything queued on the stream before it, whichever thread
+ *    queued it. Objects of every kind may be created and destroyed while
+ *    other threads launch in the same context, and threads may have
+ *    contexts of their own. tests/conformance/test_threads.c checks each of
+ *    these with 8 threads on every backend (and under ThreadSanitizer on
+ *    Vulkan). Recording an event while another thread uses that event is
+ *    the caller's race.
  *  - A handle that was destroyed (or released with its context), or that
  *    kiln never handed out, is KILN_ERROR_INVALID_HANDLE in every call, never
  *    a crash; destroying a handle while another thread still uses it is the
@@ -121,6 +130,10 @@ typedef enum kiln_status {
    * the work goes on and the context stays usable (wait again, or destroy
    * the context). See KILN_SYNC_TIMEOUT_MS above. */
   KILN_ERROR_TIMEOUT = 20,
+  /* KILN_DEBUG=guard found bytes next to a buffer changed: a kernel wrote
+   * outside the buffer's range. The call that reports it did its own work;
+   * the context stays usable. See "Debugging" below. */
+  KILN_ERROR_MEMORY_CORRUPTION = 21,
 } kiln_status;
 
 /* The status's name, e.g. "KILN_ERROR_OUT_OF_RANGE"; a static string, and
@@ -135,13 +148,48 @@ KILN_API const char *kiln_last_error(void);
 /* Forgets this thread's last error message. */
 KILN_API void kiln_clear_error(void);
 
+/*
+ * Debugging. KILN_DEBUG, read when a context is created, turns on checks
+ * for that context: a comma-separated list of modes, of which there is one
+ * so far; any other word fails kiln_context_create with
+ * KILN_ERROR_INVALID_ARGUMENT. Unset or empty: no checks, at no cost.
+ *
+ * KILN_DEBUG=guard finds kernels that write outside their buffers, on every
+ * backend, lavapipe included. Every device buffer gets 4096 guard bytes of
+ * the value 0xfd before and after it (its size, its address as kernels see
+ * it and every range check stay as asked). The guards of a buffer that
+ * kernels took as an argument are read back once the host knows those
+ * kernels are done: by kiln_stream_synchronize(_timeout), a kiln_buffer_read
+ * or kiln_stream_destroy of their stream, kiln_event_synchronize of an
+ * event recorded after them on it, and kiln_context_synchronize; a buffer
+ * that kernels of several streams took, by the last only.
+ * kiln_buffer_destroy checks its buffer and kiln_context_destroy every
+ * buffer, whether a kernel took it or not. A changed guard makes that call
+ * return KILN_ERROR_MEMORY_CORRUPTION once it has done its own work (the
+ * data read, the buffer destroyed), with a message naming the buffer
+ * (handle, size, device address), the side and the changed offsets counted
+ * from the buffer's start ("-4 to -1" before it, "size+0 to size+3" after
+ * it); every corrupted buffer is also logged at the error level. The guards
+ * are then written again, so one overrun is reported once. Not found:
+ * writes more than 4096 bytes away (unless they land in another buffer's
+ * guards, and are then reported for that buffer), writes of 0xfd itself,
+ * reads out of range. Cost: 8 KiB more device memory per buffer; creating
+ * a buffer writes its guards and waits for that; a check reads 8 KiB per
+ * buffer that kernels took since its last check (nothing when no kernel
+ * ran); guard reads and writes go through one internal stream, under one
+ * lock, per context.
+ */
+
 /* ------------------------------------------------------------------------ */
 /* Logging                                                                    */
 /* ------------------------------------------------------------------------ */
 
-/* kiln prints nothing unless asked: KILN_LOG=error|warn|info|debug in the
- * environment, or kiln_set_log_level(), sends messages to stderr or to the
- * handler set with kiln_set_log_handler(). */
+/* kiln prints nothing unless asked: KILN_LOG=off|error|warn|info|debug (in
+ * any case) in the environment, or kiln_set_log_level(), sends messages to
+ * stderr or to the handler set with kiln_set_log_handler(). Without
+ * KILN_LOG, KILN_VULKAN_VALIDATION=1 means warn, so that the validation
+ * layer's findings are seen. Any other KILN_LOG value is reported once, as
+ * a warning sent whatever the level, and counts as unset. */
 typedef enum kiln_log_level {
   KILN_LOG_OFF = 0,
   KILN_LOG_ERROR = 1,
@@ -158,7 +206,8 @@ typedef void (*kiln_log_handler)(kiln_log_level level, const char *message,
 /* Sets the most verbose level that is reported (overrides KILN_LOG). */
 KILN_API void kiln_set_log_level(kiln_log_level level);
 
-/* The level in force: kiln_set_log_level's, else KILN_LOG's, else OFF. */
+/* The level in force: kiln_set_log_level's, else KILN_LOG's, else WARN
+ * when KILN_VULKAN_VALIDATION is on, else OFF. */
 KILN_API kiln_log_level kiln_get_log_level(void);
 
 /* Routes messages to `handler` instead of stderr; NULL restores stderr. */
@@ -194,7 +243,13 @@ KILN_API bool kiln_backend_compiled(kiln_backend backend);
  * the reason in words (no driver, no device, not compiled in, ...). The
  * reason is also stored in *out_reason if that is not NULL: "" when
  * available, else a string owned by kiln, valid until the process ends. The
- * first call loads the vendor library; later calls are cheap. */
+ * first call loads the vendor library; later calls are cheap. An available
+ * backend stays so; an unavailable one is probed again (here, by
+ * kiln_context_create and by the other calls that look at backends) once
+ * the variable naming its library, KILN_CUDA_LIBRARY, KILN_HIP_LIBRARY or
+ * KILN_VULKAN_LIBRARY, has a value other than at the failed probe (set,
+ * changed or unset), and the reason's text is then replaced. A HIP runtime
+ * once loaded cannot be replaced by another in the same process. */
 KILN_API kiln_status kiln_backend_available(kiln_backend backend,
                                             const char **out_reason);
 
@@ -296,6 +351,37 @@ KILN_API kiln_status kiln_context_get_properties(
 
 /* Waits until all work submitted to every stream of the context is done. */
 KILN_API kiln_status kiln_context_synchronize(kiln_context *context);
+
+/* Memory the device sets aside for what kernels do at run time, in bytes.
+ * A limit belongs to the device (CUDA: its primary context, shared with
+ * the CUDA runtime in the process; HIP: the device), so it holds for every
+ * context on that device. Vulkan has none: both calls below answer
+ * KILN_ERROR_UNSUPPORTED there. */
+typedef enum kiln_limit {
+  KILN_LIMIT_STACK_BYTES = 1,       /* each GPU thread's stack */
+  KILN_LIMIT_PRINTF_FIFO_BYTES = 2, /* the buffer device-side printf fills */
+  KILN_LIMIT_MALLOC_HEAP_BYTES = 3, /* the heap of device-side malloc/free */
+} kiln_limit;
+
+/* Asks for `value` bytes of `limit`. Drivers may round or clamp the value:
+ * kiln_context_get_limit tells the one in force. An unknown limit is
+ * KILN_ERROR_INVALID_ARGUMENT; a value the driver refuses (e.g. a stack
+ * larger than the device can give every thread) fails with the driver's
+ * error mapped and named, and the limit as it was. Not stream-ordered:
+ * CUDA waits for the device's earlier work before changing the stack size
+ * (kiln first waits within KILN_SYNC_TIMEOUT_MS, when set), and refuses
+ * (INVALID_ARGUMENT) to change the printf FIFO or the malloc heap once a
+ * kernel that uses printf or malloc has run. */
+KILN_API kiln_status kiln_context_set_limit(kiln_context *context,
+                                            kiln_limit limit, size_t value);
+
+/* The value of `limit` in force, in bytes. KILN_ERROR_INVALID_ARGUMENT for
+ * an unknown limit; KILN_ERROR_UNSUPPORTED, in words, where the backend or
+ * its runtime has no such limit (Vulkan; HIP on AMD has no printf FIFO
+ * limit, and before ROCm 6 no stack limit). */
+KILN_API kiln_status kiln_context_get_limit(kiln_context *context,
+                                            kiln_limit limit,
+                                            size_t *out_value);
 
 /* ------------------------------------------------------------------------ */
 /* Device buffers                                                             */
@@ -434,6 +520,25 @@ KILN_API kiln_status kiln_module_get_kernel(kiln_module *module,
 
 /* The kernel's name; owned by the kernel. */
 KILN_API const char *kiln_kernel_name(const kiln_kernel *kernel);
+
+/* Finds the module's __device__ or __constant__ variable `name` (CUDA,
+ * HIP) and gives it as a buffer over the variable's memory, of its size,
+ * so that every buffer call works on it in stream order: write, read,
+ * copy, fill, their async forms, and kiln_arg_buffer to pass its address
+ * to a kernel (which must not write a __constant__ one). Its address has
+ * the alignment of the variable's type. The name is the image's: a
+ * variable at file scope keeps its own (C++ mangles one in a namespace).
+ * Each image has its own copy of its variables; the first image that has
+ * the name gives it. The buffer belongs to the module: asking twice gives
+ * the same handle, kiln_buffer_destroy on it is KILN_ERROR_INVALID_ARGUMENT,
+ * and kiln_module_destroy releases it (its handle is invalid from then
+ * on). KILN_ERROR_NOT_FOUND when the module has no such variable;
+ * KILN_ERROR_UNSUPPORTED on Vulkan, whose shaders have no variables the
+ * host can reach: pass such values as kernel arguments (push constants) or
+ * in a buffer. */
+KILN_API kiln_status kiln_module_get_global(kiln_module *module,
+                                            const char *name,
+                                            kiln_buffer **out_buffer);
 
 /* ------------------------------------------------------------------------ */
 /* Kernels from source at run time                                           */

@@ -109,10 +109,18 @@ int conf_run_builtin_tests(void);
 int conf_run_stream_tests(void);
 int conf_run_error_tests(void);
 int conf_run_compile_tests(void);
+int conf_run_bad_input_tests(void);
+int conf_run_thread_tests(void);
+int conf_run_guard_tests(void);
+int conf_run_global_tests(void);
+int conf_run_fault_tests(void);
 
 /* The suite started again as a child process (KILN_CONF_CHILD=mode, set by
  * test_compile.c): runs that mode on conf.ctx and returns the exit code. */
 int conf_compile_child(const char *mode);
+/* The same for the fault tests' modes, "fault-..." (test_faults.c), which
+ * first destroy conf.ctx. */
+int conf_fault_child(const char *mode);
 
 #define CONF_TEST(fn) cmocka_unit_test_teardown(fn, conf_check_validation)
 

@@ -1,7 +1,8 @@
 /* kiln-conformance: the conformance suite on the backend KILN_BACKEND
  * names. Exits 77 (skipped) only when kiln says that backend cannot run
  * here; every other failure to set up is a failure. KILN_TEST_SEED=N
- * repeats a run's random data. */
+ * repeats a run's random data; KILN_CONF_FILTER=PATTERN runs only the tests
+ * whose names match it (cmocka's wildcards * and ?, e.g. 'threads_*'). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <time.h>
@@ -58,7 +59,8 @@ int main(void) {
   }
   const char *child = getenv("KILN_CONF_CHILD");
   if (child && *child) {
-    int rc = conf_compile_child(child);
+    int rc = strncmp(child, "fault-", 6) == 0 ? conf_fault_child(child)
+                                              : conf_compile_child(child);
     kiln_context_destroy(conf.ctx);
     return rc;
   }
@@ -69,6 +71,9 @@ int main(void) {
          kiln_device_type_name(conf.props.type), conf.props.driver_version,
          conf.seed, conf.seed);
 
+  const char *filter = getenv("KILN_CONF_FILTER");
+  if (filter && *filter) cmocka_set_test_filter(filter);
+
   int failed = 0;
   failed += conf_run_device_tests();
   failed += conf_run_buffer_tests();
@@ -77,6 +82,11 @@ int main(void) {
   failed += conf_run_stream_tests();
   failed += conf_run_error_tests();
   failed += conf_run_compile_tests();
+  failed += conf_run_bad_input_tests();
+  failed += conf_run_thread_tests();
+  failed += conf_run_guard_tests();
+  failed += conf_run_global_tests();
+  failed += conf_run_fault_tests();
 
   st = conf_release_module();
   if (st == KILN_OK)

@@ -170,13 +170,27 @@ static kiln_status context_init(kiln_context *ctx) {
 static void context_deinit(kiln_context *ctx) {
   fake_context *c = (fake_context *)ctx;
   if (c->tag == FAKE_TAG) fake_of(ctx)->live[KILN_OBJECT_CONTEXT]--;
+  if (ctx->abandoned) fake_of(ctx)->abandoned++;
   c->tag = 0;
 }
 
-/* Work is done when its call returns: the waits never wait. */
+static kiln_status work_done(void *fb) {
+  return atomic_load(&((fake_backend *)fb)->hung) ? KILN_ERROR_NOT_READY
+                                                  : KILN_OK;
+}
+
+/* Work is done when its call returns, so the waits never wait, unless the
+ * fake is hung. */
+static kiln_status wait_for_work(fake_backend *fb, fake_op op,
+                                 uint64_t timeout_ns) {
+  kiln_status st = enter(fb, op);
+  fb->last_timeout_ns = timeout_ns;
+  if (st != KILN_OK) return st;
+  return kiln_poll_until(work_done, fb, timeout_ns);
+}
+
 static kiln_status context_synchronize(kiln_context *ctx, uint64_t timeout_ns) {
-  (void)timeout_ns;
-  return enter(fake_of(ctx), FAKE_OP_CONTEXT_SYNCHRONIZE);
+  return wait_for_work(fake_of(ctx), FAKE_OP_CONTEXT_SYNCHRONIZE, timeout_ns);
 }
 
 /* ---- Buffers ------------------------------------------------------------- */
@@ -600,8 +614,8 @@ static void stream_deinit(kiln_stream *s) {
 }
 
 static kiln_status stream_synchronize(kiln_stream *s, uint64_t timeout_ns) {
-  (void)timeout_ns;
-  return enter(fake_of_object(s), FAKE_OP_STREAM_SYNCHRONIZE);
+  return wait_for_work(fake_of_object(s), FAKE_OP_STREAM_SYNCHRONIZE,
+                       timeout_ns);
 }
 
 static kiln_status event_init(kiln_event *e) {
@@ -631,14 +645,15 @@ static kiln_status stream_wait_event(kiln_stream *s, kiln_event *e) {
 }
 
 static kiln_status event_synchronize(kiln_event *e, uint64_t timeout_ns) {
-  (void)timeout_ns;
-  return enter(fake_of_object(e), FAKE_OP_EVENT_SYNCHRONIZE);
+  return wait_for_work(fake_of_object(e), FAKE_OP_EVENT_SYNCHRONIZE,
+                       timeout_ns);
 }
 
 static kiln_status event_query(kiln_event *e) {
   fake_backend *fb = fake_of_object(e);
   kiln_status st = enter(fb, FAKE_OP_EVENT_QUERY);
-  if (st == KILN_OK && fb->events_pending) return KILN_ERROR_NOT_READY;
+  if (st == KILN_OK && (fb->events_pending || atomic_load(&fb->hung)))
+    return KILN_ERROR_NOT_READY;
   return st;
 }
 

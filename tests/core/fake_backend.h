@@ -78,6 +78,11 @@ typedef struct fake_backend {
   bool fill_with_kernel;
   /* event_query answers NOT_READY while this is set. */
   bool events_pending;
+  /* While set, no work ever finishes: the three waits poll through
+   * kiln_poll_until, as a driver without a timed wait does, until their
+   * timeout (KILN_ERROR_TIMEOUT; with none, until another thread clears
+   * the flag), and event_query answers NOT_READY. */
+  atomic_bool hung;
   /* The next call of `fail_op` returns `fail_status` (KILN_OK: none). */
   fake_op fail_op;
   kiln_status fail_status;
@@ -88,6 +93,10 @@ typedef struct fake_backend {
   atomic_uint calls[FAKE_OP_COUNT];
   /* Objects initialised and not yet deinitialised, by kiln_object_type. */
   atomic_long live[KILN_OBJECT_EVENT + 1];
+  /* The timeout the core passed to the last of the three waits, and how
+   * many contexts were deinitialised abandoned (ctx->abandoned). */
+  _Atomic uint64_t last_timeout_ns;
+  atomic_uint abandoned;
   /* Run-time compilation (fake_compiler.c), on by default: the fake
    * "compiles" text into its own image format (see fake_compile). */
   bool compiler_available;

@@ -216,9 +216,10 @@ static void status_names(void **state) {
       "KILN_ERROR_BACKEND",
       "KILN_ERROR_COMPILE",
       "KILN_ERROR_TIMEOUT",
+      "KILN_ERROR_MEMORY_CORRUPTION",
   };
   const size_t count = sizeof names / sizeof names[0];
-  assert_int_equal(count, KILN_ERROR_TIMEOUT + 1);
+  assert_int_equal(count, KILN_ERROR_MEMORY_CORRUPTION + 1);
   for (size_t i = 0; i < count; i++)
     assert_string_equal(kiln_status_name((kiln_status)i), names[i]);
   assert_string_equal(kiln_status_name((kiln_status)count),

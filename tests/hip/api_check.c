@@ -13,6 +13,7 @@ KILN_HIP_ERRORS(KILN_CHECK_VALUE)
 KILN_HIP_DEVICE_ATTRIBUTES(KILN_CHECK_VALUE)
 KILN_HIP_MEMCPY_KINDS(KILN_CHECK_VALUE)
 KILN_HIP_FUNC_ATTRIBUTES(KILN_CHECK_VALUE)
+KILN_HIP_LIMITS(KILN_CHECK_VALUE)
 KILN_HIP_FLAGS(KILN_CHECK_VALUE)
 
 #define KILN_CHECK_PROTOTYPE(ret, name, params)                      \
@@ -20,7 +21,12 @@ KILN_HIP_FLAGS(KILN_CHECK_VALUE)
       __builtin_types_compatible_p(__typeof__(&name), ret(*) params), \
       #name "'s prototype differs from ROCm's");
 KILN_HIP_SYMBOLS(KILN_CHECK_PROTOTYPE)
-KILN_HIP_OPTIONAL_SYMBOLS(KILN_CHECK_PROTOTYPE)
+KILN_HIP_OPTIONAL_SYMBOLS_ROCM5(KILN_CHECK_PROTOTYPE)
+/* What ROCm 5.2's headers lack. */
+#if HIP_VERSION_MAJOR >= 6
+KILN_HIP_LIMITS_ROCM6(KILN_CHECK_VALUE)
+KILN_HIP_OPTIONAL_SYMBOLS_ROCM6(KILN_CHECK_PROTOTYPE)
+#endif
 
 /* The types hip.h writes out by hand. */
 _Static_assert(__builtin_types_compatible_p(hipDevice_t, int),
@@ -41,7 +47,8 @@ _Static_assert(sizeof(hipUUID) == 16 && offsetof(hipUUID, bytes) == 0,
 _Static_assert(sizeof(hipError_t) == sizeof(int) &&
                    sizeof(hipDeviceAttribute_t) == sizeof(int) &&
                    sizeof(hipMemcpyKind) == sizeof(int) &&
-                   sizeof(hipFuncAttribute) == sizeof(int),
+                   sizeof(hipFuncAttribute) == sizeof(int) &&
+                   sizeof(enum hipLimit_t) == sizeof(int),
                "an enumeration's size differs from ROCm's");
 /* device.c finds the architecture name after the device name. */
 _Static_assert(offsetof(hipDeviceProp_t, name) == 0 &&

@@ -79,3 +79,43 @@ extern "C" __global__ void conf_busy(unsigned *data, unsigned n,
     data[i] = v;
   }
 }
+
+// Module globals (kiln_module_get_global), CUDA and HIP only: the host
+// writes and reads them through kiln's buffer calls. At file scope, so
+// their names are not mangled. nvcc and hipcc lay them out in this order,
+// which puts conf_global_bytes at an odd address after the one-byte flag:
+// kiln's fills must cope (the test is right wherever it lands).
+__device__ unsigned conf_global_words[4];
+__constant__ unsigned conf_constant_words[4];
+__device__ unsigned char conf_global_flag;
+__device__ unsigned char conf_global_bytes[13];
+
+// out[i] = conf_global_words[i] + conf_constant_words[i] + add, then
+// conf_global_words[i] = 3 * conf_global_words[i] + 1, for i < 4.
+extern "C" __global__ void conf_globals(unsigned *out, unsigned add) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= 4) return;
+  unsigned g = conf_global_words[i];
+  out[i] = g + conf_constant_words[i] + add;
+  conf_global_words[i] = 3u * g + 1u;
+}
+
+// out[0] = the sum of conf_global_bytes and out[1] = conf_global_flag, as
+// the device sees them.
+extern "C" __global__ void conf_global_bytes_sum(unsigned *out) {
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  unsigned sum = 0;
+  for (unsigned i = 0; i < sizeof conf_global_bytes; i++)
+    sum += conf_global_bytes[i];
+  out[0] = sum;
+  out[1] = conf_global_flag;
+}
+
+// words[first + i] = value + i for i < count, with no check of any range:
+// the overrunning kernel of test_guard.c, which points it just past the end
+// of a buffer or (first < 0) just before its start.
+extern "C" __global__ void conf_poke(unsigned *words, int first,
+                                     unsigned count, unsigned value) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < count) words[(long long)first + i] = value + i;
+}

@@ -71,6 +71,7 @@ static hipError_t from_cuda(CUresult r) {
   case CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE:
     return hipErrorCooperativeLaunchTooLarge;
   case CUDA_ERROR_NOT_SUPPORTED: return hipErrorNotSupported;
+  case CUDA_ERROR_UNSUPPORTED_LIMIT: return hipErrorUnsupportedLimit;
   case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
   case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
     return hipErrorInsufficientDriver;

@@ -12,7 +12,8 @@
  * cudaTypedefs.h type it is called through.
  *
  * shim.c: loading, errors, devices and the per-thread current device.
- * shim_ops.c: memory, transfers, modules, launches, streams and events.
+ * shim_ops.c: memory, transfers, modules and their globals, limits,
+ * launches, streams and events.
  * shim_rtc.c (shim_rtc.h): HIPRTC, which ROCm 5's libamdhip64 carries too,
  * on NVRTC.
  */
@@ -51,6 +52,8 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuCtxGetCurrent, 4000)            \
   X(cuCtxSetCurrent, 4000)            \
   X(cuCtxSynchronize, 2000)           \
+  X(cuCtxSetLimit, 3010)              \
+  X(cuCtxGetLimit, 3010)              \
   X(cuMemAlloc, 3020)                 \
   X(cuMemFree, 3020)                  \
   X(cuMemHostAlloc, 2020)             \
@@ -65,6 +68,7 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuModuleLoadData, 2000)           \
   X(cuModuleUnload, 2000)             \
   X(cuModuleGetFunction, 2000)        \
+  X(cuModuleGetGlobal, 3020)          \
   X(cuFuncSetAttribute, 9000)         \
   X(cuLaunchKernel, 4000)             \
   X(cuStreamCreate, 2000)             \

@@ -1,7 +1,8 @@
-/* The shim's memory, transfers, modules, launches, streams and events:
- * each HIP call as the CUDA driver call that does the same, with HIP's
- * rules where the two differ (hipFree waits for the device, work goes to
- * the stream's device, a null pointer or zero size is no error). */
+/* The shim's memory, transfers, modules, limits, launches, streams and
+ * events: each HIP call as the CUDA driver call that does the same, with
+ * HIP's rules where the two differ (hipFree waits for the device, work goes
+ * to the stream's device, a null pointer or zero size is no error). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -179,6 +180,54 @@ hipError_t hipFuncSetAttribute(const void *func, hipFuncAttribute attr,
                                  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                  value),
       "cuFuncSetAttribute");
+}
+
+/* A module's variable, as HIP documents it: either out-parameter may be
+ * NULL. */
+hipError_t hipModuleGetGlobal(hipDeviceptr_t *address, size_t *size,
+                              hipModule_t module, const char *name) {
+  if (!name) return hipErrorInvalidValue;
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  CUdeviceptr d = 0;
+  size_t bytes = 0;
+  err = shim_error(shim_cu.cuModuleGetGlobal(&d, &bytes,
+                                             SHIM_HANDLE(CUmodule, module),
+                                             name),
+                   "cuModuleGetGlobal");
+  if (err != hipSuccess) return err;
+  if (address) *address = (hipDeviceptr_t)(uintptr_t)d;
+  if (size) *size = bytes;
+  return hipSuccess;
+}
+
+/* ---- Limits ------------------------------------------------------------- */
+
+/* HIP's limits are the current device's: here its primary context's. */
+static bool to_cuda_limit(enum hipLimit_t limit, CUlimit *out) {
+  switch (limit) {
+  case hipLimitStackSize: *out = CU_LIMIT_STACK_SIZE; return true;
+  case hipLimitPrintfFifoSize: *out = CU_LIMIT_PRINTF_FIFO_SIZE; return true;
+  case hipLimitMallocHeapSize: *out = CU_LIMIT_MALLOC_HEAP_SIZE; return true;
+  }
+  return false;
+}
+
+hipError_t hipDeviceSetLimit(enum hipLimit_t limit, size_t value) {
+  CUlimit l;
+  if (!to_cuda_limit(limit, &l)) return hipErrorUnsupportedLimit;
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  return shim_error(shim_cu.cuCtxSetLimit(l, value), "cuCtxSetLimit");
+}
+
+hipError_t hipDeviceGetLimit(size_t *value, enum hipLimit_t limit) {
+  if (!value) return hipErrorInvalidValue;
+  CUlimit l;
+  if (!to_cuda_limit(limit, &l)) return hipErrorUnsupportedLimit;
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  return shim_error(shim_cu.cuCtxGetLimit(value, l), "cuCtxGetLimit");
 }
 
 /* ---- Streams ------------------------------------------------------------ */

@@ -1,0 +1,27 @@
+#version 460
+// conf_fault_spin(const u32 *flag, u64 cycles): see faults.cu. Vulkan gives
+// kernels no clock unless the device enables one, so this spins until *flag
+// is non-zero and ignores `cycles`: on a GPU it never ends, as the test
+// never sets the flag. llvmpipe (lavapipe) ends an invocation's loops after
+// 65535 turns in all (LP_MAX_TGSI_LOOP_ITERATIONS), so there the test
+// launches a grid that takes hours instead. The flag is read with an
+// atomic, a side effect, on every turn: compilers may assume that a loop
+// without one ends, and drop it (Mesa's does, volatile or not).
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Flag {
+  uint v;
+};
+
+layout(push_constant, std430) uniform Args {
+  Flag flag;
+  uint64_t cycles;
+} args;
+
+void main() {
+  while (atomicAdd(args.flag.v, 0u) == 0u) {
+  }
+}

@@ -1,0 +1,567 @@
+/* Faults on the suite's backend, and that kiln reports each in words and
+ * lets the program go on:
+ *  - a kernel that never ends: with KILN_SYNC_TIMEOUT_MS every wait returns
+ *    KILN_ERROR_TIMEOUT, kiln_context_destroy abandons the context, and a
+ *    new context works;
+ *  - device memory exhausted on purpose: KILN_ERROR_OUT_OF_DEVICE_MEMORY,
+ *    then everything freed and a launch that works;
+ *  - a kernel that writes far out of bounds: reported (the context then
+ *    refuses work with KILN_ERROR_DEVICE_LOST), and a new context works.
+ * The first and the last run in a child process each (KILN_CONF_CHILD=
+ * fault-hang, fault-wild): a kernel left running, or a driver that takes
+ * the process down, cannot then touch the rest of the suite, and the child
+ * holds no other context (on CUDA one would keep the device's primary
+ * context, and with it the stuck kernel or the fault, alive). The parent
+ * judges how the child ended, and a child that never ends is killed. */
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conformance.h"
+
+extern char **environ;
+
+#define ENV "KILN_SYNC_TIMEOUT_MS"
+/* The bound of the stuck kernel's waits, and how much later than that a
+ * wait may end on a loaded machine (it should end about 1 ms late). */
+#define HANG_LIMIT_MS 200
+#define SLACK_MS 5000
+/* conf_fault_spin's clock cycles on CUDA and HIP: 2^34, over 8 s at 2 GHz.
+ * Far longer than the child's waits, so a destroy that waited for the
+ * kernel instead of abandoning it shows in its time; yet the kernel ends
+ * by itself where nothing stops it (HIP keeps one context per device for
+ * the process: a later context's frees wait for it). */
+#define SPIN_CYCLES (UINT64_C(1) << 34)
+/* How far past its buffer conf_fault_scatter writes: 1 TiB, where no
+ * mapping of the process or the device is (x86-64 user space ends at
+ * 128 TiB and drivers map from near its top down, or near its bottom). */
+#define WILD_OFFSET (UINT64_C(1) << 40)
+/* How long a child may take before it is killed as stuck. */
+#define CHILD_DEADLINE_S 240
+/* Child exit codes besides 0 (everything as this backend should do). */
+#define CHILD_FAILED 10
+#define CHILD_NEW_CONTEXT_LOST 11
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double ms_since(uint64_t t0) { return (double)(now_ns() - t0) / 1e6; }
+
+/* ---- The children's side ------------------------------------------------- */
+
+/* A child is not a cmocka test: its checks print what went wrong, count
+ * it, and the child's exit code tells the parent. */
+static const char *child_mode = "";
+static int child_failures;
+
+static void say(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+static void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  printf("kiln-conformance (%s): ", child_mode);
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+}
+
+static bool expect(bool ok, const char *what) {
+  if (!ok) {
+    say("FAILED: %s", what);
+    child_failures++;
+  }
+  return ok;
+}
+
+/* `st` must be `want`, with a message (that contains `words` if given). */
+static bool expect_status(kiln_status st, kiln_status want, const char *call,
+                          const char *words) {
+  const char *msg = kiln_last_error();
+  if (st == want && (st == KILN_OK || msg[0]) && (!words || strstr(msg, words)))
+    return true;
+  say("FAILED: %s returned %s, expected %s%s%s (message: \"%s\")", call,
+      kiln_status_name(st), kiln_status_name(want), words ? " mentioning " : "",
+      words ? words : "", msg);
+  child_failures++;
+  return false;
+}
+
+static kiln_context *child_context(void) {
+  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context *ctx = NULL;
+  kiln_status st = kiln_context_create(&o, &ctx);
+  return expect_status(st, KILN_OK, "kiln_context_create", NULL) ? ctx : NULL;
+}
+
+/* A context whose waits are bounded by KILN_SYNC_TIMEOUT_MS=ms, the
+ * variable restored afterwards (the context keeps what it read). */
+static kiln_context *child_context_bounded(unsigned ms) {
+  const char *was = getenv(ENV);
+  char *saved = was ? strdup(was) : NULL;
+  char value[32];
+  snprintf(value, sizeof value, "%u", ms);
+  setenv(ENV, value, 1);
+  kiln_context *ctx = child_context();
+  if (saved)
+    setenv(ENV, saved, 1);
+  else
+    unsetenv(ENV);
+  free(saved);
+  return ctx;
+}
+
+static kiln_module *child_module(kiln_context *ctx) {
+  size_t count;
+  const kiln_module_image *images = conf_images(&count);
+  kiln_module *m = NULL;
+  kiln_status st = kiln_module_create(ctx, images, count, &m);
+  return expect_status(st, KILN_OK, "kiln_module_create", NULL) ? m : NULL;
+}
+
+/* conf_add_u32 over 1000 words, with a module of its own: KILN_OK only if
+ * the words came back right; otherwise the failure, in words, in `why`. */
+static kiln_status a_correct_launch(kiln_context *ctx, char *why,
+                                    size_t why_size) {
+  enum { N = 1000 };
+  uint32_t in[N], out[N];
+  for (uint32_t i = 0; i < N; i++) in[i] = i * 2654435761u;
+  kiln_module *m = NULL;
+  kiln_kernel *k = NULL;
+  kiln_buffer *b = NULL;
+  size_t count;
+  const kiln_module_image *images = conf_images(&count);
+  kiln_status st = kiln_module_create(ctx, images, count, &m);
+  if (st == KILN_OK) st = kiln_module_get_kernel(m, "conf_add_u32", &k);
+  if (st == KILN_OK) st = kiln_buffer_create(ctx, sizeof in, 0, &b);
+  if (st == KILN_OK) st = kiln_buffer_write(NULL, b, 0, in, sizeof in);
+  kiln_launch_config c = kiln_launch_config_1d(N, 64);
+  const kiln_arg args[3] = {kiln_arg_buffer(b, 0), kiln_arg_u32(N),
+                            kiln_arg_u32(7)};
+  if (st == KILN_OK) st = kiln_launch(NULL, k, &c, args, 3);
+  if (st == KILN_OK) st = kiln_buffer_read(NULL, b, 0, out, sizeof out);
+  snprintf(why, why_size, "%s", st == KILN_OK ? "" : kiln_last_error());
+  for (uint32_t i = 0; st == KILN_OK && i < N; i++) {
+    if (out[i] != in[i] + 7) {
+      snprintf(why, why_size,
+               "word %u is 0x%08x after the launch, expected 0x%08x", i,
+               out[i], in[i] + 7);
+      st = KILN_ERROR_BACKEND;
+    }
+  }
+  if (b) kiln_buffer_destroy(b);
+  if (m) kiln_module_destroy(m);
+  return st;
+}
+
+/* The same in a child, with the failure counted. */
+static kiln_status child_launch(kiln_context *ctx) {
+  char why[512];
+  kiln_status st = a_correct_launch(ctx, why, sizeof why);
+  say("a launch on a new context: %s%s%s", kiln_status_name(st),
+      st ? ": " : "", why);
+  return st;
+}
+
+/* One thread of conf_fault_spin spins for ever on a GPU. A CPU driver may
+ * end every loop after a fixed number of turns (llvmpipe: 65535 per
+ * invocation), and all its devices share one pool of threads, so that a
+ * new context's work waits for the old one's: there the kernel gets a grid
+ * that keeps every thread of the pool busy for about CPU_SPIN_MS, sized
+ * from how long one group of 64 threads takes. */
+#define CPU_SPIN_MS 6000.0
+static bool size_cpu_grid(kiln_kernel *spin, const kiln_arg *args,
+                          kiln_stream *s, kiln_launch_config *out) {
+  const kiln_launch_config one = {{1, 1, 1}, {64, 1, 1}, 0};
+  uint64_t t0 = now_ns();
+  if (!expect_status(kiln_launch(s, spin, &one, args, 2), KILN_OK,
+                     "kiln_launch of one group of conf_fault_spin", NULL) ||
+      !expect_status(kiln_stream_synchronize_timeout(s, UINT64_C(60000000000)),
+                     KILN_OK,
+                     "one group of conf_fault_spin ending by itself on a CPU "
+                     "device",
+                     NULL))
+    return false;
+  const double group_ms = ms_since(t0);
+  const char *lp = getenv("LP_NUM_THREADS");
+  long threads = lp && *lp ? atol(lp) : sysconf(_SC_NPROCESSORS_ONLN);
+  if (threads < 1) threads = 1;
+  double groups = (CPU_SPIN_MS / group_ms + 1.0) * (double)threads;
+  *out = one;
+  out->grid.x = groups > 65535.0 ? 65535u : (uint32_t)groups;
+  say("one group of 64 threads spun %.0f ms, so %u groups on %ld threads "
+      "spin for about %.0f s",
+      group_ms, out->grid.x, threads,
+      group_ms * (double)out->grid.x / (double)threads / 1000.0);
+  return true;
+}
+
+/* A kernel that never ends, run with KILN_SYNC_TIMEOUT_MS. */
+static int hang_child(void) {
+  kiln_context *ctx = child_context_bounded(HANG_LIMIT_MS);
+  kiln_module *m = ctx ? child_module(ctx) : NULL;
+  if (!m) return CHILD_FAILED;
+  kiln_kernel *spin = NULL;
+  kiln_buffer *flag = NULL;
+  kiln_stream *def = NULL;
+  kiln_event *after = NULL;
+  if (!expect_status(kiln_module_get_kernel(m, "conf_fault_spin", &spin),
+                     KILN_OK, "kiln_module_get_kernel", NULL) ||
+      !expect_status(kiln_buffer_create(ctx, 4, KILN_BUFFER_ZERO, &flag),
+                     KILN_OK, "kiln_buffer_create", NULL) ||
+      !expect_status(kiln_context_default_stream(ctx, &def), KILN_OK,
+                     "kiln_context_default_stream", NULL) ||
+      !expect_status(kiln_event_create(ctx, &after), KILN_OK,
+                     "kiln_event_create", NULL))
+    return CHILD_FAILED;
+  const kiln_arg args[2] = {kiln_arg_buffer(flag, 0),
+                            kiln_arg_u64(SPIN_CYCLES)};
+  kiln_launch_config config = {{1, 1, 1}, {1, 1, 1}, 0};
+  if (conf.props.type == KILN_DEVICE_TYPE_CPU &&
+      !size_cpu_grid(spin, args, def, &config))
+    return CHILD_FAILED;
+  if (!expect_status(kiln_launch(NULL, spin, &config, args, 2), KILN_OK,
+                     "kiln_launch of conf_fault_spin", NULL) ||
+      !expect_status(kiln_event_record(after, NULL), KILN_OK,
+                     "kiln_event_record", NULL))
+    return CHILD_FAILED;
+  const double limit = HANG_LIMIT_MS, late = HANG_LIMIT_MS + SLACK_MS;
+  char words[64];
+  snprintf(words, sizeof words, "(the limit: " ENV "=%d)", HANG_LIMIT_MS);
+
+  uint64_t t0 = now_ns();
+  kiln_status st = kiln_stream_synchronize(def);
+  double ms = ms_since(t0);
+  say("kiln_stream_synchronize: %s after %.1f ms: %s", kiln_status_name(st),
+      ms, kiln_last_error());
+  expect_status(st, KILN_ERROR_TIMEOUT, "kiln_stream_synchronize", words);
+  static const char named[] = "kiln_stream_synchronize: the default stream";
+  expect(strncmp(kiln_last_error(), named, sizeof named - 1) == 0,
+         "the message names the call and the stream");
+  expect(ms >= limit && ms < late, "the wait ended at its bound");
+
+  t0 = now_ns();
+  st = kiln_stream_synchronize_timeout(def, 0);
+  ms = ms_since(t0);
+  expect_status(st, KILN_ERROR_TIMEOUT, "kiln_stream_synchronize_timeout(0)",
+                "(the limit: 0.000 ms)");
+  expect(ms < SLACK_MS, "a timeout of 0 only looks");
+  expect_status(kiln_event_query(after), KILN_ERROR_NOT_READY,
+                "kiln_event_query", NULL);
+  expect_status(kiln_event_synchronize(after), KILN_ERROR_TIMEOUT,
+                "kiln_event_synchronize", words);
+  expect_status(kiln_context_synchronize(ctx), KILN_ERROR_TIMEOUT,
+                "kiln_context_synchronize", words);
+  uint32_t got = 0xdeadbeef;
+  expect_status(kiln_buffer_read(NULL, flag, 0, &got, 4), KILN_ERROR_TIMEOUT,
+                "kiln_buffer_read", "nothing was transferred");
+  expect(got == 0xdeadbeef, "a read that timed out wrote nothing");
+  expect_status(kiln_buffer_destroy(flag), KILN_ERROR_TIMEOUT,
+                "kiln_buffer_destroy", "the buffer was not destroyed");
+  expect(kiln_buffer_size(flag) == 4, "the buffer is still alive");
+
+  /* The destroy gives up at the bound and abandons the context: it must
+   * not wait for the kernel (which ends, if at all, seconds later). */
+  t0 = now_ns();
+  st = kiln_context_destroy(ctx);
+  ms = ms_since(t0);
+  say("kiln_context_destroy: %s after %.1f ms: %s", kiln_status_name(st), ms,
+      kiln_last_error());
+  expect_status(st, KILN_ERROR_TIMEOUT, "kiln_context_destroy", words);
+  expect(strstr(kiln_last_error(), "kiln_context_destroy: ") ==
+             kiln_last_error(),
+         "the message names kiln_context_destroy");
+  expect(ms >= limit && ms < late,
+         "kiln_context_destroy returned at its bound, without waiting for "
+         "the kernel");
+  expect_status(kiln_stream_synchronize(def), KILN_ERROR_INVALID_HANDLE,
+                "kiln_stream_synchronize on the abandoned context", NULL);
+  expect_status(kiln_event_query(after), KILN_ERROR_INVALID_HANDLE,
+                "kiln_event_query on the abandoned context", NULL);
+  expect_status(kiln_buffer_destroy(flag), KILN_ERROR_INVALID_HANDLE,
+                "kiln_buffer_destroy on the abandoned context", NULL);
+  expect_status(kiln_module_destroy(m), KILN_ERROR_INVALID_HANDLE,
+                "kiln_module_destroy on the abandoned context", NULL);
+  expect_status(kiln_context_destroy(ctx), KILN_ERROR_INVALID_HANDLE,
+                "kiln_context_destroy again", NULL);
+
+  /* A new context, with waits of no bound, works while the kernel spins. */
+  t0 = now_ns();
+  kiln_context *fresh = child_context();
+  if (fresh) {
+    expect(child_launch(fresh) == KILN_OK, "a launch on a new context");
+    expect_status(kiln_context_destroy(fresh), KILN_OK,
+                  "kiln_context_destroy of the new context", NULL);
+  }
+  say("the new context was done with after %.1f ms", ms_since(t0));
+  return child_failures ? CHILD_FAILED : 0;
+}
+
+/* A kernel that writes 1 TiB past its buffer. */
+static int wild_child(void) {
+  /* A driver that takes the process down should not leave a core file. */
+  const struct rlimit no_core = {0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  /* Bounded, so that a device that neither faults nor finishes is a
+   * timeout in words rather than a child killed at its deadline. */
+  kiln_context *ctx = child_context_bounded(60000);
+  kiln_module *m = ctx ? child_module(ctx) : NULL;
+  if (!m) return CHILD_FAILED;
+  kiln_kernel *k = NULL;
+  kiln_buffer *b = NULL;
+  if (!expect_status(kiln_module_get_kernel(m, "conf_fault_scatter", &k),
+                     KILN_OK, "kiln_module_get_kernel", NULL) ||
+      !expect_status(kiln_buffer_create(ctx, 4096, KILN_BUFFER_ZERO, &b),
+                     KILN_OK, "kiln_buffer_create", NULL))
+    return CHILD_FAILED;
+  const kiln_launch_config one = {{1, 1, 1}, {1, 1, 1}, 0};
+  const kiln_arg args[3] = {kiln_arg_buffer(b, 0), kiln_arg_u64(WILD_OFFSET),
+                            kiln_arg_u32(0xbad0bad0u)};
+  say("launching a kernel that writes 1 TiB past a 4 KiB buffer");
+  fflush(stdout);
+  kiln_status st = kiln_launch(NULL, k, &one, args, 3);
+  if (st == KILN_OK) {
+    kiln_stream *def = NULL;
+    kiln_context_default_stream(ctx, &def);
+    st = kiln_stream_synchronize(def);
+  }
+  char fault[512];
+  snprintf(fault, sizeof fault, "%s", kiln_last_error());
+  say("the launch and its synchronize: %s: %s", kiln_status_name(st), fault);
+  if (st == KILN_OK) {
+    expect(false, "the write 1 TiB past the buffer went unreported");
+  } else if (expect(st == KILN_ERROR_DEVICE_LOST ||
+                        st == KILN_ERROR_LAUNCH_FAILED,
+                    "the fault is KILN_ERROR_DEVICE_LOST or "
+                    "KILN_ERROR_LAUNCH_FAILED") &&
+             expect(fault[0] != '\0', "the fault comes with a message") &&
+             st == KILN_ERROR_DEVICE_LOST) {
+    /* A lost context refuses work, repeating what lost it. */
+    kiln_buffer *nb = NULL;
+    expect_status(kiln_buffer_create(ctx, 16, 0, &nb), KILN_ERROR_DEVICE_LOST,
+                  "kiln_buffer_create on the lost context", NULL);
+    expect(strstr(kiln_last_error(), fault) != NULL,
+           "the lost context's refusal repeats the fault");
+    expect_status(kiln_launch(NULL, k, &one, args, 3), KILN_ERROR_DEVICE_LOST,
+                  "kiln_launch on the lost context", NULL);
+    expect_status(kiln_context_synchronize(ctx), KILN_ERROR_DEVICE_LOST,
+                  "kiln_context_synchronize on the lost context", NULL);
+  }
+  /* Its objects and itself can still be destroyed. */
+  expect_status(kiln_buffer_destroy(b), KILN_OK, "kiln_buffer_destroy", NULL);
+  expect_status(kiln_module_destroy(m), KILN_OK, "kiln_module_destroy", NULL);
+  expect_status(kiln_context_destroy(ctx), KILN_OK, "kiln_context_destroy",
+                NULL);
+  if (child_failures) return CHILD_FAILED;
+
+  kiln_context *fresh = child_context();
+  if (!fresh) return CHILD_FAILED;
+  st = child_launch(fresh);
+  kiln_context_destroy(fresh);
+  if (st == KILN_ERROR_DEVICE_LOST && conf.backend == KILN_BACKEND_HIP)
+    return CHILD_NEW_CONTEXT_LOST;
+  expect(st == KILN_OK, "a launch on a new context");
+  return child_failures ? CHILD_FAILED : 0;
+}
+
+int conf_fault_child(const char *mode) {
+  child_mode = mode;
+  /* See the top of the file: this process holds no other context. */
+  kiln_context_destroy(conf.ctx);
+  conf.ctx = NULL;
+  int rc;
+  if (strcmp(mode, "fault-hang") == 0) {
+    rc = hang_child();
+  } else if (strcmp(mode, "fault-wild") == 0) {
+    rc = wild_child();
+  } else {
+    say("no such mode");
+    rc = CHILD_FAILED;
+  }
+  if (rc == 0 && conf_validation_messages()) {
+    say("FAILED: the Vulkan validation layer reported %d message(s)",
+        conf_validation_messages());
+    rc = CHILD_FAILED;
+  }
+  say("done, exit code %d", rc);
+  fflush(stdout);
+  return rc;
+}
+
+/* ---- The parent's side --------------------------------------------------- */
+
+/* Runs this program again as a child in `mode`, and waits for it to end,
+ * killing it at the deadline; the status as waitpid gives it. The child's
+ * AddressSanitizer, if any, leaves segmentation faults to the driver's
+ * default, so that a crash is a crash under every build. */
+static int run_child(const char *mode) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = conf_alloc((n + 3) * sizeof *env);
+  char mode_var[64], asan[1024];
+  snprintf(mode_var, sizeof mode_var, "KILN_CONF_CHILD=%s", mode);
+  const char *asan_was = getenv("ASAN_OPTIONS");
+  snprintf(asan, sizeof asan, "ASAN_OPTIONS=%s%shandle_segv=0:handle_sigbus=0",
+           asan_was ? asan_was : "", asan_was && *asan_was ? ":" : "");
+  size_t used = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "KILN_CONF_CHILD=", 16) != 0 &&
+        strncmp(environ[i], "ASAN_OPTIONS=", 13) != 0)
+      env[used++] = environ[i];
+  env[used++] = mode_var;
+  env[used++] = asan;
+  env[used] = NULL;
+  char *argv[] = {"kiln-conformance", NULL};
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = -1;
+  int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env);
+  free(env);
+  if (err != 0) fail_msg("posix_spawn: %s", strerror(err));
+  const uint64_t t0 = now_ns();
+  int status = 0;
+  for (;;) {
+    pid_t got = waitpid(pid, &status, WNOHANG);
+    if (got == pid) break;
+    if (got < 0 && errno != EINTR) fail_msg("waitpid: %s", strerror(errno));
+    if (now_ns() - t0 > (uint64_t)CHILD_DEADLINE_S * 1000000000u) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      fail_msg("the %s child did not end within %d s and was killed; its "
+               "output above shows how far it got",
+               mode, CHILD_DEADLINE_S);
+    }
+    struct timespec nap = {0, 20000000};
+    nanosleep(&nap, NULL);
+  }
+  print_message("the %s child ended after %.1f s\n", mode,
+                (double)(now_ns() - t0) / 1e9);
+  return status;
+}
+
+static void a_kernel_that_never_ends(void **state) {
+  (void)state;
+  conf_kernel("conf_fault_spin"); /* fails loudly if the build has none */
+  int status = run_child("fault-hang");
+  if (WIFSIGNALED(status))
+    fail_msg("the fault-hang child was killed by signal %d (%s)",
+             WTERMSIG(status), strsignal(WTERMSIG(status)));
+  /* It ended, so the process exits even with the kernel still running (on
+   * lavapipe, on one of its threads). */
+  if (WEXITSTATUS(status) != 0)
+    fail_msg("the fault-hang child exited with %d: its output above says "
+             "which check failed",
+             WEXITSTATUS(status));
+}
+
+static void a_kernel_that_writes_far_out_of_bounds(void **state) {
+  (void)state;
+  conf_kernel("conf_fault_scatter");
+  int status = run_child("fault-wild");
+  const bool cpu = conf.props.type == KILN_DEVICE_TYPE_CPU;
+  const bool hip = conf.backend == KILN_BACKEND_HIP;
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    if (cpu && (sig == SIGSEGV || sig == SIGBUS)) {
+      print_message("accepted: on %s the kernel runs on the process's own "
+                    "threads and its write is the process's: signal %d (%s) "
+                    "ended it before anything could report the fault\n",
+                    conf.props.name, sig, strsignal(sig));
+      return;
+    }
+    if (hip && sig == SIGABRT) {
+      print_message("accepted: ROCm's runtime ends a process whose kernel "
+                    "faulted (\"Memory access fault by GPU\"), with "
+                    "SIGABRT\n");
+      return;
+    }
+    fail_msg("the fault-wild child was killed by signal %d (%s)", sig,
+             strsignal(sig));
+  }
+  int rc = WEXITSTATUS(status);
+  if (rc == CHILD_NEW_CONTEXT_LOST && hip) {
+    print_message("accepted: the fault was reported and the context refused "
+                  "work, but HIP keeps one runtime context per device for "
+                  "the whole process, which the fault left lost: a new kiln "
+                  "context on the device is lost too\n");
+    return;
+  }
+  if (rc != 0)
+    fail_msg("the fault-wild child exited with %d: its output above says "
+             "which check failed",
+             rc);
+}
+
+/* Allocates in chunks until the device says no, within a cap: twice the
+ * memory the device reports, and at most 8 GiB on a CPU device (its memory
+ * is the machine's). */
+static void device_memory_exhausted_on_purpose(void **state) {
+  (void)state;
+  const uint64_t gib = UINT64_C(1) << 30;
+  const uint64_t memory = conf.props.memory_bytes;
+  const bool cpu = conf.props.type == KILN_DEVICE_TYPE_CPU;
+  uint64_t chunk = memory >= 16 * gib ? gib : memory / 16;
+  if (chunk < (UINT64_C(16) << 20)) chunk = UINT64_C(16) << 20;
+  uint64_t cap = 2 * memory + chunk;
+  if (cpu && cap > 8 * gib) cap = 8 * gib;
+  const size_t most = (size_t)(cap / chunk) + 1;
+  kiln_buffer **held = conf_alloc(most * sizeof *held);
+  size_t count = 0;
+  uint64_t total = 0;
+  kiln_status st = KILN_OK;
+  char why[512] = "";
+  while (count < most && total + chunk <= cap) {
+    st = kiln_buffer_create(conf.ctx, (size_t)chunk, 0, &held[count]);
+    if (st != KILN_OK) break;
+    count++;
+    total += chunk;
+  }
+  snprintf(why, sizeof why, "%s", kiln_last_error());
+  for (size_t i = 0; i < count; i++) check_ok(kiln_buffer_destroy(held[i]));
+  free(held);
+  if (st == KILN_OK) {
+    if (!cpu)
+      fail_msg("%zu buffers of %.2f GiB (%.1f GiB, twice the device's "
+               "memory) were allocated without "
+               "KILN_ERROR_OUT_OF_DEVICE_MEMORY",
+               count, (double)chunk / (double)gib, (double)total / (double)gib);
+    print_message("not exhausted: %s allocated %.1f GiB in %zu buffers "
+                  "without running out; its device memory is the process's, "
+                  "committed only when touched, and the test stops at %.1f "
+                  "GiB to spare the machine\n",
+                  conf.props.name, (double)total / (double)gib, count,
+                  (double)cap / (double)gib);
+  } else {
+    print_message("after %zu buffers of %.2f GiB (%.1f GiB): %s: %s\n", count,
+                  (double)chunk / (double)gib, (double)total / (double)gib,
+                  kiln_status_name(st), why);
+    if (st != KILN_ERROR_OUT_OF_DEVICE_MEMORY || !why[0])
+      fail_msg("running out of device memory gave %s (\"%s\"), not "
+               "KILN_ERROR_OUT_OF_DEVICE_MEMORY with a message",
+               kiln_status_name(st), why);
+  }
+  /* All of it back, the context works. */
+  st = a_correct_launch(conf.ctx, why, sizeof why);
+  if (st != KILN_OK)
+    fail_msg("a launch after the memory was freed: %s: %s",
+             kiln_status_name(st), why);
+}
+
+int conf_run_fault_tests(void) {
+  const struct CMUnitTest tests[] = {
+      CONF_TEST(a_kernel_that_never_ends),
+      CONF_TEST(device_memory_exhausted_on_purpose),
+      CONF_TEST(a_kernel_that_writes_far_out_of_bounds),
+  };
+  return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
+}
