@@ -47,7 +47,7 @@ kiln_status kiln_buffer_create(kiln_context *ctx, size_t size, uint32_t flags,
                           "%s: unknown flags 0x%x", fn,
                           (unsigned)(flags & ~(uint32_t)KILN_BUFFER_ZERO));
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  return create(ctx, size, flags, false, out_buffer);
+  return kiln_error_in(fn, create(ctx, size, flags, false, out_buffer));
 }
 
 kiln_status kiln_buffer_create_internal(kiln_context *ctx, size_t size,
