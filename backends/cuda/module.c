@@ -331,7 +331,7 @@ kiln_status kiln_cuda_module_init(kiln_module *base,
   }
   if (m->count == 0) {
     unload_all(m);
-    return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+    return kiln_set_error(KILN_ERROR_NO_IMAGE,
                           "kiln_module_create: no image loads on %s (%s): %s",
                           ctx->properties.name, ctx->properties.architecture,
                           skipped.buf);
