@@ -19,6 +19,11 @@ kiln_status kiln_cuda_context_init(kiln_context *base) {
 
 void kiln_cuda_context_deinit(kiln_context *base) {
   kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
+  /* Work still runs: releasing the last reference would destroy the
+   * primary context, which waits for that work first (the kernel that
+   * made the wait give up). kiln's reference stays until the process
+   * ends, and a new context retains the same primary context. */
+  if (base->abandoned) return;
   kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
   /* Releasing the last reference destroys the primary context, but leaves
    * it current on this thread; clear it there so that later CUDA code on
