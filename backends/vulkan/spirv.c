@@ -158,10 +158,44 @@ static kiln_status add_callee(spv_function *fn, uint32_t callee) {
   return KILN_OK;
 }
 
-/* One instruction's decorations and modes. */
+/* The capabilities of OpenCL kernels, which no Vulkan environment allows
+ * (SPIR-V's client API appendix): an image declaring one was built for
+ * OpenCL, and drivers have crashed on such images where SPIRV-Tools'
+ * validator was not there to refuse them first. */
+static bool opencl_only(uint32_t capability) {
+  switch (capability) {
+  case 4:  /* Addresses */
+  case 5:  /* Linkage */
+  case 6:  /* Kernel */
+  case 7:  /* Vector16 */
+  case 8:  /* Float16Buffer */
+  case 13: /* ImageBasic */
+  case 14: /* ImageReadWrite */
+  case 15: /* ImageMipmap */
+  case 17: /* Pipes */
+  case 19: /* DeviceEnqueue */
+  case 20: /* LiteralSampler */
+  case 38: /* GenericPointer */
+  case 60: /* SubgroupDispatch */
+  case 61: /* NamedBarrier */
+  case 62: /* PipeStorage */
+    return true;
+  default: return false;
+  }
+}
+
+/* One instruction's capabilities, decorations and modes. */
 static kiln_status note(spv *m, const uint32_t *ins, size_t at) {
   uint32_t n = spv_words(ins);
   switch (spv_opcode(ins)) {
+  case OP_CAPABILITY:
+    if (n > 1 && opencl_only(ins[1]))
+      return kiln_spv_bad(m,
+                          "it declares capability %u, which only OpenCL "
+                          "kernels have (a Vulkan compute shader declares "
+                          "Shader)",
+                          ins[1]);
+    return KILN_OK;
   case OP_DECORATE:
     if (ins[1] >= m->bound)
       return kiln_spv_bad(m, "decorated id %u exceeds the bound", ins[1]);

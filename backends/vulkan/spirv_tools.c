@@ -153,6 +153,8 @@ static bool load(void) {
   return ok;
 }
 
+bool kiln_vulkan_spirv_validator_loads(void) { return load(); }
+
 kiln_status kiln_vulkan_spirv_validate(const kiln_vulkan_context *vc,
                                        const uint32_t *words, size_t count,
                                        size_t index) {

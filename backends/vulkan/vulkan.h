@@ -449,6 +449,9 @@ void kiln_vulkan_spirv_free(kiln_vulkan_spirv_info *info);
  * constant is `bytes` (one kiln cannot evaluate: when bytes > 0). */
 bool kiln_vulkan_spirv_shared_fits(const kiln_vulkan_spirv_info *info,
                                    uint32_t bytes);
+/* Whether SPIRV-Tools' validator loads here (KILN_SPIRV_TOOLS_LIBRARY,
+ * libSPIRV-Tools-shared.so, kiln's shaderc bundle); loads it if so. */
+bool kiln_vulkan_spirv_validator_loads(void);
 /* Validates image `index` with SPIRV-Tools for the context's device, where
  * the library loads (KILN_SPIRV_VALIDATOR, KILN_SPIRV_TOOLS_LIBRARY):
  * KILN_ERROR_INVALID_IMAGE with its diagnostic when invalid. */
