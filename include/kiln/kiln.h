@@ -115,7 +115,11 @@ typedef enum kiln_status {
   /* Queried work has not finished yet (kiln_event_query). */
   KILN_ERROR_NOT_READY = 14,
   /* The device faulted or was lost; the context is unusable from now on and
-   * every later call on it returns this status. Destroy it. */
+   * every later call on it returns this status. Destroy it. A new context
+   * then works on Vulkan; CUDA (and HIP on NVIDIA) keep a kernel's fault
+   * for the rest of the process, as their drivers document, so a new
+   * context on that device fails with this status too: restart the
+   * process. tests/conformance/test_faults.c checks both. */
   KILN_ERROR_DEVICE_LOST = 15,
   /* kiln_context_destroy found objects still alive (they were released). */
   KILN_ERROR_OBJECTS_ALIVE = 16,
