@@ -341,7 +341,7 @@ static void limits_round_trip(void **state) {
   conf_guarded g;
   conf_guarded_create(&g, 64, &r);
   uint32_t data[16];
-  memcpy(data, conf_guarded_initial(&g) + CONF_GUARD, sizeof data);
+  memcpy(data, conf_guarded_initial(&g), sizeof data);
   const kiln_arg args[3] = {conf_guarded_arg(&g, 0), kiln_arg_u32(16),
                             kiln_arg_u32(5)};
   kiln_launch_config c = kiln_launch_config_1d(16, 32);
