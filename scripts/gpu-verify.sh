@@ -5,7 +5,7 @@
 # loader, validation layer, glslang and cmocka come from .gpu/, gathered with
 # ../shared/gpu/fetch-debs.sh). Logs go to $OUT (default /tmp/kiln-gpu).
 #
-#   scripts/gpu-verify.sh [build|test|sanitize|examples|ci-build|bench|all]...
+#   scripts/gpu-verify.sh [build|test|sanitize|examples|ci-build|endurance|bench|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-gpu}
 B=${KILN_GPU_BUILD:-/tmp/kiln-gpu-build}
@@ -83,6 +83,18 @@ ci_build() {
   grep -E '^== |\[  (PASSED|FAILED)  \]|PASS|FAIL' "$OUT/ci-build.txt"
 }
 
+endurance() {
+  # Full kiln-endurance runs (not --quick): growth of resident memory and
+  # open files from warm-up to end, on every backend; HIP through the shim.
+  step endurance
+  shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
+  for be in cuda vulkan hip; do
+    KILN_BACKEND=$be KILN_HIP_LIBRARY=$shim "$B/tools/endurance/kiln-endurance" \
+      > "$OUT/endurance-$be.txt" 2>&1 || status=1
+    echo "-- $be"; tail -n 12 "$OUT/endurance-$be.txt"
+  done
+}
+
 bench() {
   # A release build: the figures in docs/performance.md come from this step.
   step bench
@@ -106,6 +118,7 @@ for what in "$@"; do
     examples) examples ;;
     ci-build) ci_build ;;
     bench) bench ;;
+    endurance) endurance ;;
     all) build || exit 1; tests; examples; ci_build; sanitize ;;
     *) echo "unknown step $what"; exit 2 ;;
   esac

@@ -2,10 +2,17 @@
  * names. Exits 77 (skipped) only when kiln says that backend cannot run
  * here; every other failure to set up is a failure. KILN_TEST_SEED=N
  * repeats a run's random data; KILN_CONF_FILTER=PATTERN runs only the tests
- * whose names match it (cmocka's wildcards * and ?, e.g. 'threads_*'). */
+ * whose names match it (cmocka's wildcards * and ?, e.g. 'threads_*').
+ * A run that seems stuck tells where each thread is: send SIGUSR2 to each
+ * of its threads (tgkill; scripts/gpu-verify.sh does) and each writes its
+ * stack to stderr, as addresses for addr2line. */
+#include <execinfo.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "conformance.h"
 
@@ -19,9 +26,24 @@ static uint64_t pick_seed(void) {
   return (uint64_t)ts.tv_sec * 1000000007u + (uint64_t)ts.tv_nsec;
 }
 
+/* Writes the calling thread's stack to stderr: backtrace_symbols_fd only
+ * writes, and the handler runs for a diagnosis of a stuck run, after which
+ * the process is killed anyway. */
+static void dump_stack(int sig) {
+  (void)sig;
+  void *frames[48];
+  int n = backtrace(frames, 48);
+  char head[64];
+  int len = snprintf(head, sizeof head, "== stack of thread %#lx\n",
+                     (unsigned long)pthread_self());
+  if (len > 0 && write(STDERR_FILENO, head, (size_t)len) < 0) return;
+  backtrace_symbols_fd(frames, n, STDERR_FILENO);
+}
+
 int main(void) {
   /* Line by line, so that progress and kiln's messages interleave. */
   setvbuf(stdout, NULL, _IOLBF, 0);
+  signal(SIGUSR2, dump_stack);
   const char *name = getenv("KILN_BACKEND");
   if (!name || !*name) {
     fprintf(stderr, "kiln-conformance: set KILN_BACKEND to cuda, hip or "
