@@ -47,11 +47,13 @@ kiln_status kiln_cuda_buffer_init(kiln_buffer *buf, uint32_t flags) {
 }
 
 void kiln_cuda_buffer_deinit(kiln_buffer *buf) {
-  kiln_cuda_make_current(buf->base.context);
+  kiln_cuda_make_current_for_deinit(buf->base.context, "freeing a buffer");
   /* Queued work on any stream may still use the buffer. cuMemFree "may"
    * synchronize; kiln's promise to wait must not rest on a may. */
-  kiln_cuda_api.cuCtxSynchronize();
-  kiln_cuda_api.cuMemFree(kiln_cuda_address(buf, 0));
+  CUresult r = kiln_cuda_api.cuCtxSynchronize();
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuCtxSynchronize before cuMemFree");
+  r = kiln_cuda_api.cuMemFree(kiln_cuda_address(buf, 0));
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFree");
 }
 
 /* Whether the driver knows `p` (pinned, registered or managed memory), in

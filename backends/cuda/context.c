@@ -19,7 +19,8 @@ kiln_status kiln_cuda_context_init(kiln_context *base) {
 
 void kiln_cuda_context_deinit(kiln_context *base) {
   kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
-  kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
+  CUresult r = kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuDevicePrimaryCtxRelease");
   /* Releasing the last reference destroys the primary context, but leaves
    * it current on this thread; clear it there so that later CUDA code on
    * the thread does not use a dead handle. While another user still holds

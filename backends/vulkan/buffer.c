@@ -191,7 +191,7 @@ kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags) {
 void kiln_vulkan_buffer_deinit(kiln_buffer *buf) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(buf->base.context);
   /* Any recorded kernel may use any buffer through its address. */
-  kiln_vulkan_context_quiesce(vc);
+  kiln_vulkan_quiesce_for_deinit(vc, "freeing a buffer");
   kiln_vulkan_free(vc, &kiln_vulkan_buffer_cast(buf)->alloc);
 }
 

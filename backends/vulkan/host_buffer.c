@@ -18,7 +18,7 @@ kiln_status kiln_vulkan_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
 
 void kiln_vulkan_host_buffer_deinit(kiln_host_buffer *hb) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(hb->base.context);
-  kiln_vulkan_context_quiesce(vc);
+  kiln_vulkan_quiesce_for_deinit(vc, "freeing a host buffer");
   kiln_vulkan_free(vc, &kiln_vulkan_host_buffer_cast(hb)->alloc);
 }
 

@@ -79,10 +79,38 @@ kiln_status kiln_vulkan_load_device(VkDevice device,
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY", ... */
 const char *kiln_vulkan_result_name(VkResult result);
-/* The kiln status for a VkResult. */
-kiln_status kiln_vulkan_status(VkResult result);
-/* Sets "<what> failed: <VkResult name>" and returns the mapped status. */
-kiln_status kiln_vulkan_error(VkResult result, const char *what);
+/* The kiln status for a VkResult: the specific one where the result has
+ * one (out of memory, device lost, not ready, ...), else `fallback`. */
+kiln_status kiln_vulkan_status(VkResult result, kiln_status fallback);
+/* Writes "VK_ERROR_NAME (the specification's description)" for `result`. */
+void kiln_vulkan_describe(VkResult result, char *buf, size_t size);
+
+/* Records "<what> failed: VK_ERROR_NAME (description)" as the thread's
+ * error, <what> formatted printf-style from fmt, and returns
+ * kiln_vulkan_status(result, KILN_ERROR_BACKEND). */
+kiln_status kiln_vulkan_error(VkResult result, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* As kiln_vulkan_error, but a result with no specific status gives
+ * `fallback`: a specific status (a lost device above all) is never hidden
+ * by the call's own. */
+kiln_status kiln_vulkan_error_as(VkResult result, kiln_status fallback,
+                                 const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Logs "vulkan: <what> failed: VK_ERROR_NAME (description)" as a warning:
+ * for failures that cannot be reported, in the deinit ops. */
+void kiln_vulkan_warn(VkResult result, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- Devices (device.c)
  * ------------------------------------------------------- */
@@ -205,9 +233,11 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *ctx, VkDeviceSize size,
 void kiln_vulkan_free(kiln_vulkan_context *ctx, kiln_vulkan_allocation *alloc);
 
 /* Submits every stream's recorded work and waits until all of it is done,
- * without limit: before freeing anything a command might still use (the
- * core has waited within its bound before any destroy). */
-kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *ctx);
+ * without limit: before a deinit frees anything a command might still use
+ * (the core has waited within its bound before any destroy). A failure is
+ * logged as a warning naming `what`; the deinit goes on. */
+void kiln_vulkan_quiesce_for_deinit(kiln_vulkan_context *ctx,
+                                    const char *what);
 
 kiln_status kiln_vulkan_context_init(kiln_context *ctx);
 void kiln_vulkan_context_deinit(kiln_context *ctx);
