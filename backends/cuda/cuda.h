@@ -88,24 +88,11 @@ typedef struct kiln_cuda_event {
   CUevent handle;
 } kiln_cuda_event;
 
-/* The core allocates every object with ops->X_size bytes and its own struct
- * at offset 0, and has already checked each handle's type, so the casts
- * below are checked where they can fail: at compile time. */
-#define KILN_CUDA_CAST(type, core_type, name)                                \
-  _Static_assert(offsetof(type, base) == 0,                                  \
-                 #type " must embed " #core_type " first");                  \
-  static inline type *name(core_type *object) { return (type *)object; }     \
-  static inline const type *name##_const(const core_type *object) {          \
-    return (const type *)object;                                             \
-  }
-
-KILN_CUDA_CAST(kiln_cuda_context, kiln_context, kiln_cuda_context_cast)
-KILN_CUDA_CAST(kiln_cuda_module, kiln_module, kiln_cuda_module_cast)
-KILN_CUDA_CAST(kiln_cuda_kernel, kiln_kernel, kiln_cuda_kernel_cast)
-KILN_CUDA_CAST(kiln_cuda_stream, kiln_stream, kiln_cuda_stream_cast)
-KILN_CUDA_CAST(kiln_cuda_event, kiln_event, kiln_cuda_event_cast)
-
-#undef KILN_CUDA_CAST
+KILN_BACKEND_CAST(kiln_cuda_context, kiln_context, kiln_cuda_context_cast)
+KILN_BACKEND_CAST(kiln_cuda_module, kiln_module, kiln_cuda_module_cast)
+KILN_BACKEND_CAST(kiln_cuda_kernel, kiln_kernel, kiln_cuda_kernel_cast)
+KILN_BACKEND_CAST(kiln_cuda_stream, kiln_stream, kiln_cuda_stream_cast)
+KILN_BACKEND_CAST(kiln_cuda_event, kiln_event, kiln_cuda_event_cast)
 
 static inline CUdeviceptr kiln_cuda_address(const kiln_buffer *buffer,
                                             size_t offset) {

@@ -6,7 +6,7 @@
 /* Makes ctx's device current; on failure *out_call names the call. */
 static hipError_t enter(const kiln_context *ctx, kiln_hip_device_scope *scope,
                         const char **out_call) {
-  int device = kiln_hip_context_cast(ctx)->device;
+  int device = kiln_hip_context_cast_const(ctx)->device;
   scope->switched = false;
   *out_call = "hipGetDevice";
   hipError_t err = kiln_hip_api.hipGetDevice(&scope->previous);

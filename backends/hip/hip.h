@@ -136,9 +136,7 @@ typedef struct kiln_hip_context {
   int device; /* the HIP device ordinal */
 } kiln_hip_context;
 
-static inline kiln_hip_context *kiln_hip_context_cast(const kiln_context *c) {
-  return (kiln_hip_context *)(uintptr_t)c;
-}
+KILN_BACKEND_CAST(kiln_hip_context, kiln_context, kiln_hip_context_cast)
 
 /*
  * HIP keeps a current device per thread, and allocations, streams, events
@@ -172,11 +170,9 @@ typedef struct kiln_hip_stream {
   hipStream_t handle;
 } kiln_hip_stream;
 
-static inline kiln_hip_stream *kiln_hip_stream_cast(const kiln_stream *s) {
-  return (kiln_hip_stream *)(uintptr_t)s;
-}
+KILN_BACKEND_CAST(kiln_hip_stream, kiln_stream, kiln_hip_stream_cast)
 static inline hipStream_t kiln_hip_stream_handle(const kiln_stream *s) {
-  return kiln_hip_stream_cast(s)->handle;
+  return kiln_hip_stream_cast_const(s)->handle;
 }
 
 kiln_status kiln_hip_stream_init(kiln_stream *s);
@@ -237,9 +233,7 @@ typedef struct kiln_hip_module {
   kiln_param_table *params;
 } kiln_hip_module;
 
-static inline kiln_hip_module *kiln_hip_module_cast(const kiln_module *m) {
-  return (kiln_hip_module *)(uintptr_t)m;
-}
+KILN_BACKEND_CAST(kiln_hip_module, kiln_module, kiln_hip_module_cast)
 
 typedef struct kiln_hip_kernel {
   kiln_kernel base;
@@ -249,9 +243,7 @@ typedef struct kiln_hip_kernel {
   atomic_size_t shared_limit;
 } kiln_hip_kernel;
 
-static inline kiln_hip_kernel *kiln_hip_kernel_cast(const kiln_kernel *k) {
-  return (kiln_hip_kernel *)(uintptr_t)k;
-}
+KILN_BACKEND_CAST(kiln_hip_kernel, kiln_kernel, kiln_hip_kernel_cast)
 
 kiln_status kiln_hip_module_init(kiln_module *m,
                                  const kiln_module_image *images,
@@ -279,11 +271,9 @@ typedef struct kiln_hip_event {
   hipEvent_t handle;
 } kiln_hip_event;
 
-static inline kiln_hip_event *kiln_hip_event_cast(const kiln_event *e) {
-  return (kiln_hip_event *)(uintptr_t)e;
-}
+KILN_BACKEND_CAST(kiln_hip_event, kiln_event, kiln_hip_event_cast)
 static inline hipEvent_t kiln_hip_event_handle(const kiln_event *e) {
-  return kiln_hip_event_cast(e)->handle;
+  return kiln_hip_event_cast_const(e)->handle;
 }
 
 kiln_status kiln_hip_event_init(kiln_event *e);

@@ -251,8 +251,9 @@ static kiln_status finish_read(kiln_vulkan_stream *st, pending_read *p,
 
 /* Reads through the ring, two chunks at a time: the device fills one while
  * the host copies the other out. */
-static kiln_status staged_read(kiln_vulkan_stream *st, kiln_vulkan_buffer *vb,
-                               size_t off, unsigned char *to, size_t size) {
+static kiln_status staged_read(kiln_vulkan_stream *st,
+                               const kiln_vulkan_buffer *vb, size_t off,
+                               unsigned char *to, size_t size) {
   pending_read pending[2];
   size_t count = 0;
   kiln_status s = KILN_OK;
@@ -295,7 +296,7 @@ static kiln_status staged_read(kiln_vulkan_stream *st, kiln_vulkan_buffer *vb,
 kiln_status kiln_vulkan_buffer_read(kiln_stream *s, const kiln_buffer *src,
                                     size_t off, void *dst, size_t size) {
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
-  kiln_vulkan_buffer *vb = kiln_vulkan_buffer_cast(src);
+  const kiln_vulkan_buffer *vb = kiln_vulkan_buffer_cast_const(src);
   kiln_vulkan_stream_lock(st);
   kiln_status status;
   /* Uncached mappings (a discrete GPU's BAR) are far slower for the host
@@ -320,7 +321,7 @@ kiln_status kiln_vulkan_buffer_copy(kiln_stream *s, kiln_buffer *dst,
   kiln_vulkan_stream_lock(st);
   kiln_status status = kiln_vulkan_record_copy(
       st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, dst_off,
-      kiln_vulkan_buffer_cast(src)->alloc.buffer, src_off, size);
+      kiln_vulkan_buffer_cast_const(src)->alloc.buffer, src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
 }

@@ -77,7 +77,7 @@ kiln_status kiln_vulkan_module_init(kiln_module *m,
                                     const kiln_module_image *images,
                                     size_t count) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(m->base.context);
-  kiln_vulkan_module *vm = (kiln_vulkan_module *)m;
+  kiln_vulkan_module *vm = kiln_vulkan_module_cast(m);
   vm->images = calloc(count, sizeof *vm->images);
   if (!vm->images)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
@@ -95,7 +95,7 @@ kiln_status kiln_vulkan_module_init(kiln_module *m,
 
 void kiln_vulkan_module_deinit(kiln_module *m) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(m->base.context);
-  destroy_images(vc, (kiln_vulkan_module *)m);
+  destroy_images(vc, kiln_vulkan_module_cast(m));
 }
 
 /* "a, b, c": the module's kernels, for a NOT_FOUND message. */
@@ -115,7 +115,7 @@ static void list_kernels(const kiln_vulkan_module *vm, char *buf, size_t size) {
 
 kiln_status kiln_vulkan_kernel_init(kiln_kernel *k) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(k->base.context);
-  kiln_vulkan_module *vm = (kiln_vulkan_module *)k->module;
+  kiln_vulkan_module *vm = kiln_vulkan_module_cast(k->module);
   kiln_vulkan_kernel *vk = kiln_vulkan_kernel_cast(k);
   /* The first image that has the name wins, as images are searched in the
    * caller's order. */

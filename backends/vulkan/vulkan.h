@@ -244,9 +244,7 @@ void kiln_vulkan_context_deinit(kiln_context *ctx);
 kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx,
                                             uint64_t timeout_ns);
 
-static inline kiln_vulkan_context *kiln_vulkan_context_cast(kiln_context *ctx) {
-  return (kiln_vulkan_context *)ctx;
-}
+KILN_BACKEND_CAST(kiln_vulkan_context, kiln_context, kiln_vulkan_context_cast)
 
 /* ---- Streams (stream.c)
  * ----------------------------------------------------------- */
@@ -304,9 +302,7 @@ struct kiln_vulkan_stream {
   kiln_vulkan_staging staging;
 };
 
-static inline kiln_vulkan_stream *kiln_vulkan_stream_cast(kiln_stream *s) {
-  return (kiln_vulkan_stream *)s;
-}
+KILN_BACKEND_CAST(kiln_vulkan_stream, kiln_stream, kiln_vulkan_stream_cast)
 
 kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *ctx,
                                      kiln_vulkan_stream *st,
@@ -384,14 +380,9 @@ typedef struct kiln_vulkan_host_buffer {
   kiln_vulkan_allocation alloc;
 } kiln_vulkan_host_buffer;
 
-static inline kiln_vulkan_buffer *kiln_vulkan_buffer_cast(
-    const kiln_buffer *b) {
-  return (kiln_vulkan_buffer *)(uintptr_t)b;
-}
-static inline kiln_vulkan_host_buffer *kiln_vulkan_host_buffer_cast(
-    const kiln_host_buffer *b) {
-  return (kiln_vulkan_host_buffer *)(uintptr_t)b;
-}
+KILN_BACKEND_CAST(kiln_vulkan_buffer, kiln_buffer, kiln_vulkan_buffer_cast)
+KILN_BACKEND_CAST(kiln_vulkan_host_buffer, kiln_host_buffer,
+                  kiln_vulkan_host_buffer_cast)
 
 kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags);
 void kiln_vulkan_buffer_deinit(kiln_buffer *buf);
@@ -500,6 +491,8 @@ typedef struct kiln_vulkan_module {
   size_t image_count;
 } kiln_vulkan_module;
 
+KILN_BACKEND_CAST(kiln_vulkan_module, kiln_module, kiln_vulkan_module_cast)
+
 /* One specialization of a kernel. */
 typedef struct kiln_vulkan_pipeline {
   uint32_t block[3];
@@ -519,9 +512,7 @@ typedef struct kiln_vulkan_kernel {
   size_t pipeline_count, pipeline_cap;
 } kiln_vulkan_kernel;
 
-static inline kiln_vulkan_kernel *kiln_vulkan_kernel_cast(kiln_kernel *k) {
-  return (kiln_vulkan_kernel *)k;
-}
+KILN_BACKEND_CAST(kiln_vulkan_kernel, kiln_kernel, kiln_vulkan_kernel_cast)
 
 kiln_status kiln_vulkan_module_init(kiln_module *m,
                                     const kiln_module_image *images,
@@ -548,9 +539,7 @@ typedef struct kiln_vulkan_event {
   uint64_t value;
 } kiln_vulkan_event;
 
-static inline kiln_vulkan_event *kiln_vulkan_event_cast(kiln_event *e) {
-  return (kiln_vulkan_event *)e;
-}
+KILN_BACKEND_CAST(kiln_vulkan_event, kiln_event, kiln_vulkan_event_cast)
 
 kiln_status kiln_vulkan_event_init(kiln_event *e);
 void kiln_vulkan_event_deinit(kiln_event *e);
