@@ -332,12 +332,17 @@ struct kiln_backend_ops {
   kiln_status (*buffer_copy)(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
                              const kiln_buffer *src, size_t src_off,
                              size_t size);
-  /* `pattern` holds pattern_size (1, 2, 4 or 8) bytes in its low bytes, in
-   * memory order (as memcpy'd from the caller); off and size are multiples
-   * of pattern_size. kiln_fill_with_kernel() is the generic way. */
+  /* `pattern` holds pattern_size bytes in its low bytes, in memory order
+   * (as memcpy'd from the caller); pattern_size is one of fill_sizes, and
+   * off and size are multiples of it. The core narrows each pattern first
+   * (core/buffer.c) and fills through kiln_fill_with_kernel() what no size
+   * of fill_sizes can do, so the op does only what the hardware does. */
   kiln_status (*buffer_fill)(kiln_stream *s, kiln_buffer *dst, size_t off,
                              size_t size, uint64_t pattern,
                              size_t pattern_size);
+  /* The pattern sizes buffer_fill takes, each as its own bit: 1 | 2 | 4
+   * for 1-, 2- and 4-byte patterns. */
+  uint32_t fill_sizes;
   kiln_status (*buffer_write_async)(kiln_stream *s, kiln_buffer *dst,
                                     size_t dst_off,
                                     const kiln_host_buffer *src,

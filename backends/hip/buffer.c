@@ -84,16 +84,7 @@ kiln_status kiln_hip_buffer_copy(kiln_stream *s, kiln_buffer *dst,
 kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
                                  size_t size, uint64_t pattern,
                                  size_t pattern_size) {
-  /* A pattern made of two equal halves is the half repeated: 0 as an
-   * 8-byte pattern is a byte fill. Offset and size stay multiples of the
-   * smaller size. */
-  while (pattern_size > 1) {
-    unsigned bits = (unsigned)(pattern_size * 4);
-    uint64_t low = pattern & ((UINT64_C(1) << bits) - 1);
-    if (pattern >> bits != low) break;
-    pattern = low;
-    pattern_size /= 2;
-  }
+  /* 1, 2 or 4 bytes (fill_sizes: HIP has no 8-byte memset). */
   void *ptr = kiln_hip_buffer_ptr(dst, off);
   hipStream_t stream = kiln_hip_stream_handle(s);
   hipError_t err;
@@ -109,14 +100,11 @@ kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
     err = kiln_hip_api.hipMemsetD16Async(ptr, (unsigned short)pattern,
                                          size / 2, stream);
     break;
-  case 4:
+  default:
     what = "filling a buffer (hipMemsetD32Async)";
     err = kiln_hip_api.hipMemsetD32Async(ptr, (int)(uint32_t)pattern,
                                          size / 4, stream);
     break;
-  default:
-    /* HIP has no 8-byte memset. */
-    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
   }
   if (err != hipSuccess) return kiln_hip_error(err, what);
   return KILN_OK;

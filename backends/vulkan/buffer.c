@@ -326,31 +326,17 @@ kiln_status kiln_vulkan_buffer_copy(kiln_stream *s, kiln_buffer *dst,
   return status;
 }
 
-/* The pattern as one 32-bit word that vkCmdFillBuffer can repeat, if
- * there is one. Bytes are in memory order, on a little-endian host. */
-static bool pattern_word(uint64_t pattern, size_t pattern_size, uint32_t *out) {
-  switch (pattern_size) {
-  case 1: *out = (uint32_t)(pattern & 0xffu) * 0x01010101u; return true;
-  case 2: *out = (uint32_t)(pattern & 0xffffu) * 0x00010001u; return true;
-  case 4: *out = (uint32_t)pattern; return true;
-  case 8:
-    *out = (uint32_t)pattern;
-    return (uint32_t)pattern == (uint32_t)(pattern >> 32);
-  default: return false;
-  }
-}
-
 kiln_status kiln_vulkan_buffer_fill(kiln_stream *s, kiln_buffer *dst,
                                     size_t off, size_t size, uint64_t pattern,
                                     size_t pattern_size) {
-  uint32_t word;
-  if (off % 4 != 0 || size % 4 != 0 ||
-      !pattern_word(pattern, pattern_size, &word))
-    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
+  /* vkCmdFillBuffer repeats one 4-byte word at 4-byte aligned offset and
+   * size (fill_sizes); the core has made every other fill its kernel's. */
+  (void)pattern_size;
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
-  kiln_status status = record_fill(
-      st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, off, size, word);
+  kiln_status status =
+      record_fill(st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, off, size,
+                  (uint32_t)pattern);
   kiln_vulkan_stream_unlock(st);
   return status;
 }
