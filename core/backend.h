@@ -12,15 +12,19 @@
  *
  *     typedef struct kiln_vk_buffer { kiln_buffer base; VkBuffer handle; } ...
  *
- * and casts with a checked helper. The core fills the base fields, links the
- * object into its context, then calls ops->X_init; if init fails, the core
- * frees the block without calling X_deinit, so init cleans up after itself.
- * X_deinit releases what init acquired; it must make sure the device no
- * longer uses the object (wait, or defer the release) and cannot fail.
+ * and casts with the helpers KILN_BACKEND_CAST (below) defines. The core
+ * fills the base fields, links the object into its context, then calls
+ * ops->X_init; if init fails, the core frees the block without calling
+ * X_deinit, so init cleans up after itself. X_deinit releases what init
+ * acquired; it must make sure the device no longer uses the object (wait,
+ * or defer the release) and cannot fail: what goes wrong there is logged
+ * with kiln_<backend>_warn(result, fmt, ...).
  *
  * Errors: a backend reports failure with kiln_set_error(status, fmt, ...),
- * which records the thread's message and returns the status, so
- * `return kiln_set_error(KILN_ERROR_BACKEND, "vkQueueSubmit: %s", name);`.
+ * which records the thread's message and returns the status; a vendor
+ * error goes through kiln_<backend>_error(result, fmt, ...) or
+ * kiln_<backend>_error_as(result, fallback, fmt, ...), which keep the
+ * specific status a vendor code maps to (docs/design.md, errors).
  * KILN_ERROR_DEVICE_LOST from any op marks the context lost in the core.
  */
 #ifndef KILN_CORE_BACKEND_H
@@ -28,6 +32,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 
 #include "kiln/kiln.h"
 
@@ -185,6 +190,26 @@ struct kiln_event {
   uint64_t guard_mark;
 };
 
+/* A backend's checked cast from a core object to its own:
+ *
+ *     KILN_BACKEND_CAST(kiln_vk_buffer, kiln_buffer, kiln_vk_buffer_cast)
+ *
+ * defines kiln_vk_buffer_cast(kiln_buffer *) and, keeping const,
+ * kiln_vk_buffer_cast_const(const kiln_buffer *). The core allocates every
+ * object with ops->X_size bytes and its own struct at offset 0, and has
+ * checked each handle's type before any op, so the casts are checked where
+ * they can fail: at compile time, that `base` is the core's struct and
+ * comes first. */
+#define KILN_BACKEND_CAST(type, core_type, name)                              \
+  _Static_assert(offsetof(type, base) == 0,                                   \
+                 #type " must embed " #core_type " first");                   \
+  _Static_assert(_Generic(((type *)0)->base, core_type: 1, default: 0),       \
+                 #type "'s base must be a " #core_type);                      \
+  static inline type *name(core_type *object) { return (type *)object; }      \
+  static inline const type *name##_const(const core_type *object) {           \
+    return (const type *)object;                                              \
+  }
+
 /* ---- Arguments ------------------------------------------------------------- */
 
 /* The largest packed argument list the core handles; backends report their
@@ -307,12 +332,17 @@ struct kiln_backend_ops {
   kiln_status (*buffer_copy)(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
                              const kiln_buffer *src, size_t src_off,
                              size_t size);
-  /* `pattern` holds pattern_size (1, 2, 4 or 8) bytes in its low bytes, in
-   * memory order (as memcpy'd from the caller); off and size are multiples
-   * of pattern_size. kiln_fill_with_kernel() is the generic way. */
+  /* `pattern` holds pattern_size bytes in its low bytes, in memory order
+   * (as memcpy'd from the caller); pattern_size is one of fill_sizes, and
+   * off and size are multiples of it. The core narrows each pattern first
+   * (core/buffer.c) and fills through kiln_fill_with_kernel() what no size
+   * of fill_sizes can do, so the op does only what the hardware does. */
   kiln_status (*buffer_fill)(kiln_stream *s, kiln_buffer *dst, size_t off,
                              size_t size, uint64_t pattern,
                              size_t pattern_size);
+  /* The pattern sizes buffer_fill takes, each as its own bit: 1 | 2 | 4
+   * for 1-, 2- and 4-byte patterns. */
+  uint32_t fill_sizes;
   kiln_status (*buffer_write_async)(kiln_stream *s, kiln_buffer *dst,
                                     size_t dst_off,
                                     const kiln_host_buffer *src,

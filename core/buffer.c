@@ -185,6 +185,26 @@ kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
                                  src->guard + src_offset, size));
 }
 
+/* The narrowest pattern that describes `*pattern` of `size` bytes: one
+ * whose halves are equal is its half repeated (0 as an 8-byte pattern is a
+ * byte fill). Offset and size stay multiples of the smaller size. */
+static size_t narrow_pattern(uint64_t *pattern, size_t size) {
+  while (size > 1) {
+    unsigned bits = (unsigned)(size * 4);
+    uint64_t low = *pattern & ((UINT64_C(1) << bits) - 1);
+    if (*pattern >> bits != low) break;
+    *pattern = low;
+    size /= 2;
+  }
+  return size;
+}
+
+/* The `size`-byte pattern repeated to `to` bytes (powers of two). */
+static uint64_t widen_pattern(uint64_t pattern, size_t size, size_t to) {
+  for (; size < to; size *= 2) pattern |= pattern << (size * 8);
+  return pattern;
+}
+
 kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
                              size_t offset, size_t size, const void *pattern,
                              size_t pattern_size) {
@@ -209,18 +229,23 @@ kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
   if (size == 0) return KILN_OK;
   uint64_t p = 0;
   memcpy(&p, pattern, pattern_size);
+  size_t width = narrow_pattern(&p, pattern_size);
   kiln_context *ctx = dst->base.context;
   if (dst->module && dst->device_address % 4) {
     if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
     return kiln_context_result(
-        ctx, kiln_global_fill(s, dst, offset, size, p, pattern_size));
+        ctx, kiln_global_fill(s, dst, offset, size, p, width));
   }
   offset += dst->guard; /* from here on, counted as the backend counts */
-  if (!ctx->ops->buffer_fill)
-    return kiln_context_result(
-        ctx, kiln_fill_with_kernel(s, dst, offset, size, p, pattern_size));
+  /* The narrowest size the backend fills that suits offset and size: a
+   * wider one takes the pattern repeated (Vulkan fills 4-byte words). */
+  for (size_t w = width; ctx->ops->buffer_fill && w <= 8; w *= 2)
+    if ((ctx->ops->fill_sizes & w) && offset % w == 0 && size % w == 0)
+      return kiln_context_result(
+          ctx, ctx->ops->buffer_fill(s, dst, offset, size,
+                                     widen_pattern(p, width, w), w));
   return kiln_context_result(
-      ctx, ctx->ops->buffer_fill(s, dst, offset, size, p, pattern_size));
+      ctx, kiln_fill_with_kernel(s, dst, offset, size, p, width));
 }
 
 kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,

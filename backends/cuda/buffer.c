@@ -47,11 +47,13 @@ kiln_status kiln_cuda_buffer_init(kiln_buffer *buf, uint32_t flags) {
 }
 
 void kiln_cuda_buffer_deinit(kiln_buffer *buf) {
-  kiln_cuda_make_current(buf->base.context);
+  kiln_cuda_make_current_for_deinit(buf->base.context, "freeing a buffer");
   /* Queued work on any stream may still use the buffer. cuMemFree "may"
    * synchronize; kiln's promise to wait must not rest on a may. */
-  kiln_cuda_api.cuCtxSynchronize();
-  kiln_cuda_api.cuMemFree(kiln_cuda_address(buf, 0));
+  CUresult r = kiln_cuda_api.cuCtxSynchronize();
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuCtxSynchronize before cuMemFree");
+  r = kiln_cuda_api.cuMemFree(kiln_cuda_address(buf, 0));
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFree");
 }
 
 /* Whether the driver knows `p` (pinned, registered or managed memory), in
@@ -117,15 +119,10 @@ kiln_status kiln_cuda_buffer_copy(kiln_stream *s, kiln_buffer *dst,
 kiln_status kiln_cuda_buffer_fill(kiln_stream *s, kiln_buffer *dst,
                                   size_t off, size_t size, uint64_t pattern,
                                   size_t pattern_size) {
-  /* An 8-byte pattern whose halves match is a 4-byte one; the copy engine
-   * has no 8-byte fill, so other 8-byte patterns go through kiln_fill. */
-  if (pattern_size == 8 && (uint32_t)pattern == (uint32_t)(pattern >> 32))
-    pattern_size = 4;
-  if (pattern_size == 8)
-    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
   kiln_status st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
-  /* off is a multiple of pattern_size and allocations are 256-byte
+  /* 1, 2 or 4 bytes (fill_sizes: the copy engine has no 8-byte fill); off
+   * is a multiple of pattern_size and allocations are 256-byte
    * aligned, so the address suits each element size. The pattern's bytes
    * are in memory order; read back as an integer on the (little-endian)
    * host they are the value whose device bytes are the same. */

@@ -24,7 +24,8 @@ void kiln_cuda_context_deinit(kiln_context *base) {
    * made the wait give up). kiln's reference stays until the process
    * ends, and a new context retains the same primary context. */
   if (base->abandoned) return;
-  kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
+  CUresult r = kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuDevicePrimaryCtxRelease");
   /* Releasing the last reference destroys the primary context, but leaves
    * it current on this thread; clear it there so that later CUDA code on
    * the thread does not use a dead handle. While another user still holds

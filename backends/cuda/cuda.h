@@ -88,24 +88,11 @@ typedef struct kiln_cuda_event {
   CUevent handle;
 } kiln_cuda_event;
 
-/* The core allocates every object with ops->X_size bytes and its own struct
- * at offset 0, and has already checked each handle's type, so the casts
- * below are checked where they can fail: at compile time. */
-#define KILN_CUDA_CAST(type, core_type, name)                                \
-  _Static_assert(offsetof(type, base) == 0,                                  \
-                 #type " must embed " #core_type " first");                  \
-  static inline type *name(core_type *object) { return (type *)object; }     \
-  static inline const type *name##_const(const core_type *object) {          \
-    return (const type *)object;                                             \
-  }
-
-KILN_CUDA_CAST(kiln_cuda_context, kiln_context, kiln_cuda_context_cast)
-KILN_CUDA_CAST(kiln_cuda_module, kiln_module, kiln_cuda_module_cast)
-KILN_CUDA_CAST(kiln_cuda_kernel, kiln_kernel, kiln_cuda_kernel_cast)
-KILN_CUDA_CAST(kiln_cuda_stream, kiln_stream, kiln_cuda_stream_cast)
-KILN_CUDA_CAST(kiln_cuda_event, kiln_event, kiln_cuda_event_cast)
-
-#undef KILN_CUDA_CAST
+KILN_BACKEND_CAST(kiln_cuda_context, kiln_context, kiln_cuda_context_cast)
+KILN_BACKEND_CAST(kiln_cuda_module, kiln_module, kiln_cuda_module_cast)
+KILN_BACKEND_CAST(kiln_cuda_kernel, kiln_kernel, kiln_cuda_kernel_cast)
+KILN_BACKEND_CAST(kiln_cuda_stream, kiln_stream, kiln_cuda_stream_cast)
+KILN_BACKEND_CAST(kiln_cuda_event, kiln_event, kiln_cuda_event_cast)
 
 static inline CUdeviceptr kiln_cuda_address(const kiln_buffer *buffer,
                                             size_t offset) {
@@ -114,27 +101,38 @@ static inline CUdeviceptr kiln_cuda_address(const kiln_buffer *buffer,
 
 /* ---- Errors ---------------------------------------------------------------- */
 
-/* The kiln status for a CUresult (error.c). */
-kiln_status kiln_cuda_status(CUresult result);
+/* The kiln status for a CUresult (error.c): the specific one where the
+ * code has one (out of memory, device lost, not ready, ...), else
+ * `fallback`. */
+kiln_status kiln_cuda_status(CUresult result, kiln_status fallback);
 
 /* Writes "CUDA_ERROR_NAME (the driver's description)" for `result`. */
 void kiln_cuda_describe(CUresult result, char *buf, size_t size);
 
 /* Records "<what> failed: CUDA_ERROR_NAME (description)" as the thread's
  * error, <what> formatted printf-style from fmt, and returns
- * kiln_cuda_status(result). */
+ * kiln_cuda_status(result, KILN_ERROR_BACKEND). */
 kiln_status kiln_cuda_error(CUresult result, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
-/* As kiln_cuda_error, but returns `status` instead of the mapped status,
- * unless the error left the context unusable (KILN_ERROR_DEVICE_LOST wins). */
-kiln_status kiln_cuda_error_as(CUresult result, kiln_status status,
+/* As kiln_cuda_error, but a code with no specific status gives `fallback`:
+ * a specific status (a lost device above all) is never hidden by the
+ * call's own. */
+kiln_status kiln_cuda_error_as(CUresult result, kiln_status fallback,
                                const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Logs "cuda: <what> failed: CUDA_ERROR_NAME (description)" as a warning:
+ * for failures that cannot be reported, in the deinit ops. */
+void kiln_cuda_warn(CUresult result, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
@@ -144,16 +142,30 @@ kiln_status kiln_cuda_error_as(CUresult result, kiln_status status,
  * current on return, as the CUDA runtime leaves it, so that the next call
  * from this thread costs one cuCtxGetCurrent; kiln switches only when other
  * code has made another context current in between. */
-static inline kiln_status kiln_cuda_make_current(const kiln_context *ctx) {
+static inline CUresult kiln_cuda_set_current(const kiln_context *ctx) {
   CUcontext want = kiln_cuda_context_cast_const(ctx)->handle;
   CUcontext have = NULL;
   if (kiln_cuda_api.cuCtxGetCurrent(&have) == CUDA_SUCCESS && have == want)
-    return KILN_OK;
-  CUresult r = kiln_cuda_api.cuCtxSetCurrent(want);
+    return CUDA_SUCCESS;
+  return kiln_cuda_api.cuCtxSetCurrent(want);
+}
+
+/* kiln_cuda_set_current, its failure reported. */
+static inline kiln_status kiln_cuda_make_current(const kiln_context *ctx) {
+  CUresult r = kiln_cuda_set_current(ctx);
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuCtxSetCurrent (making the CUDA context "
                               "current on this thread)");
   return KILN_OK;
+}
+
+/* kiln_cuda_set_current for a deinit op, its failure logged: the release
+ * that follows is still tried. */
+static inline void kiln_cuda_make_current_for_deinit(const kiln_context *ctx,
+                                                     const char *what) {
+  CUresult r = kiln_cuda_set_current(ctx);
+  if (r != CUDA_SUCCESS)
+    kiln_cuda_warn(r, "cuCtxSetCurrent before %s", what);
 }
 
 /* ---- The ops (ops.c puts them in kiln_cuda_ops) ---------------------------- */

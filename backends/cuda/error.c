@@ -5,7 +5,7 @@
 
 #include "backends/cuda/cuda.h"
 
-kiln_status kiln_cuda_status(CUresult result) {
+kiln_status kiln_cuda_status(CUresult result, kiln_status fallback) {
   switch (result) {
   case CUDA_SUCCESS: return KILN_OK;
 
@@ -101,17 +101,6 @@ kiln_status kiln_cuda_status(CUresult result) {
   case CUDA_ERROR_CAPTURED_EVENT:
   case CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD: return KILN_ERROR_INVALID_STATE;
 
-  case CUDA_ERROR_PROFILER_DISABLED:
-  case CUDA_ERROR_PROFILER_NOT_INITIALIZED:
-  case CUDA_ERROR_PROFILER_ALREADY_STARTED:
-  case CUDA_ERROR_PROFILER_ALREADY_STOPPED:
-  case CUDA_ERROR_MAP_FAILED:
-  case CUDA_ERROR_UNMAP_FAILED:
-  case CUDA_ERROR_SHARED_OBJECT_INIT_FAILED:
-  case CUDA_ERROR_OPERATING_SYSTEM:
-  case CUDA_ERROR_TIMEOUT:
-  case CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE:
-  case CUDA_ERROR_UNKNOWN: return KILN_ERROR_BACKEND;
 
 #if CUDA_VERSION >= 13000
   /* Codes younger than the oldest cuda.h kiln builds against (12.4). Built
@@ -126,10 +115,11 @@ kiln_status kiln_cuda_status(CUresult result) {
   case CUDA_ERROR_INVALID_RESOURCE_TYPE:
   case CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION:
     return KILN_ERROR_INVALID_ARGUMENT;
-  case CUDA_ERROR_KEY_ROTATION: return KILN_ERROR_BACKEND;
 #endif
 
-  default: return KILN_ERROR_BACKEND;
+  /* Profiler, mapping, OS and unknown failures say nothing a caller can
+   * act on beyond "this call failed": the call's own status. */
+  default: return fallback;
   }
 }
 
@@ -153,30 +143,49 @@ void kiln_cuda_describe(CUresult result, char *buf, size_t size) {
     snprintf(buf, size, "CUresult %d", (int)result);
 }
 
-static kiln_status report(CUresult result, kiln_status status,
-                          const char *fmt, va_list ap) {
+/* The call's words and the driver's, kept apart so that each user puts
+ * them in its own sentence. */
+typedef struct cuda_failure {
   char what[512];
   char why[384];
-  vsnprintf(what, sizeof what, fmt, ap);
-  kiln_cuda_describe(result, why, sizeof why);
-  return kiln_set_error(status, "%s failed: %s", what, why);
+} cuda_failure;
+
+static void describe(cuda_failure *f, CUresult result, const char *fmt,
+                     va_list ap) {
+  vsnprintf(f->what, sizeof f->what, fmt, ap);
+  kiln_cuda_describe(result, f->why, sizeof f->why);
+}
+
+static kiln_status report(CUresult result, kiln_status status,
+                          const char *fmt, va_list ap) {
+  cuda_failure f;
+  describe(&f, result, fmt, ap);
+  return kiln_set_error(status, "%s failed: %s", f.what, f.why);
 }
 
 kiln_status kiln_cuda_error(CUresult result, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  kiln_status st = report(result, kiln_cuda_status(result), fmt, ap);
+  kiln_status st =
+      report(result, kiln_cuda_status(result, KILN_ERROR_BACKEND), fmt, ap);
   va_end(ap);
   return st;
 }
 
-kiln_status kiln_cuda_error_as(CUresult result, kiln_status status,
+kiln_status kiln_cuda_error_as(CUresult result, kiln_status fallback,
                                const char *fmt, ...) {
-  if (kiln_cuda_status(result) == KILN_ERROR_DEVICE_LOST)
-    status = KILN_ERROR_DEVICE_LOST;
   va_list ap;
   va_start(ap, fmt);
-  kiln_status st = report(result, status, fmt, ap);
+  kiln_status st = report(result, kiln_cuda_status(result, fallback), fmt, ap);
   va_end(ap);
   return st;
+}
+
+void kiln_cuda_warn(CUresult result, const char *fmt, ...) {
+  cuda_failure f;
+  va_list ap;
+  va_start(ap, fmt);
+  describe(&f, result, fmt, ap);
+  va_end(ap);
+  kiln_log(KILN_LOG_WARN, "cuda: %s failed: %s", f.what, f.why);
 }

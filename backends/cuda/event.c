@@ -21,8 +21,9 @@ kiln_status kiln_cuda_event_init(kiln_event *base) {
 
 void kiln_cuda_event_deinit(kiln_event *e) {
   /* An event still pending is released by the driver once it completes. */
-  kiln_cuda_make_current(e->base.context);
-  kiln_cuda_api.cuEventDestroy(handle_of(e));
+  kiln_cuda_make_current_for_deinit(e->base.context, "destroying an event");
+  CUresult r = kiln_cuda_api.cuEventDestroy(handle_of(e));
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuEventDestroy");
 }
 
 kiln_status kiln_cuda_event_record(kiln_event *e, kiln_stream *s) {
@@ -61,7 +62,7 @@ kiln_status kiln_cuda_event_query(kiln_event *e) {
   CUresult r = kiln_cuda_api.cuEventQuery(handle_of(e));
   /* Not ready is an answer, worded by the core. */
   if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
-    return kiln_cuda_status(r);
+    return kiln_cuda_status(r, KILN_ERROR_BACKEND);
   return kiln_cuda_error(r, "cuEventQuery");
 }
 

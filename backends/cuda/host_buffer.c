@@ -11,18 +11,22 @@ kiln_status kiln_cuda_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
   void *data = NULL;
   CUresult r = kiln_cuda_api.cuMemHostAlloc(&data, hb->size,
                                             CU_MEMHOSTALLOC_PORTABLE);
-  if (r == CUDA_ERROR_OUT_OF_MEMORY)
-    return kiln_cuda_error_as(r, KILN_ERROR_OUT_OF_HOST_MEMORY,
-                              "cuMemHostAlloc of %zu pinned bytes", hb->size);
-  if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuMemHostAlloc of %zu pinned bytes", hb->size);
+  if (r != CUDA_SUCCESS) {
+    st = kiln_cuda_error(r, "cuMemHostAlloc of %zu pinned bytes", hb->size);
+    /* The memory that ran out is the host's. */
+    return st == KILN_ERROR_OUT_OF_DEVICE_MEMORY ? KILN_ERROR_OUT_OF_HOST_MEMORY
+                                                 : st;
+  }
   hb->data = data;
   return KILN_OK;
 }
 
 void kiln_cuda_host_buffer_deinit(kiln_host_buffer *hb) {
-  kiln_cuda_make_current(hb->base.context);
+  kiln_cuda_make_current_for_deinit(hb->base.context, "freeing a host buffer");
   /* Asynchronous copies on any stream may still read or write it. */
-  kiln_cuda_api.cuCtxSynchronize();
-  kiln_cuda_api.cuMemFreeHost(hb->data);
+  CUresult r = kiln_cuda_api.cuCtxSynchronize();
+  if (r != CUDA_SUCCESS)
+    kiln_cuda_warn(r, "cuCtxSynchronize before cuMemFreeHost");
+  r = kiln_cuda_api.cuMemFreeHost(hb->data);
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFreeHost");
 }

@@ -37,7 +37,7 @@ kiln_status kiln_cuda_context_set_limit(kiln_context *ctx, kiln_limit limit,
   cuda_limit l = lookup(limit);
   CUresult r = kiln_cuda_api.cuCtxSetLimit(l.id, value);
   if (r == CUDA_SUCCESS) return KILN_OK;
-  kiln_status mapped = kiln_cuda_status(r);
+  kiln_status mapped = kiln_cuda_status(r, KILN_ERROR_BACKEND);
   char why[384];
   kiln_cuda_describe(r, why, sizeof why);
   bool refused = mapped == KILN_ERROR_INVALID_ARGUMENT ||

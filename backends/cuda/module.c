@@ -214,11 +214,7 @@ static bool no_code_here(CUresult r) {
 static void unload_all(kiln_cuda_module *m) {
   for (size_t i = 0; i < m->count; i++) {
     CUresult r = kiln_cuda_api.cuModuleUnload(m->handles[i]);
-    if (r != CUDA_SUCCESS) {
-      char why[384];
-      kiln_cuda_describe(r, why, sizeof why);
-      kiln_log(KILN_LOG_WARN, "cuda: cuModuleUnload: %s", why);
-    }
+    if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuModuleUnload");
   }
   for (size_t i = 0; m->params && i < m->count; i++)
     kiln_param_table_free(&m->params[i]);
@@ -273,7 +269,7 @@ static kiln_status load_one(kiln_cuda_module *m,
   }
   /* A lost context, a full device or a broken driver are no fault of the
    * image, and would fail the next one the same way. */
-  st = kiln_cuda_status(r);
+  st = kiln_cuda_status(r, KILN_ERROR_INVALID_IMAGE);
   if (st == KILN_ERROR_DEVICE_LOST || st == KILN_ERROR_OUT_OF_DEVICE_MEMORY ||
       st == KILN_ERROR_INVALID_STATE || st == KILN_ERROR_UNAVAILABLE)
     return kiln_cuda_error(r, "cuModuleLoadDataEx of %s image %zu", format,
@@ -345,9 +341,7 @@ kiln_status kiln_cuda_module_init(kiln_module *base,
 }
 
 void kiln_cuda_module_deinit(kiln_module *base) {
-  if (kiln_cuda_make_current(base->base.context) != KILN_OK)
-    kiln_log(KILN_LOG_WARN, "cuda: unloading a module: %s",
-             kiln_last_error());
+  kiln_cuda_make_current_for_deinit(base->base.context, "unloading a module");
   unload_all(kiln_cuda_module_cast(base));
 }
 
@@ -472,7 +466,7 @@ static kiln_status find_listed(const kiln_cuda_module *m, const char *name,
     if (*found < m->count) break;
   }
   if (st == KILN_OK && r != CUDA_SUCCESS) {
-    if (kiln_cuda_status(r) == KILN_ERROR_DEVICE_LOST) {
+    if (kiln_cuda_status(r, KILN_ERROR_BACKEND) == KILN_ERROR_DEVICE_LOST) {
       st = kiln_cuda_error(r, "listing the kernels of a module");
     } else {
       char why[384];
@@ -517,7 +511,7 @@ static kiln_status driver_params(CUfunction f, const char *name,
   }
   if (r != CUDA_SUCCESS) {
     free(list);
-    if (kiln_cuda_status(r) == KILN_ERROR_DEVICE_LOST)
+    if (kiln_cuda_status(r, KILN_ERROR_BACKEND) == KILN_ERROR_DEVICE_LOST)
       return kiln_cuda_error(r, "reading the parameters of kernel '%s'",
                              name);
     char why[384];

@@ -38,6 +38,7 @@ const kiln_backend_ops kiln_cuda_ops = {
     .buffer_read = kiln_cuda_buffer_read,
     .buffer_copy = kiln_cuda_buffer_copy,
     .buffer_fill = kiln_cuda_buffer_fill,
+    .fill_sizes = 1 | 2 | 4,
     .buffer_write_async = kiln_cuda_buffer_write_async,
     .buffer_read_async = kiln_cuda_buffer_read_async,
 

@@ -16,14 +16,17 @@ kiln_status kiln_cuda_stream_init(kiln_stream *base) {
 void kiln_cuda_stream_deinit(kiln_stream *base) {
   /* The core has synchronized the stream; cuStreamDestroy would defer the
    * release past pending work anyway. */
-  kiln_cuda_make_current(base->base.context);
-  kiln_cuda_api.cuStreamDestroy(kiln_cuda_stream_cast(base)->handle);
+  kiln_cuda_make_current_for_deinit(base->base.context,
+                                    "destroying a stream");
+  CUresult r =
+      kiln_cuda_api.cuStreamDestroy(kiln_cuda_stream_cast(base)->handle);
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuStreamDestroy");
 }
 
 kiln_status kiln_cuda_stream_query(kiln_stream *base) {
   CUresult r = kiln_cuda_api.cuStreamQuery(kiln_cuda_stream_cast(base)->handle);
   if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)
-    return kiln_cuda_status(r);
+    return kiln_cuda_status(r, KILN_ERROR_BACKEND);
   return kiln_cuda_error(r, "cuStreamQuery");
 }
 

@@ -1,7 +1,5 @@
 /* Device buffers, and the stream-ordered transfers, copies and fills between
  * host memory, host buffers and device buffers. */
-#include <stdio.h>
-
 #include "backends/hip/hip.h"
 
 kiln_status kiln_hip_buffer_init(kiln_buffer *buf, uint32_t flags) {
@@ -17,8 +15,7 @@ kiln_status kiln_hip_buffer_init(kiln_buffer *buf, uint32_t flags) {
     err = kiln_hip_api.hipMemsetD8Async(ptr, 0, buf->size, NULL);
     if (err == hipSuccess) err = kiln_hip_api.hipStreamSynchronize(NULL);
     if (err != hipSuccess) {
-      st = kiln_hip_error(err, KILN_ERROR_BACKEND,
-                          "zeroing a new buffer (hipMemsetD8Async)");
+      st = kiln_hip_error(err, "zeroing a new buffer (hipMemsetD8Async)");
       hipError_t freed = kiln_hip_api.hipFree(ptr);
       if (freed != hipSuccess) kiln_hip_warn(freed, "hipFree");
       kiln_hip_device_leave(&scope);
@@ -26,11 +23,8 @@ kiln_status kiln_hip_buffer_init(kiln_buffer *buf, uint32_t flags) {
     }
   }
   kiln_hip_device_leave(&scope);
-  if (err != hipSuccess) {
-    char what[64];
-    snprintf(what, sizeof what, "hipMalloc of %zu bytes", buf->size);
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, what);
-  }
+  if (err != hipSuccess)
+    return kiln_hip_error(err, "hipMalloc of %zu bytes", buf->size);
   buf->device_address = (uint64_t)(uintptr_t)ptr;
   return KILN_OK;
 }
@@ -39,10 +33,9 @@ void kiln_hip_buffer_deinit(kiln_buffer *buf) {
   /* hipFree waits for the device first, so no queued work still uses the
    * memory when it goes. */
   kiln_hip_device_scope scope;
-  if (kiln_hip_device_enter(buf->base.context, &scope) != KILN_OK) {
-    kiln_log(KILN_LOG_WARN, "hip: freeing a buffer: %s", kiln_last_error());
+  if (!kiln_hip_device_enter_for_deinit(buf->base.context, &scope,
+                                        "freeing a buffer"))
     return;
-  }
   hipError_t err = kiln_hip_api.hipFree(kiln_hip_buffer_ptr(buf, 0));
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess) kiln_hip_warn(err, "hipFree");
@@ -57,12 +50,10 @@ kiln_status kiln_hip_buffer_write(kiln_stream *s, kiln_buffer *dst, size_t off,
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       kiln_hip_buffer_ptr(dst, off), src, size, hipMemcpyHostToDevice, stream);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND,
-                          "writing to a buffer (hipMemcpyAsync)");
+    return kiln_hip_error(err, "writing to a buffer (hipMemcpyAsync)");
   err = kiln_hip_api.hipStreamSynchronize(stream);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND,
-                          "writing to a buffer (hipStreamSynchronize)");
+    return kiln_hip_error(err, "writing to a buffer (hipStreamSynchronize)");
   return KILN_OK;
 }
 
@@ -72,12 +63,10 @@ kiln_status kiln_hip_buffer_read(kiln_stream *s, const kiln_buffer *src,
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       dst, kiln_hip_buffer_ptr(src, off), size, hipMemcpyDeviceToHost, stream);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND,
-                          "reading a buffer (hipMemcpyAsync)");
+    return kiln_hip_error(err, "reading a buffer (hipMemcpyAsync)");
   err = kiln_hip_api.hipStreamSynchronize(stream);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND,
-                          "reading a buffer (hipStreamSynchronize)");
+    return kiln_hip_error(err, "reading a buffer (hipStreamSynchronize)");
   return KILN_OK;
 }
 
@@ -88,24 +77,14 @@ kiln_status kiln_hip_buffer_copy(kiln_stream *s, kiln_buffer *dst,
       kiln_hip_buffer_ptr(dst, dst_off), kiln_hip_buffer_ptr(src, src_off),
       size, hipMemcpyDeviceToDevice, kiln_hip_stream_handle(s));
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND,
-                          "copying between buffers (hipMemcpyAsync)");
+    return kiln_hip_error(err, "copying between buffers (hipMemcpyAsync)");
   return KILN_OK;
 }
 
 kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
                                  size_t size, uint64_t pattern,
                                  size_t pattern_size) {
-  /* A pattern made of two equal halves is the half repeated: 0 as an
-   * 8-byte pattern is a byte fill. Offset and size stay multiples of the
-   * smaller size. */
-  while (pattern_size > 1) {
-    unsigned bits = (unsigned)(pattern_size * 4);
-    uint64_t low = pattern & ((UINT64_C(1) << bits) - 1);
-    if (pattern >> bits != low) break;
-    pattern = low;
-    pattern_size /= 2;
-  }
+  /* 1, 2 or 4 bytes (fill_sizes: HIP has no 8-byte memset). */
   void *ptr = kiln_hip_buffer_ptr(dst, off);
   hipStream_t stream = kiln_hip_stream_handle(s);
   hipError_t err;
@@ -121,16 +100,13 @@ kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
     err = kiln_hip_api.hipMemsetD16Async(ptr, (unsigned short)pattern,
                                          size / 2, stream);
     break;
-  case 4:
+  default:
     what = "filling a buffer (hipMemsetD32Async)";
     err = kiln_hip_api.hipMemsetD32Async(ptr, (int)(uint32_t)pattern,
                                          size / 4, stream);
     break;
-  default:
-    /* HIP has no 8-byte memset. */
-    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
   }
-  if (err != hipSuccess) return kiln_hip_error(err, KILN_ERROR_BACKEND, what);
+  if (err != hipSuccess) return kiln_hip_error(err, what);
   return KILN_OK;
 }
 
@@ -143,8 +119,7 @@ kiln_status kiln_hip_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
       (const unsigned char *)src->data + src_off, size, hipMemcpyHostToDevice,
       kiln_hip_stream_handle(s));
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND,
-                          "writing to a buffer from a host buffer "
+    return kiln_hip_error(err, "writing to a buffer from a host buffer "
                           "(hipMemcpyAsync)");
   return KILN_OK;
 }
@@ -156,8 +131,7 @@ kiln_status kiln_hip_buffer_read_async(kiln_stream *s, const kiln_buffer *src,
       (unsigned char *)dst->data + dst_off, kiln_hip_buffer_ptr(src, src_off),
       size, hipMemcpyDeviceToHost, kiln_hip_stream_handle(s));
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND,
-                          "reading a buffer into a host buffer "
+    return kiln_hip_error(err, "reading a buffer into a host buffer "
                           "(hipMemcpyAsync)");
   return KILN_OK;
 }

@@ -3,19 +3,35 @@
  * own; it only makes its device current around the calls that need it. */
 #include "backends/hip/hip.h"
 
+/* Makes ctx's device current; on failure *out_call names the call. */
+static hipError_t enter(const kiln_context *ctx, kiln_hip_device_scope *scope,
+                        const char **out_call) {
+  int device = kiln_hip_context_cast_const(ctx)->device;
+  scope->switched = false;
+  *out_call = "hipGetDevice";
+  hipError_t err = kiln_hip_api.hipGetDevice(&scope->previous);
+  if (err != hipSuccess || scope->previous == device) return err;
+  *out_call = "hipSetDevice";
+  err = kiln_hip_api.hipSetDevice(device);
+  scope->switched = err == hipSuccess;
+  return err;
+}
+
 kiln_status kiln_hip_device_enter(const kiln_context *ctx,
                                   kiln_hip_device_scope *scope) {
-  int device = kiln_hip_context_cast(ctx)->device;
-  scope->switched = false;
-  hipError_t err = kiln_hip_api.hipGetDevice(&scope->previous);
-  if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipGetDevice");
-  if (scope->previous == device) return KILN_OK;
-  err = kiln_hip_api.hipSetDevice(device);
-  if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipSetDevice");
-  scope->switched = true;
+  const char *call = NULL;
+  hipError_t err = enter(ctx, scope, &call);
+  if (err != hipSuccess) return kiln_hip_error(err, "%s", call);
   return KILN_OK;
+}
+
+bool kiln_hip_device_enter_for_deinit(const kiln_context *ctx,
+                                      kiln_hip_device_scope *scope,
+                                      const char *what) {
+  const char *call = NULL;
+  hipError_t err = enter(ctx, scope, &call);
+  if (err != hipSuccess) kiln_hip_warn(err, "%s before %s", call, what);
+  return err == hipSuccess;
 }
 
 void kiln_hip_device_leave(const kiln_hip_device_scope *scope) {
@@ -52,6 +68,6 @@ kiln_status kiln_hip_context_synchronize(kiln_context *ctx,
   hipError_t err = kiln_hip_api.hipDeviceSynchronize();
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipDeviceSynchronize");
+    return kiln_hip_error(err, "hipDeviceSynchronize");
   return KILN_OK;
 }

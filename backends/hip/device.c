@@ -36,11 +36,8 @@ kiln_status kiln_hip_probe(char *reason, size_t reason_size) {
   if (init == hipErrorNoDevice || counted == hipErrorNoDevice ||
       (counted == hipSuccess && count <= 0)) {
     kiln_hip_describe(hipErrorNoDevice, description, sizeof description);
-    if (strchr(description, ':'))
-      snprintf(reason, reason_size, "%s (%s)", description, library);
-    else
-      snprintf(reason, reason_size, "%s: %s finds no GPU it can use",
-               description, library);
+    snprintf(reason, reason_size, "%s: %s finds no GPU it can use",
+             description, library);
     return KILN_ERROR_UNAVAILABLE;
   }
   if (init != hipSuccess || counted != hipSuccess) {
@@ -60,12 +57,9 @@ size_t kiln_hip_device_count(void) { return device_total; }
 static kiln_status attribute(int device, hipDeviceAttribute_t attr,
                              const char *name, int *out) {
   hipError_t err = kiln_hip_api.hipDeviceGetAttribute(out, attr, device);
-  if (err != hipSuccess) {
-    char what[128];
-    snprintf(what, sizeof what, "hipDeviceGetAttribute(%s) of device %d",
-             name, device);
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, what);
-  }
+  if (err != hipSuccess)
+    return kiln_hip_error(err, "hipDeviceGetAttribute(%s) of device %d", name,
+                          device);
   return KILN_OK;
 }
 
@@ -149,16 +143,16 @@ kiln_status kiln_hip_device_properties(size_t index,
   hipDevice_t handle;
   hipError_t err = kiln_hip_api.hipDeviceGet(&handle, device);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipDeviceGet");
+    return kiln_hip_error(err, "hipDeviceGet");
   err = kiln_hip_api.hipDeviceGetName(out->name, (int)sizeof out->name,
                                       handle);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipDeviceGetName");
+    return kiln_hip_error(err, "hipDeviceGetName");
   out->name[sizeof out->name - 1] = '\0';
   size_t memory = 0;
   err = kiln_hip_api.hipDeviceTotalMem(&memory, handle);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipDeviceTotalMem");
+    return kiln_hip_error(err, "hipDeviceTotalMem");
   out->memory_bytes = memory;
 
   int integrated, units, threads, block[3], grid[3], shared, warp;

@@ -1,11 +1,12 @@
 /* hipError_t to kiln_status, and the runtime's own name and description of
  * an error for messages. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "backends/hip/hip.h"
 
-kiln_status kiln_hip_status(hipError_t err, kiln_status generic) {
+kiln_status kiln_hip_status(hipError_t err, kiln_status fallback) {
   switch (err) {
   case hipSuccess: return KILN_OK;
   case hipErrorOutOfMemory:
@@ -32,7 +33,7 @@ kiln_status kiln_hip_status(hipError_t err, kiln_status generic) {
   case hipErrorECCNotCorrectable:
   case hipErrorPriorLaunchFailure:
   case hipErrorContextIsDestroyed: return KILN_ERROR_DEVICE_LOST;
-  default: return generic;
+  default: return fallback;
   }
 }
 
@@ -48,19 +49,52 @@ void kiln_hip_describe(hipError_t err, char *buf, size_t size) {
   if (!text || !text[0] || strcmp(text, name) == 0)
     snprintf(buf, size, "%s", name);
   else
-    snprintf(buf, size, "%s: %s", name, text);
+    snprintf(buf, size, "%s (%s)", name, text);
 }
 
-kiln_status kiln_hip_error(hipError_t err, kiln_status generic,
-                           const char *what) {
-  char description[256];
-  kiln_hip_describe(err, description, sizeof description);
-  return kiln_set_error(kiln_hip_status(err, generic), "%s: %s", what,
-                        description);
+/* The call's words and the runtime's, kept apart so that each user puts
+ * them in its own sentence. */
+typedef struct hip_failure {
+  char what[512];
+  char why[384];
+} hip_failure;
+
+static void describe(hip_failure *f, hipError_t err, const char *fmt,
+                     va_list ap) {
+  vsnprintf(f->what, sizeof f->what, fmt, ap);
+  kiln_hip_describe(err, f->why, sizeof f->why);
 }
 
-void kiln_hip_warn(hipError_t err, const char *what) {
-  char description[256];
-  kiln_hip_describe(err, description, sizeof description);
-  kiln_log(KILN_LOG_WARN, "hip: %s: %s", what, description);
+static kiln_status report(hipError_t err, kiln_status status, const char *fmt,
+                          va_list ap) {
+  hip_failure f;
+  describe(&f, err, fmt, ap);
+  return kiln_set_error(status, "%s failed: %s", f.what, f.why);
+}
+
+kiln_status kiln_hip_error(hipError_t err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kiln_status st =
+      report(err, kiln_hip_status(err, KILN_ERROR_BACKEND), fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+kiln_status kiln_hip_error_as(hipError_t err, kiln_status fallback,
+                              const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kiln_status st = report(err, kiln_hip_status(err, fallback), fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+void kiln_hip_warn(hipError_t err, const char *fmt, ...) {
+  hip_failure f;
+  va_list ap;
+  va_start(ap, fmt);
+  describe(&f, err, fmt, ap);
+  va_end(ap);
+  kiln_log(KILN_LOG_WARN, "hip: %s failed: %s", f.what, f.why);
 }

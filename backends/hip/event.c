@@ -10,7 +10,7 @@ kiln_status kiln_hip_event_init(kiln_event *e) {
       &kiln_hip_event_cast(e)->handle, hipEventDefault);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventCreateWithFlags");
+    return kiln_hip_error(err, "hipEventCreateWithFlags");
   return KILN_OK;
 }
 
@@ -24,7 +24,7 @@ kiln_status kiln_hip_event_record(kiln_event *e, kiln_stream *s) {
   hipError_t err = kiln_hip_api.hipEventRecord(kiln_hip_event_handle(e),
                                                kiln_hip_stream_handle(s));
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventRecord");
+    return kiln_hip_error(err, "hipEventRecord");
   return KILN_OK;
 }
 
@@ -32,7 +32,7 @@ kiln_status kiln_hip_stream_wait_event(kiln_stream *s, kiln_event *e) {
   hipError_t err = kiln_hip_api.hipStreamWaitEvent(
       kiln_hip_stream_handle(s), kiln_hip_event_handle(e), 0);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipStreamWaitEvent");
+    return kiln_hip_error(err, "hipStreamWaitEvent");
   return KILN_OK;
 }
 
@@ -44,7 +44,7 @@ kiln_status kiln_hip_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
     return kiln_poll_until(event_done, e, timeout_ns);
   hipError_t err = kiln_hip_api.hipEventSynchronize(kiln_hip_event_handle(e));
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventSynchronize");
+    return kiln_hip_error(err, "hipEventSynchronize");
   return KILN_OK;
 }
 
@@ -53,7 +53,7 @@ kiln_status kiln_hip_event_query(kiln_event *e) {
   if (err == hipSuccess) return KILN_OK;
   /* An answer, not a failure: the core words it. */
   if (err == hipErrorNotReady) return KILN_ERROR_NOT_READY;
-  return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventQuery");
+  return kiln_hip_error(err, "hipEventQuery");
 }
 
 kiln_status kiln_hip_event_elapsed_ms(kiln_event *start, kiln_event *end,
@@ -63,7 +63,7 @@ kiln_status kiln_hip_event_elapsed_ms(kiln_event *start, kiln_event *end,
       &ms, kiln_hip_event_handle(start), kiln_hip_event_handle(end));
   if (err == hipErrorNotReady) return KILN_ERROR_NOT_READY;
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipEventElapsedTime");
+    return kiln_hip_error(err, "hipEventElapsedTime");
   *out_ms = ms;
   return KILN_OK;
 }

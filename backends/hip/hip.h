@@ -86,21 +86,41 @@ kiln_status kiln_hip_load(char *reason, size_t reason_size,
 
 /* ---- Errors (error.c) ------------------------------------------------------- */
 
-/* The kiln status for a hipError_t: the specific ones (device lost, out of
- * memory, not found, not ready, ...), else `generic`. */
-kiln_status kiln_hip_status(hipError_t err, kiln_status generic);
+/* The kiln status for a hipError_t: the specific one where the code has
+ * one (out of memory, device lost, not found, not ready, ...), else
+ * `fallback`. */
+kiln_status kiln_hip_status(hipError_t err, kiln_status fallback);
 
-/* Writes "<name>: <string>" for `err` (just the name where the runtime's
+/* Writes "<name> (<string>)" for `err` (just the name where the runtime's
  * string says no more) into buf. */
 void kiln_hip_describe(hipError_t err, char *buf, size_t size);
 
-/* Sets "<what>: <name>: <string>" as the error and returns
- * kiln_hip_status(err, generic). */
-kiln_status kiln_hip_error(hipError_t err, kiln_status generic,
-                           const char *what);
+/* Records "<what> failed: <name> (<string>)" as the thread's error, <what>
+ * formatted printf-style from fmt, and returns
+ * kiln_hip_status(err, KILN_ERROR_BACKEND). */
+kiln_status kiln_hip_error(hipError_t err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
-/* Logs a failure that cannot be reported (in a deinit) as a warning. */
-void kiln_hip_warn(hipError_t err, const char *what);
+/* As kiln_hip_error, but a code with no specific status gives `fallback`:
+ * a specific status (a lost device above all) is never hidden by the
+ * call's own. */
+kiln_status kiln_hip_error_as(hipError_t err, kiln_status fallback,
+                              const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Logs "hip: <what> failed: <name> (<string>)" as a warning: for failures
+ * that cannot be reported, in the deinit ops. */
+void kiln_hip_warn(hipError_t err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- Devices (device.c) ------------------------------------------------------ */
 
@@ -116,9 +136,7 @@ typedef struct kiln_hip_context {
   int device; /* the HIP device ordinal */
 } kiln_hip_context;
 
-static inline kiln_hip_context *kiln_hip_context_cast(const kiln_context *c) {
-  return (kiln_hip_context *)(uintptr_t)c;
-}
+KILN_BACKEND_CAST(kiln_hip_context, kiln_context, kiln_hip_context_cast)
 
 /*
  * HIP keeps a current device per thread, and allocations, streams, events
@@ -134,6 +152,11 @@ typedef struct kiln_hip_device_scope {
 kiln_status kiln_hip_device_enter(const kiln_context *ctx,
                                   kiln_hip_device_scope *scope);
 void kiln_hip_device_leave(const kiln_hip_device_scope *scope);
+/* kiln_hip_device_enter for a deinit op: a failure is logged (see
+ * kiln_hip_warn), and false then means the release must be skipped. */
+bool kiln_hip_device_enter_for_deinit(const kiln_context *ctx,
+                                      kiln_hip_device_scope *scope,
+                                      const char *what);
 
 kiln_status kiln_hip_context_init(kiln_context *ctx);
 void kiln_hip_context_deinit(kiln_context *ctx);
@@ -147,11 +170,9 @@ typedef struct kiln_hip_stream {
   hipStream_t handle;
 } kiln_hip_stream;
 
-static inline kiln_hip_stream *kiln_hip_stream_cast(const kiln_stream *s) {
-  return (kiln_hip_stream *)(uintptr_t)s;
-}
+KILN_BACKEND_CAST(kiln_hip_stream, kiln_stream, kiln_hip_stream_cast)
 static inline hipStream_t kiln_hip_stream_handle(const kiln_stream *s) {
-  return kiln_hip_stream_cast(s)->handle;
+  return kiln_hip_stream_cast_const(s)->handle;
 }
 
 kiln_status kiln_hip_stream_init(kiln_stream *s);
@@ -212,9 +233,7 @@ typedef struct kiln_hip_module {
   kiln_param_table *params;
 } kiln_hip_module;
 
-static inline kiln_hip_module *kiln_hip_module_cast(const kiln_module *m) {
-  return (kiln_hip_module *)(uintptr_t)m;
-}
+KILN_BACKEND_CAST(kiln_hip_module, kiln_module, kiln_hip_module_cast)
 
 typedef struct kiln_hip_kernel {
   kiln_kernel base;
@@ -224,9 +243,7 @@ typedef struct kiln_hip_kernel {
   atomic_size_t shared_limit;
 } kiln_hip_kernel;
 
-static inline kiln_hip_kernel *kiln_hip_kernel_cast(const kiln_kernel *k) {
-  return (kiln_hip_kernel *)(uintptr_t)k;
-}
+KILN_BACKEND_CAST(kiln_hip_kernel, kiln_kernel, kiln_hip_kernel_cast)
 
 kiln_status kiln_hip_module_init(kiln_module *m,
                                  const kiln_module_image *images,
@@ -254,11 +271,9 @@ typedef struct kiln_hip_event {
   hipEvent_t handle;
 } kiln_hip_event;
 
-static inline kiln_hip_event *kiln_hip_event_cast(const kiln_event *e) {
-  return (kiln_hip_event *)(uintptr_t)e;
-}
+KILN_BACKEND_CAST(kiln_hip_event, kiln_event, kiln_hip_event_cast)
 static inline hipEvent_t kiln_hip_event_handle(const kiln_event *e) {
-  return kiln_hip_event_cast(e)->handle;
+  return kiln_hip_event_cast_const(e)->handle;
 }
 
 kiln_status kiln_hip_event_init(kiln_event *e);

@@ -1,7 +1,5 @@
 /* Host buffers: pinned host memory from hipHostMalloc, which the device
  * reaches directly, so transfers from and to it are truly asynchronous. */
-#include <stdio.h>
-
 #include "backends/hip/hip.h"
 
 kiln_status kiln_hip_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
@@ -14,11 +12,10 @@ kiln_status kiln_hip_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
                                               hipHostMallocDefault);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess) {
-    char what[64];
-    snprintf(what, sizeof what, "hipHostMalloc of %zu bytes", hb->size);
-    st = kiln_hip_error(err, KILN_ERROR_BACKEND, what);
+    st = kiln_hip_error(err, "hipHostMalloc of %zu pinned bytes", hb->size);
     /* The memory that ran out is the host's. */
-    return err == hipErrorOutOfMemory ? KILN_ERROR_OUT_OF_HOST_MEMORY : st;
+    return st == KILN_ERROR_OUT_OF_DEVICE_MEMORY ? KILN_ERROR_OUT_OF_HOST_MEMORY
+                                                 : st;
   }
   hb->data = ptr;
   return KILN_OK;
@@ -28,11 +25,9 @@ void kiln_hip_host_buffer_deinit(kiln_host_buffer *hb) {
   /* hipHostFree waits for the (current) device first, so no queued
    * transfer still uses the memory when it goes. */
   kiln_hip_device_scope scope;
-  if (kiln_hip_device_enter(hb->base.context, &scope) != KILN_OK) {
-    kiln_log(KILN_LOG_WARN, "hip: freeing a host buffer: %s",
-             kiln_last_error());
+  if (!kiln_hip_device_enter_for_deinit(hb->base.context, &scope,
+                                        "freeing a host buffer"))
     return;
-  }
   hipError_t err = kiln_hip_api.hipHostFree(hb->data);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess) kiln_hip_warn(err, "hipHostFree");

@@ -1,7 +1,6 @@
 /* Kernel launches: the packed argument list handed over as kernelParams,
  * and dynamic shared memory beyond the device's default. */
 #include <pthread.h>
-#include <stdio.h>
 
 #include "backends/hip/hip.h"
 
@@ -38,13 +37,11 @@ static kiln_status allow_shared(kiln_hip_kernel *hk, size_t bytes) {
     if (err == hipSuccess) {
       atomic_store_explicit(&hk->shared_limit, bytes, memory_order_release);
     } else {
-      char what[256];
-      snprintf(what, sizeof what,
-               "kiln_launch: allowing kernel '%.64s' %zu bytes of dynamic "
-               "shared memory besides its static shared memory "
-               "(hipFuncSetAttribute)",
-               hk->base.name, bytes);
-      st = kiln_hip_error(err, KILN_ERROR_OUT_OF_RANGE, what);
+      st = kiln_hip_error_as(err, KILN_ERROR_OUT_OF_RANGE,
+                             "kiln_launch: allowing kernel '%.64s' %zu bytes "
+                             "of dynamic shared memory besides its static "
+                             "shared memory (hipFuncSetAttribute)",
+                             hk->base.name, bytes);
     }
   }
   pthread_mutex_unlock(lock);
@@ -69,11 +66,9 @@ kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
       config->block.x, config->block.y, config->block.z,
       (unsigned int)config->shared_memory_bytes, kiln_hip_stream_handle(s),
       args->count ? params : NULL, NULL);
-  if (err != hipSuccess) {
-    char what[128];
-    snprintf(what, sizeof what,
-             "launching kernel '%.64s' (hipModuleLaunchKernel)", k->name);
-    return kiln_hip_error(err, KILN_ERROR_LAUNCH_FAILED, what);
-  }
+  if (err != hipSuccess)
+    return kiln_hip_error_as(err, KILN_ERROR_LAUNCH_FAILED,
+                             "launching kernel '%.64s' (hipModuleLaunchKernel)",
+                             k->name);
   return KILN_OK;
 }

@@ -2,8 +2,6 @@
  * device, made current around the call. Which limits a runtime has varies
  * (ROCm 5.2 has no stack limit and no hipDeviceSetLimit; AMD's runtime has
  * no printf FIFO limit); what it lacks is KILN_ERROR_UNSUPPORTED. */
-#include <stdio.h>
-
 #include "backends/hip/hip.h"
 
 typedef struct hip_limit {
@@ -22,18 +20,13 @@ static hip_limit lookup(kiln_limit limit) {
   return (hip_limit){hipLimitMallocHeapSize, "hipLimitMallocHeapSize"};
 }
 
-/* Sets the error for a failed call: an unsupported limit says so, a value
- * the runtime refuses is the caller's argument. */
-static kiln_status failed(hipError_t err, const char *what,
-                          const kiln_context *ctx) {
-  char description[256];
-  kiln_hip_describe(err, description, sizeof description);
-  kiln_status st = kiln_hip_status(err, KILN_ERROR_INVALID_ARGUMENT);
-  return kiln_set_error(st, "%s on %s failed: %s%s", what,
-                        ctx->properties.name, description,
-                        st == KILN_ERROR_UNSUPPORTED
-                            ? "; this HIP runtime has no such limit"
-                            : "");
+/* A value the runtime refuses is the caller's argument (the fallback); a
+ * limit the runtime lacks is worth saying in words. */
+static const char *unsupported_note(hipError_t err) {
+  return kiln_hip_status(err, KILN_ERROR_INVALID_ARGUMENT) ==
+                 KILN_ERROR_UNSUPPORTED
+             ? " (this HIP runtime has no such limit)"
+             : "";
 }
 
 kiln_status kiln_hip_context_set_limit(kiln_context *ctx, kiln_limit limit,
@@ -49,11 +42,11 @@ kiln_status kiln_hip_context_set_limit(kiln_context *ctx, kiln_limit limit,
   hipError_t err = kiln_hip_api.hipDeviceSetLimit(l.id, value);
   kiln_hip_device_leave(&scope);
   if (err == hipSuccess) return KILN_OK;
-  char what[128];
-  snprintf(what, sizeof what,
-           "kiln_context_set_limit: hipDeviceSetLimit(%s, %zu bytes)", l.name,
-           value);
-  return failed(err, what, ctx);
+  return kiln_hip_error_as(err, KILN_ERROR_INVALID_ARGUMENT,
+                           "kiln_context_set_limit: hipDeviceSetLimit(%s, %zu "
+                           "bytes) on %s%s",
+                           l.name, value, ctx->properties.name,
+                           unsupported_note(err));
 }
 
 kiln_status kiln_hip_context_get_limit(kiln_context *ctx, kiln_limit limit,
@@ -73,8 +66,8 @@ kiln_status kiln_hip_context_get_limit(kiln_context *ctx, kiln_limit limit,
     *out_value = value;
     return KILN_OK;
   }
-  char what[96];
-  snprintf(what, sizeof what, "kiln_context_get_limit: hipDeviceGetLimit(%s)",
-           l.name);
-  return failed(err, what, ctx);
+  return kiln_hip_error_as(err, KILN_ERROR_INVALID_ARGUMENT,
+                           "kiln_context_get_limit: hipDeviceGetLimit(%s) on "
+                           "%s%s",
+                           l.name, ctx->properties.name, unsupported_note(err));
 }

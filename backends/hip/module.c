@@ -199,14 +199,15 @@ static kiln_status load_one(kiln_hip_module *hm,
              "no code for this device: %s", i, description);
     return KILN_OK;
   }
-  char what[96];
-  snprintf(what, sizeof what,
-           "loading HIP image %zu of the %zu given (hipModuleLoadData)", i,
-           count);
   if (runtime_failure(err))
-    return kiln_hip_error(err, KILN_ERROR_INVALID_STATE, what);
-  return kiln_set_error(KILN_ERROR_INVALID_IMAGE, "%s: %s", what,
-                        description);
+    return kiln_hip_error_as(err, KILN_ERROR_INVALID_STATE,
+                             "loading HIP image %zu of the %zu given "
+                             "(hipModuleLoadData)",
+                             i, count);
+  return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+                        "loading HIP image %zu of the %zu given "
+                        "(hipModuleLoadData) failed: %s",
+                        i, count, description);
 }
 
 /*
@@ -261,11 +262,11 @@ kiln_status kiln_hip_module_init(kiln_module *m,
 void kiln_hip_module_deinit(kiln_module *m) {
   kiln_hip_module *hm = kiln_hip_module_cast(m);
   kiln_hip_device_scope scope;
-  if (kiln_hip_device_enter(m->base.context, &scope) == KILN_OK) {
+  if (kiln_hip_device_enter_for_deinit(m->base.context, &scope,
+                                       "unloading a module")) {
     unload_all(hm);
     kiln_hip_device_leave(&scope);
   } else {
-    kiln_log(KILN_LOG_WARN, "hip: unloading a module: %s", kiln_last_error());
     free_images(hm);
   }
 }
@@ -297,11 +298,10 @@ kiln_status kiln_hip_kernel_init(kiln_kernel *k) {
                                       : "",
                           hm->skipped ? hm->skipped : "");
   if (err != hipSuccess) {
-    char what[160];
-    snprintf(what, sizeof what,
-             "looking up kernel '%.96s' in the module (hipModuleGetFunction)",
-             k->name);
-    return kiln_hip_error(err, KILN_ERROR_NOT_FOUND, what);
+    return kiln_hip_error_as(err, KILN_ERROR_NOT_FOUND,
+                             "looking up kernel '%.96s' in the module "
+                             "(hipModuleGetFunction)",
+                             k->name);
   }
   atomic_init(&hk->shared_limit, ctx->properties.max_shared_memory_per_block);
   /* The loop went one past the module that has it. */
@@ -352,12 +352,10 @@ kiln_status kiln_hip_module_global(kiln_module *m, const char *name,
                                       : "",
                           hm->skipped ? hm->skipped : "");
   if (err != hipSuccess) {
-    char what[192];
-    snprintf(what, sizeof what,
-             "kiln_module_get_global: looking up '%.96s' in the module "
-             "(hipModuleGetGlobal)",
-             name);
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, what);
+    return kiln_hip_error(err,
+                          "kiln_module_get_global: looking up '%.96s' in the "
+                          "module (hipModuleGetGlobal)",
+                          name);
   }
   *out_address = (uint64_t)(uintptr_t)address;
   *out_size = size;

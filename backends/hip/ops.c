@@ -39,6 +39,7 @@ const kiln_backend_ops kiln_hip_ops = {
     .buffer_read = kiln_hip_buffer_read,
     .buffer_copy = kiln_hip_buffer_copy,
     .buffer_fill = kiln_hip_buffer_fill,
+    .fill_sizes = 1 | 2 | 4,
     .buffer_write_async = kiln_hip_buffer_write_async,
     .buffer_read_async = kiln_hip_buffer_read_async,
 

@@ -11,7 +11,7 @@ kiln_status kiln_hip_stream_init(kiln_stream *s) {
       &kiln_hip_stream_cast(s)->handle, hipStreamNonBlocking);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipStreamCreateWithFlags");
+    return kiln_hip_error(err, "hipStreamCreateWithFlags");
   return KILN_OK;
 }
 
@@ -24,7 +24,7 @@ kiln_status kiln_hip_stream_query(kiln_stream *s) {
   hipError_t err = kiln_hip_api.hipStreamQuery(kiln_hip_stream_handle(s));
   if (err == hipSuccess) return KILN_OK;
   if (err == hipErrorNotReady) return KILN_ERROR_NOT_READY;
-  return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipStreamQuery");
+  return kiln_hip_error(err, "hipStreamQuery");
 }
 
 static kiln_status stream_done(void *s) { return kiln_hip_stream_query(s); }
@@ -37,6 +37,6 @@ kiln_status kiln_hip_stream_synchronize(kiln_stream *s, uint64_t timeout_ns) {
   hipError_t err =
       kiln_hip_api.hipStreamSynchronize(kiln_hip_stream_handle(s));
   if (err != hipSuccess)
-    return kiln_hip_error(err, KILN_ERROR_BACKEND, "hipStreamSynchronize");
+    return kiln_hip_error(err, "hipStreamSynchronize");
   return KILN_OK;
 }

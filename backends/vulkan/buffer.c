@@ -191,7 +191,7 @@ kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags) {
 void kiln_vulkan_buffer_deinit(kiln_buffer *buf) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(buf->base.context);
   /* Any recorded kernel may use any buffer through its address. */
-  kiln_vulkan_context_quiesce(vc);
+  kiln_vulkan_quiesce_for_deinit(vc, "freeing a buffer");
   kiln_vulkan_free(vc, &kiln_vulkan_buffer_cast(buf)->alloc);
 }
 
@@ -251,8 +251,9 @@ static kiln_status finish_read(kiln_vulkan_stream *st, pending_read *p,
 
 /* Reads through the ring, two chunks at a time: the device fills one while
  * the host copies the other out. */
-static kiln_status staged_read(kiln_vulkan_stream *st, kiln_vulkan_buffer *vb,
-                               size_t off, unsigned char *to, size_t size) {
+static kiln_status staged_read(kiln_vulkan_stream *st,
+                               const kiln_vulkan_buffer *vb, size_t off,
+                               unsigned char *to, size_t size) {
   pending_read pending[2];
   size_t count = 0;
   kiln_status s = KILN_OK;
@@ -295,7 +296,7 @@ static kiln_status staged_read(kiln_vulkan_stream *st, kiln_vulkan_buffer *vb,
 kiln_status kiln_vulkan_buffer_read(kiln_stream *s, const kiln_buffer *src,
                                     size_t off, void *dst, size_t size) {
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
-  kiln_vulkan_buffer *vb = kiln_vulkan_buffer_cast(src);
+  const kiln_vulkan_buffer *vb = kiln_vulkan_buffer_cast_const(src);
   kiln_vulkan_stream_lock(st);
   kiln_status status;
   /* Uncached mappings (a discrete GPU's BAR) are far slower for the host
@@ -320,36 +321,22 @@ kiln_status kiln_vulkan_buffer_copy(kiln_stream *s, kiln_buffer *dst,
   kiln_vulkan_stream_lock(st);
   kiln_status status = kiln_vulkan_record_copy(
       st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, dst_off,
-      kiln_vulkan_buffer_cast(src)->alloc.buffer, src_off, size);
+      kiln_vulkan_buffer_cast_const(src)->alloc.buffer, src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
-}
-
-/* The pattern as one 32-bit word that vkCmdFillBuffer can repeat, if
- * there is one. Bytes are in memory order, on a little-endian host. */
-static bool pattern_word(uint64_t pattern, size_t pattern_size, uint32_t *out) {
-  switch (pattern_size) {
-  case 1: *out = (uint32_t)(pattern & 0xffu) * 0x01010101u; return true;
-  case 2: *out = (uint32_t)(pattern & 0xffffu) * 0x00010001u; return true;
-  case 4: *out = (uint32_t)pattern; return true;
-  case 8:
-    *out = (uint32_t)pattern;
-    return (uint32_t)pattern == (uint32_t)(pattern >> 32);
-  default: return false;
-  }
 }
 
 kiln_status kiln_vulkan_buffer_fill(kiln_stream *s, kiln_buffer *dst,
                                     size_t off, size_t size, uint64_t pattern,
                                     size_t pattern_size) {
-  uint32_t word;
-  if (off % 4 != 0 || size % 4 != 0 ||
-      !pattern_word(pattern, pattern_size, &word))
-    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
+  /* vkCmdFillBuffer repeats one 4-byte word at 4-byte aligned offset and
+   * size (fill_sizes); the core has made every other fill its kernel's. */
+  (void)pattern_size;
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
-  kiln_status status = record_fill(
-      st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, off, size, word);
+  kiln_status status =
+      record_fill(st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, off, size,
+                  (uint32_t)pattern);
   kiln_vulkan_stream_unlock(st);
   return status;
 }

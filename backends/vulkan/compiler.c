@@ -270,7 +270,7 @@ static int parse_target(const char *target) {
 
 kiln_status kiln_vulkan_compile_target(const kiln_context *ctx, char *target,
                                        size_t target_size) {
-  const kiln_vulkan_context *vc = (const kiln_vulkan_context *)ctx;
+  const kiln_vulkan_context *vc = kiln_vulkan_context_cast_const(ctx);
   uint32_t api = vc->phys->api_version;
   if (api > KILN_VULKAN_INSTANCE_API) api = KILN_VULKAN_INSTANCE_API;
   /* The newest SPIR-V each Vulkan version takes in its core. */

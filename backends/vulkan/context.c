@@ -317,7 +317,9 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
   free(vc->writes);
   /* Destroying the device with work queued is invalid, and a lost device
    * may still report work pending: this is not a hot path. */
-  vc->vk.vkDeviceWaitIdle(vc->device);
+  VkResult r = vc->vk.vkDeviceWaitIdle(vc->device);
+  if (r != VK_SUCCESS)
+    kiln_vulkan_warn(r, "vkDeviceWaitIdle before destroying the device");
   save_pipeline_cache(vc);
   vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
   vc->vk.vkDestroyDevice(vc->device, NULL);
@@ -350,8 +352,11 @@ static kiln_status quiesce(kiln_vulkan_context *vc, uint64_t timeout_ns) {
   return result;
 }
 
-kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *vc) {
-  return quiesce(vc, KILN_WAIT_FOREVER);
+void kiln_vulkan_quiesce_for_deinit(kiln_vulkan_context *vc,
+                                    const char *what) {
+  if (quiesce(vc, KILN_WAIT_FOREVER) != KILN_OK)
+    kiln_log(KILN_LOG_WARN, "vulkan: waiting for the device before %s "
+             "failed: %s", what, kiln_last_error());
 }
 
 kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx,

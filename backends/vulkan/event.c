@@ -57,7 +57,10 @@ void kiln_vulkan_event_deinit(kiln_event *e) {
   if (ve->timeline) {
     /* The timestamp write may still be pending (the core has waited within
      * its bound already). */
-    wait_timeline(vc, ve->timeline, ve->value, KILN_WAIT_FOREVER);
+    if (wait_timeline(vc, ve->timeline, ve->value, KILN_WAIT_FOREVER) !=
+        KILN_OK)
+      kiln_log(KILN_LOG_WARN, "vulkan: waiting for an event before "
+               "destroying it failed: %s", kiln_last_error());
     kiln_vulkan_timeline_release(vc, ve->timeline);
   }
   if (ve->queries) vc->vk.vkDestroyQueryPool(vc->device, ve->queries, NULL);

@@ -18,7 +18,7 @@ kiln_status kiln_vulkan_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
 
 void kiln_vulkan_host_buffer_deinit(kiln_host_buffer *hb) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(hb->base.context);
-  kiln_vulkan_context_quiesce(vc);
+  kiln_vulkan_quiesce_for_deinit(vc, "freeing a host buffer");
   kiln_vulkan_free(vc, &kiln_vulkan_host_buffer_cast(hb)->alloc);
 }
 
@@ -30,7 +30,7 @@ kiln_status kiln_vulkan_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
   kiln_vulkan_stream_lock(st);
   kiln_status status = kiln_vulkan_record_copy(
       st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, dst_off,
-      kiln_vulkan_host_buffer_cast(src)->alloc.buffer, src_off, size);
+      kiln_vulkan_host_buffer_cast_const(src)->alloc.buffer, src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
 }
@@ -43,7 +43,7 @@ kiln_status kiln_vulkan_buffer_read_async(kiln_stream *s,
   kiln_vulkan_stream_lock(st);
   kiln_status status = kiln_vulkan_record_copy(
       st, kiln_vulkan_host_buffer_cast(dst)->alloc.buffer, dst_off,
-      kiln_vulkan_buffer_cast(src)->alloc.buffer, src_off, size);
+      kiln_vulkan_buffer_cast_const(src)->alloc.buffer, src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
 }

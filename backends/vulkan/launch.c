@@ -56,15 +56,10 @@ static kiln_status create_pipeline(kiln_vulkan_context *vc,
   VkResult r = vc->vk.vkCreateComputePipelines(vc->device, vc->pipeline_cache,
                                                1, &info, NULL, out);
   if (r == VK_SUCCESS) return KILN_OK;
-  kiln_status st = kiln_vulkan_status(r);
-  if (st != KILN_ERROR_OUT_OF_HOST_MEMORY &&
-      st != KILN_ERROR_OUT_OF_DEVICE_MEMORY && st != KILN_ERROR_DEVICE_LOST)
-    st = failed;
-  return kiln_set_error(st,
-                        "vkCreateComputePipelines failed for kernel '%s' "
-                        "with block %ux%ux%u: %s",
-                        vk->base.name, block[0], block[1], block[2],
-                        kiln_vulkan_result_name(r));
+  return kiln_vulkan_error_as(r, failed,
+                              "vkCreateComputePipelines for kernel '%s' with "
+                              "block %ux%ux%u",
+                              vk->base.name, block[0], block[1], block[2]);
 }
 
 /* The kernel's pipeline for (block, shared), from its cache or created and

@@ -64,13 +64,9 @@ static kiln_status load_image(kiln_vulkan_context *vc,
         vc->vk.vkCreateShaderModule(vc->device, &info, NULL, &out->shader);
     if (r != VK_SUCCESS) {
       out->shader = VK_NULL_HANDLE;
-      st = kiln_set_error(r == VK_ERROR_OUT_OF_HOST_MEMORY ||
-                                  r == VK_ERROR_OUT_OF_DEVICE_MEMORY
-                              ? kiln_vulkan_status(r)
-                              : KILN_ERROR_INVALID_IMAGE,
-                          "vkCreateShaderModule failed for SPIR-V image %zu: "
-                          "%s",
-                          index, kiln_vulkan_result_name(r));
+      st = kiln_vulkan_error_as(r, KILN_ERROR_INVALID_IMAGE,
+                                "vkCreateShaderModule of SPIR-V image %zu",
+                                index);
     }
   }
   free(copy);
@@ -81,7 +77,7 @@ kiln_status kiln_vulkan_module_init(kiln_module *m,
                                     const kiln_module_image *images,
                                     size_t count) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(m->base.context);
-  kiln_vulkan_module *vm = (kiln_vulkan_module *)m;
+  kiln_vulkan_module *vm = kiln_vulkan_module_cast(m);
   vm->images = calloc(count, sizeof *vm->images);
   if (!vm->images)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
@@ -99,7 +95,7 @@ kiln_status kiln_vulkan_module_init(kiln_module *m,
 
 void kiln_vulkan_module_deinit(kiln_module *m) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(m->base.context);
-  destroy_images(vc, (kiln_vulkan_module *)m);
+  destroy_images(vc, kiln_vulkan_module_cast(m));
 }
 
 /* "a, b, c": the module's kernels, for a NOT_FOUND message. */
@@ -119,7 +115,7 @@ static void list_kernels(const kiln_vulkan_module *vm, char *buf, size_t size) {
 
 kiln_status kiln_vulkan_kernel_init(kiln_kernel *k) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(k->base.context);
-  kiln_vulkan_module *vm = (kiln_vulkan_module *)k->module;
+  kiln_vulkan_module *vm = kiln_vulkan_module_cast(k->module);
   kiln_vulkan_kernel *vk = kiln_vulkan_kernel_cast(k);
   /* The first image that has the name wins, as images are searched in the
    * caller's order. */
@@ -195,7 +191,7 @@ void kiln_vulkan_kernel_deinit(kiln_kernel *k) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(k->base.context);
   kiln_vulkan_kernel *vk = kiln_vulkan_kernel_cast(k);
   /* Recorded launches may still use the pipelines. */
-  kiln_vulkan_context_quiesce(vc);
+  kiln_vulkan_quiesce_for_deinit(vc, "destroying a kernel's pipelines");
   for (size_t i = 0; i < vk->pipeline_count; i++)
     vc->vk.vkDestroyPipeline(vc->device, vk->pipelines[i].handle, NULL);
   free(vk->pipelines);

@@ -33,6 +33,7 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .buffer_read = kiln_vulkan_buffer_read,
     .buffer_copy = kiln_vulkan_buffer_copy,
     .buffer_fill = kiln_vulkan_buffer_fill,
+    .fill_sizes = 4,
     .buffer_write_async = kiln_vulkan_buffer_write_async,
     .buffer_read_async = kiln_vulkan_buffer_read_async,
 

@@ -528,7 +528,11 @@ void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
     s = kiln_vulkan_stream_wait_for(st, st->submitted, KILN_WAIT_FOREVER);
   if (s != KILN_OK) {
     /* The device is gone; nothing it held can still be in use. */
-    vc->vk.vkDeviceWaitIdle(vc->device);
+    kiln_log(KILN_LOG_WARN, "vulkan: waiting for a stream before destroying "
+             "it failed: %s", kiln_last_error());
+    VkResult r = vc->vk.vkDeviceWaitIdle(vc->device);
+    if (r != VK_SUCCESS)
+      kiln_vulkan_warn(r, "vkDeviceWaitIdle before destroying a stream");
     st->completed = st->submitted;
     discard_batch(st);
   }

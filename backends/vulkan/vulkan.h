@@ -79,10 +79,38 @@ kiln_status kiln_vulkan_load_device(VkDevice device,
 
 /* "VK_ERROR_OUT_OF_DEVICE_MEMORY", ... */
 const char *kiln_vulkan_result_name(VkResult result);
-/* The kiln status for a VkResult. */
-kiln_status kiln_vulkan_status(VkResult result);
-/* Sets "<what> failed: <VkResult name>" and returns the mapped status. */
-kiln_status kiln_vulkan_error(VkResult result, const char *what);
+/* The kiln status for a VkResult: the specific one where the result has
+ * one (out of memory, device lost, not ready, ...), else `fallback`. */
+kiln_status kiln_vulkan_status(VkResult result, kiln_status fallback);
+/* Writes "VK_ERROR_NAME (the specification's description)" for `result`. */
+void kiln_vulkan_describe(VkResult result, char *buf, size_t size);
+
+/* Records "<what> failed: VK_ERROR_NAME (description)" as the thread's
+ * error, <what> formatted printf-style from fmt, and returns
+ * kiln_vulkan_status(result, KILN_ERROR_BACKEND). */
+kiln_status kiln_vulkan_error(VkResult result, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* As kiln_vulkan_error, but a result with no specific status gives
+ * `fallback`: a specific status (a lost device above all) is never hidden
+ * by the call's own. */
+kiln_status kiln_vulkan_error_as(VkResult result, kiln_status fallback,
+                                 const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Logs "vulkan: <what> failed: VK_ERROR_NAME (description)" as a warning:
+ * for failures that cannot be reported, in the deinit ops. */
+void kiln_vulkan_warn(VkResult result, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 /* ---- Devices (device.c)
  * ------------------------------------------------------- */
@@ -205,18 +233,18 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *ctx, VkDeviceSize size,
 void kiln_vulkan_free(kiln_vulkan_context *ctx, kiln_vulkan_allocation *alloc);
 
 /* Submits every stream's recorded work and waits until all of it is done,
- * without limit: before freeing anything a command might still use (the
- * core has waited within its bound before any destroy). */
-kiln_status kiln_vulkan_context_quiesce(kiln_vulkan_context *ctx);
+ * without limit: before a deinit frees anything a command might still use
+ * (the core has waited within its bound before any destroy). A failure is
+ * logged as a warning naming `what`; the deinit goes on. */
+void kiln_vulkan_quiesce_for_deinit(kiln_vulkan_context *ctx,
+                                    const char *what);
 
 kiln_status kiln_vulkan_context_init(kiln_context *ctx);
 void kiln_vulkan_context_deinit(kiln_context *ctx);
 kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx,
                                             uint64_t timeout_ns);
 
-static inline kiln_vulkan_context *kiln_vulkan_context_cast(kiln_context *ctx) {
-  return (kiln_vulkan_context *)ctx;
-}
+KILN_BACKEND_CAST(kiln_vulkan_context, kiln_context, kiln_vulkan_context_cast)
 
 /* ---- Streams (stream.c)
  * ----------------------------------------------------------- */
@@ -274,9 +302,7 @@ struct kiln_vulkan_stream {
   kiln_vulkan_staging staging;
 };
 
-static inline kiln_vulkan_stream *kiln_vulkan_stream_cast(kiln_stream *s) {
-  return (kiln_vulkan_stream *)s;
-}
+KILN_BACKEND_CAST(kiln_vulkan_stream, kiln_stream, kiln_vulkan_stream_cast)
 
 kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *ctx,
                                      kiln_vulkan_stream *st,
@@ -354,14 +380,9 @@ typedef struct kiln_vulkan_host_buffer {
   kiln_vulkan_allocation alloc;
 } kiln_vulkan_host_buffer;
 
-static inline kiln_vulkan_buffer *kiln_vulkan_buffer_cast(
-    const kiln_buffer *b) {
-  return (kiln_vulkan_buffer *)(uintptr_t)b;
-}
-static inline kiln_vulkan_host_buffer *kiln_vulkan_host_buffer_cast(
-    const kiln_host_buffer *b) {
-  return (kiln_vulkan_host_buffer *)(uintptr_t)b;
-}
+KILN_BACKEND_CAST(kiln_vulkan_buffer, kiln_buffer, kiln_vulkan_buffer_cast)
+KILN_BACKEND_CAST(kiln_vulkan_host_buffer, kiln_host_buffer,
+                  kiln_vulkan_host_buffer_cast)
 
 kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags);
 void kiln_vulkan_buffer_deinit(kiln_buffer *buf);
@@ -473,6 +494,8 @@ typedef struct kiln_vulkan_module {
   size_t image_count;
 } kiln_vulkan_module;
 
+KILN_BACKEND_CAST(kiln_vulkan_module, kiln_module, kiln_vulkan_module_cast)
+
 /* One specialization of a kernel. */
 typedef struct kiln_vulkan_pipeline {
   uint32_t block[3];
@@ -492,9 +515,7 @@ typedef struct kiln_vulkan_kernel {
   size_t pipeline_count, pipeline_cap;
 } kiln_vulkan_kernel;
 
-static inline kiln_vulkan_kernel *kiln_vulkan_kernel_cast(kiln_kernel *k) {
-  return (kiln_vulkan_kernel *)k;
-}
+KILN_BACKEND_CAST(kiln_vulkan_kernel, kiln_kernel, kiln_vulkan_kernel_cast)
 
 kiln_status kiln_vulkan_module_init(kiln_module *m,
                                     const kiln_module_image *images,
@@ -521,9 +542,7 @@ typedef struct kiln_vulkan_event {
   uint64_t value;
 } kiln_vulkan_event;
 
-static inline kiln_vulkan_event *kiln_vulkan_event_cast(kiln_event *e) {
-  return (kiln_vulkan_event *)e;
-}
+KILN_BACKEND_CAST(kiln_vulkan_event, kiln_event, kiln_vulkan_event_cast)
 
 kiln_status kiln_vulkan_event_init(kiln_event *e);
 void kiln_vulkan_event_deinit(kiln_event *e);

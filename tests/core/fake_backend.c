@@ -748,6 +748,7 @@ void fake_init(fake_backend *fb, kiln_backend kind) {
   o->buffer_read = buffer_read;
   o->buffer_copy = buffer_copy;
   o->buffer_fill = buffer_fill;
+  o->fill_sizes = 1 | 2 | 4 | 8;
   o->buffer_write_async = buffer_write_async;
   o->buffer_read_async = buffer_read_async;
   o->image_formats = 1u << KILN_IMAGE_SPIRV;

@@ -119,3 +119,24 @@ extern "C" __global__ void conf_poke(unsigned *words, int first,
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < count) words[(long long)first + i] = value + i;
 }
+
+// A kernel that cannot be given its memory: CONF_LOCAL_HOG_WORDS 32-bit
+// words of local memory per thread (500 KiB, just under the 512 KiB a thread
+// may have). The driver reserves a kernel's local memory for every thread
+// the device can hold at once, not for those launched, so on a large GPU
+// (an H100: 132 SMs x 2048 threads x 500 KiB = 138 GB) the launch itself
+// runs out of device memory. The array is volatile and indexed by an
+// argument, so the compiler can neither drop it nor keep it in registers.
+// AMD's compiler allows a work-item 128 KiB of scratch on gfx9, and ROCm
+// sizes scratch per dispatch: test_errors.c runs this kernel on NVIDIA
+// only, and AMD builds get a small one that merely compiles.
+#if defined(__HIP_PLATFORM_AMD__)
+#define CONF_LOCAL_HOG_WORDS 1024u
+#else
+#define CONF_LOCAL_HOG_WORDS 128000u
+#endif
+extern "C" __global__ void conf_local_hog(unsigned *data, unsigned index) {
+  volatile unsigned scratch[CONF_LOCAL_HOG_WORDS];
+  scratch[index % CONF_LOCAL_HOG_WORDS] = data[0];
+  data[0] = scratch[(index * 7u) % CONF_LOCAL_HOG_WORDS];
+}
