@@ -106,7 +106,7 @@ kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
                                          size / 4, stream);
     break;
   }
-  if (err != hipSuccess) return kiln_hip_error(err, what);
+  if (err != hipSuccess) return kiln_hip_error(err, "%s", what);
   return KILN_OK;
 }
 
