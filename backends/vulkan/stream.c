@@ -244,6 +244,8 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st) {
   st->dirty = true;
   st->recorded++;
+  /* A graph's command buffer holds all of it, submitted at each replay. */
+  if (st->base.building) return KILN_OK;
   if (st->recorded >= BATCH_COMMANDS) return kiln_vulkan_stream_flush(st);
   if (st->recorded == EAGER_COMMANDS) {
     kiln_status s = kiln_vulkan_stream_poll(st);
@@ -280,7 +282,8 @@ static void discard_batch(kiln_vulkan_stream *st) {
   retire(st);
 }
 
-static kiln_status submit(kiln_vulkan_stream *st, uint64_t value) {
+static kiln_status submit(kiln_vulkan_stream *st, VkCommandBuffer cmd,
+                          uint64_t value) {
   enum { INLINE_WAITS = 8 };
   VkSemaphore inline_sems[INLINE_WAITS];
   uint64_t inline_values[INLINE_WAITS];
@@ -317,8 +320,8 @@ static kiln_status submit(kiln_vulkan_stream *st, uint64_t value) {
         .waitSemaphoreCount = n,
         .pWaitSemaphores = sems,
         .pWaitDstStageMask = stages,
-        .commandBufferCount = st->cmd ? 1 : 0,
-        .pCommandBuffers = &st->cmd,
+        .commandBufferCount = cmd ? 1 : 0,
+        .pCommandBuffers = &cmd,
         .signalSemaphoreCount = 1,
         .pSignalSemaphores = &st->timeline->semaphore,
     };
@@ -432,7 +435,7 @@ kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
     }
   }
   uint64_t value = st->submitted + 1;
-  if ((s = submit(st, value)) != KILN_OK) {
+  if ((s = submit(st, st->cmd, value)) != KILN_OK) {
     free(waits);
     discard_batch(st);
     return s;
@@ -450,6 +453,57 @@ kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
   st->submitted = value;
   st->cmd = VK_NULL_HANDLE;
   st->recorded = 0;
+  set_busy(st, true);
+  return KILN_OK;
+}
+
+void kiln_vulkan_stream_record_into(kiln_vulkan_stream *st,
+                                    VkCommandBuffer cmd) {
+  st->cmd = cmd;
+  st->recorded = 0;
+  st->bound = VK_NULL_HANDLE;
+  st->dirty = true;
+}
+
+kiln_status kiln_vulkan_stream_end_recording(kiln_vulkan_stream *st) {
+  if (st->dirty) host_barrier(st);
+  VkResult r = st->ctx->vk.vkEndCommandBuffer(st->cmd);
+  st->cmd = VK_NULL_HANDLE;
+  st->recorded = 0;
+  return r == VK_SUCCESS ? KILN_OK : kiln_vulkan_error(r, "vkEndCommandBuffer");
+}
+
+kiln_status kiln_vulkan_stream_submit_external(kiln_vulkan_stream *st,
+                                               VkCommandBuffer cmd) {
+  kiln_status s = kiln_vulkan_stream_collect_writes(st);
+  if (s != KILN_OK) return s;
+  if (st->inflight_count >= MAX_INFLIGHT &&
+      (s = kiln_vulkan_stream_wait(
+           st, st->inflight[st->inflight_first].value)) != KILN_OK)
+    return s;
+  kiln_vulkan_wait *waits = NULL;
+  if (!inflight_reserve(st) ||
+      (st->wait_count > 0 &&
+       !(waits = malloc(st->wait_count * sizeof *waits))))
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory submitting Vulkan work");
+  uint64_t value = st->submitted + 1;
+  if ((s = submit(st, cmd, value)) != KILN_OK) {
+    free(waits);
+    return s;
+  }
+  /* The command buffer is the caller's: the batch does not recycle it. */
+  kiln_vulkan_batch *b =
+      &st->inflight[(st->inflight_first + st->inflight_count) %
+                    st->inflight_cap];
+  b->cmd = VK_NULL_HANDLE;
+  b->value = value;
+  b->waits = waits;
+  b->wait_count = st->wait_count;
+  if (waits) memcpy(waits, st->waits, st->wait_count * sizeof *waits);
+  st->inflight_count++;
+  st->wait_count = 0;
+  st->submitted = value;
   set_busy(st, true);
   return KILN_OK;
 }
