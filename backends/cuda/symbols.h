@@ -67,7 +67,17 @@
   X(cuEventRecord, 2000)                \
   X(cuEventQuery, 2000)                 \
   X(cuEventSynchronize, 2000)           \
-  X(cuEventElapsedTime, 2000)
+  X(cuEventElapsedTime, 2000)           \
+  X(cuEventRecordWithFlags, 11010)      \
+  X(cuStreamBeginCapture, 10010)        \
+  X(cuStreamEndCapture, 10000)          \
+  X(cuStreamGetCaptureInfo, 11030)      \
+  X(cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphLaunch, 10000)               \
+  X(cuGraphKernelNodeGetParams, 12000)  \
+  X(cuGraphExecKernelNodeSetParams, 12000) \
+  X(cuGraphExecDestroy, 10000)          \
+  X(cuGraphDestroy, 10000)
 
 /* Used when the driver implements at least the CUDA version given, left
  * NULL otherwise. The first three let module.c find which of a module's
