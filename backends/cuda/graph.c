@@ -7,7 +7,8 @@
  * capture is on a stream of the core's own, which nothing else touches.
  * After each captured launch the stream's capture dependencies are exactly
  * the new kernel node (the stream is in order), which is kept for updates
- * through cuGraphExecKernelNodeSetParams. */
+ * through cuGraphExecKernelNodeSetParams. The entry points are optional
+ * (symbols.h): a driver older than CUDA 12.0 runs everything but graphs. */
 #include <stdlib.h>
 
 #include "backends/cuda/cuda.h"
@@ -21,6 +22,15 @@ static CUstream stream_of(kiln_stream *s) {
 }
 
 kiln_status kiln_cuda_graph_begin(kiln_graph *g, kiln_stream *s) {
+#define KILN_CUDA_HAVE(name, version) &&kiln_cuda_api.name
+  if (!(true KILN_CUDA_GRAPH_SYMBOLS(KILN_CUDA_HAVE)))
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "the CUDA driver (%d.%d) lacks the graph entry "
+                          "points kiln needs (cuGraphExecKernelNodeSetParams "
+                          "of CUDA 12.0, ...)",
+                          kiln_cuda_api.driver_version / 1000,
+                          kiln_cuda_api.driver_version % 1000 / 10);
+#undef KILN_CUDA_HAVE
   kiln_cuda_graph *cg = graph_cast(g);
   kiln_status st = kiln_cuda_make_current(g->base.context);
   if (st != KILN_OK) return st;
