@@ -118,8 +118,7 @@ static kiln_status append(kiln_stream *s, const kiln_graph_cmd *c) {
 kiln_status kiln_capture_launch(kiln_stream *s, kiln_kernel *kernel,
                                 const kiln_launch_config *config,
                                 const kiln_arg *args, size_t arg_count,
-                                const kiln_packed_args *packed,
-                                bool numbered) {
+                                const kiln_packed_args *packed, bool numbered) {
   kiln_graph_cmd c = {.op = KILN_GRAPH_LAUNCH,
                       .kernel = kernel,
                       .config = *config,
@@ -170,9 +169,9 @@ kiln_status kiln_capture_fill(kiln_stream *s, kiln_buffer *dst, size_t offset,
 kiln_status kiln_capture_event(kiln_stream *s, kiln_event *e,
                                kiln_graph_op op) {
   kiln_graph_cmd c = {.op = op, .event = e};
-  return kiln_error_in(op == KILN_GRAPH_RECORD ? "kiln_event_record"
-                                               : "kiln_stream_wait_event",
-                       append(s, &c));
+  return kiln_error_in(
+      op == KILN_GRAPH_RECORD ? "kiln_event_record" : "kiln_stream_wait_event",
+      append(s, &c));
 }
 
 bool kiln_capture_records(kiln_stream *s, const kiln_event *e) {
@@ -228,15 +227,14 @@ kiln_status kiln_stream_begin_capture(kiln_stream *s) {
 static kiln_status issue(kiln_graph *g, kiln_stream *s, size_t i) {
   const kiln_backend_ops *ops = s->base.context->ops;
   const kiln_graph_cmd *c = &g->cmds[i];
-  kiln_status st = KILN_OK;
   switch (c->op) {
-  case KILN_GRAPH_LAUNCH:
-    if (c->config.grid.x == 0 || c->config.grid.y == 0 ||
-        c->config.grid.z == 0)
+  case KILN_GRAPH_LAUNCH: {
+    if (c->config.grid.x == 0 || c->config.grid.y == 0 || c->config.grid.z == 0)
       return KILN_OK;
-    st = ops->launch(s, c->kernel, &c->config, c->packed);
+    kiln_status st = ops->launch(s, c->kernel, &c->config, c->packed);
     if (st == KILN_OK && ops->graph_launched) st = ops->graph_launched(g, s, i);
     return st;
+  }
   case KILN_GRAPH_COPY:
     return ops->buffer_copy(s, c->dst, c->dst_offset, c->src, c->src_offset,
                             c->size);
@@ -249,7 +247,8 @@ static kiln_status issue(kiln_graph *g, kiln_stream *s, size_t i) {
   case KILN_GRAPH_RECORD: return ops->event_record(c->event, s);
   case KILN_GRAPH_WAIT: return ops->stream_wait_event(s, c->event);
   }
-  return st;
+  return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                        "a captured operation of unknown kind %d", (int)c->op);
 }
 
 /* Builds (or builds again) the backend's graph from g's commands. */
@@ -269,7 +268,8 @@ static kiln_status build(kiln_graph *g) {
   if (st == KILN_OK) {
     for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++)
       st = kiln_context_result(ctx, issue(g, s, i));
-    kiln_status end = kiln_context_result(ctx, ops->graph_end(g, s, st == KILN_OK));
+    kiln_status end =
+        kiln_context_result(ctx, ops->graph_end(g, s, st == KILN_OK));
     if (st == KILN_OK) st = end;
   }
   g->built = st == KILN_OK;
@@ -372,10 +372,9 @@ static kiln_status update(kiln_graph *g, size_t i, kiln_arg *args,
   c->args = args;
   *c->packed = *packed;
   bool live = c->config.grid.x && c->config.grid.y && c->config.grid.z;
-  kiln_status st = !live ? KILN_OK
-                   : ctx->ops->graph_update
-                       ? ctx->ops->graph_update(g, i)
-                       : build(g);
+  kiln_status st = !live                    ? KILN_OK
+                   : ctx->ops->graph_update ? ctx->ops->graph_update(g, i)
+                                            : build(g);
   st = kiln_context_result(ctx, st);
   if (st == KILN_OK) {
     hold_args(old_args, c->arg_count, false);
@@ -399,10 +398,9 @@ kiln_status kiln_graph_set_arguments(kiln_graph *g, size_t launch_index,
   kiln_context *ctx = g->base.context;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   if (launch_index >= g->launch_count)
-    return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
-                          "%s: launch %zu of a graph of %zu launch%s", fn,
-                          launch_index, g->launch_count,
-                          g->launch_count == 1 ? "" : "es");
+    return kiln_set_error(
+        KILN_ERROR_OUT_OF_RANGE, "%s: launch %zu of a graph of %zu launch%s",
+        fn, launch_index, g->launch_count, g->launch_count == 1 ? "" : "es");
   size_t i = 0;
   for (size_t n = 0;; i++)
     if (g->cmds[i].op == KILN_GRAPH_LAUNCH && g->cmds[i].numbered &&

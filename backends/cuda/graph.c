@@ -105,7 +105,7 @@ kiln_status kiln_cuda_graph_update(kiln_graph *g, size_t index) {
   p.kernelParams = params;
   p.extra = NULL;
   r = kiln_cuda_api.cuGraphExecKernelNodeSetParams(cg->exec, cg->nodes[index],
-                                                    &p);
+                                                   &p);
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuGraphExecKernelNodeSetParams");
   return KILN_OK;

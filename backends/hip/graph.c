@@ -7,9 +7,7 @@
 
 #include "backends/hip/hip.h"
 
-static kiln_hip_graph *graph_cast(kiln_graph *g) {
-  return (kiln_hip_graph *)g;
-}
+static kiln_hip_graph *graph_cast(kiln_graph *g) { return (kiln_hip_graph *)g; }
 
 kiln_status kiln_hip_graph_begin(kiln_graph *g, kiln_stream *s) {
 #define KILN_HIP_HAVE(ret, name, params) &&kiln_hip_api.name
@@ -95,8 +93,8 @@ kiln_status kiln_hip_graph_update(kiln_graph *g, size_t index) {
     params[i] = (void *)(uintptr_t)(args->data + args->offsets[i]);
   p.kernelParams = args->count ? params : NULL;
   p.extra = NULL;
-  err = kiln_hip_api.hipGraphExecKernelNodeSetParams(hg->exec,
-                                                     hg->nodes[index], &p);
+  err = kiln_hip_api.hipGraphExecKernelNodeSetParams(hg->exec, hg->nodes[index],
+                                                     &p);
   if (err != hipSuccess)
     return kiln_hip_error(err, KILN_ERROR_BACKEND,
                           "hipGraphExecKernelNodeSetParams");

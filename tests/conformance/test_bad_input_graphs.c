@@ -13,7 +13,8 @@ void bad_graph_calls(void **state) {
   BAD(KILN_ERROR_INVALID_HANDLE,
       kiln_stream_end_capture(fx.dead_stream, &out.graph));
   BAD(KILN_ERROR_INVALID_STATE, kiln_stream_end_capture(fx.stream, &out.graph));
-  BAD(KILN_ERROR_INVALID_HANDLE, kiln_stream_is_capturing(NULL, &out.capturing));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_stream_is_capturing(NULL, &out.capturing));
   BAD(KILN_ERROR_INVALID_HANDLE,
       kiln_stream_is_capturing(AS(kiln_stream, fx.ev), &out.capturing));
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_stream_is_capturing(fx.stream, NULL));
@@ -44,8 +45,7 @@ void bad_graph_calls(void **state) {
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_graph_set_arguments(NULL, 0, args, 3));
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_graph_set_arguments(dead, 0, args, 3));
   BAD(KILN_ERROR_OUT_OF_RANGE, kiln_graph_set_arguments(g, 1, args, 3));
-  BAD(KILN_ERROR_OUT_OF_RANGE,
-      kiln_graph_set_arguments(g, SIZE_MAX, args, 3));
+  BAD(KILN_ERROR_OUT_OF_RANGE, kiln_graph_set_arguments(g, SIZE_MAX, args, 3));
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_graph_set_arguments(g, 0, NULL, 3));
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_graph_set_arguments(g, 0, args, 2));
   const kiln_arg foreign[3] = {kiln_arg_buffer(fx.other_buf, 0),

@@ -18,8 +18,7 @@ static void add_u32(kiln_stream *s, kiln_buffer *b, size_t offset, uint32_t n,
   check_ok(kiln_launch(s, conf_kernel("conf_add_u32"), &c, args, 3));
 }
 
-static void busy(kiln_stream *s, kiln_buffer *b, uint32_t n,
-                 uint32_t rounds) {
+static void busy(kiln_stream *s, kiln_buffer *b, uint32_t n, uint32_t rounds) {
   kiln_launch_config c = kiln_launch_config_1d(n, 128);
   const kiln_arg args[3] = {kiln_arg_buffer(b, 0), kiln_arg_u32(n),
                             kiln_arg_u32(rounds)};
@@ -85,9 +84,9 @@ static void replay_matches_direct_work(void **state) {
   for (int i = 0; i < 2; i++) {
     check_ok(kiln_buffer_read(s, direct[i].buf, 0, want,
                               WORDS * 4 + 2 * CONF_GUARD));
-    conf_guarded_check(&graphed[i], s, want + CONF_GUARD,
-                       i ? "buffer b after the replays"
-                         : "buffer a after the replays");
+    conf_guarded_check(
+        &graphed[i], s, want + CONF_GUARD,
+        i ? "buffer b after the replays" : "buffer a after the replays");
   }
   free(want);
   check_ok(kiln_graph_destroy(g));

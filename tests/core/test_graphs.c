@@ -22,8 +22,7 @@ static kiln_kernel *kernel(kiln_context *ctx, kiln_module **m) {
   return k;
 }
 
-static void launch(kiln_stream *s, kiln_kernel *k, kiln_buffer *b,
-                   uint32_t v) {
+static void launch(kiln_stream *s, kiln_kernel *k, kiln_buffer *b, uint32_t v) {
   const kiln_launch_config c = {{1, 1, 1}, {1, 1, 1}, 0};
   const kiln_arg args[2] = {kiln_arg_buffer(b, 0), kiln_arg_u32(v)};
   check_ok(kiln_launch(s, k, &c, args, 2));
@@ -206,8 +205,8 @@ static void no_graphs_is_unsupported(void **state) {
   check_ok(kiln_context_destroy(ctx));
 }
 
-#define FIXTURE_TEST(name)                                                     \
-  cmocka_unit_test_setup_teardown(name, fake_fixture_setup,                    \
+#define FIXTURE_TEST(name)                                  \
+  cmocka_unit_test_setup_teardown(name, fake_fixture_setup, \
                                   fake_fixture_teardown)
 
 int main(void) {

@@ -84,8 +84,8 @@ static int measure(const bench *b, const graph_run *runs, size_t n,
 
 /* The raw CUDA graph's figure, measured with kiln's replay and one by one
  * so that all three take turns; us[2] stays negative without it. */
-static int measure_all(bench *b, const graph_run *kiln_runs,
-                       unsigned kernels, double us[3]) {
+static int measure_all(bench *b, const graph_run *kiln_runs, unsigned kernels,
+                       double us[3]) {
   raw_side r = {b->raw, NULL};
   void *function = NULL;
   raw_ptr out = 0;
@@ -115,15 +115,15 @@ static int report(bench *b, unsigned kernels, const double us[3]) {
   static const char *const impls[3] = {"kiln", "kiln", "cuda-raw"};
   for (int i = 0; i < 3; i++) {
     if (us[i] < 0.0) continue;
-    bench_result res = {"graph", names[i], impls[i], kernels,
-                        us[i] * kernels * 1e-3, us[i], "us"};
+    bench_result res = {
+        "graph", names[i], impls[i], kernels, us[i] * kernels * 1e-3,
+        us[i],   "us"};
     if (bench_record(b, &res) != 0) return -1;
   }
   fprintf(b->out,
           "\ngraph: %u empty kernels then a synchronize, per kernel (us); "
           "median of %u\n%-34s %12s %12s %12s\n",
-          kernels, b->opt.repeat, "", "one by one", "kiln graph",
-          "raw CUDA");
+          kernels, b->opt.repeat, "", "one by one", "kiln graph", "raw CUDA");
   fprintf(b->out, "%-34s", "us per kernel");
   for (int i = 0; i < 3; i++) bench_cell(b->out, 12, 3, us[i]);
   fprintf(b->out, "\n%-34s", "replay speed-up over one by one");

@@ -35,17 +35,16 @@ hipError_t hipStreamEndCapture(hipStream_t stream, hipGraph_t *graph) {
   hipError_t err = shim_enter_stream(stream);
   if (err != hipSuccess) return err;
   CUgraph g = NULL;
-  err = shim_error(
-      shim_cu.cuStreamEndCapture(SHIM_HANDLE(CUstream, stream), &g),
-      "cuStreamEndCapture");
+  err =
+      shim_error(shim_cu.cuStreamEndCapture(SHIM_HANDLE(CUstream, stream), &g),
+                 "cuStreamEndCapture");
   if (err == hipSuccess) *graph = SHIM_HANDLE(hipGraph_t, g);
   return err;
 }
 
 hipError_t hipStreamGetCaptureInfo_v2(hipStream_t stream,
                                       hipStreamCaptureStatus *status,
-                                      unsigned long long *id,
-                                      hipGraph_t *graph,
+                                      unsigned long long *id, hipGraph_t *graph,
                                       const hipGraphNode_t **dependencies,
                                       size_t *count) {
   hipError_t err = shim_enter_stream(stream);
@@ -55,9 +54,8 @@ hipError_t hipStreamGetCaptureInfo_v2(hipStream_t stream,
   CUgraph g = NULL;
   const CUgraphNode *deps = NULL;
   size_t n = 0;
-  err = shim_error(shim_cu.cuStreamGetCaptureInfo(
-                       SHIM_HANDLE(CUstream, stream), &cs, &cid, &g, &deps,
-                       &n),
+  err = shim_error(shim_cu.cuStreamGetCaptureInfo(SHIM_HANDLE(CUstream, stream),
+                                                  &cs, &cid, &g, &deps, &n),
                    "cuStreamGetCaptureInfo");
   if (err != hipSuccess) return err;
   /* The values of the two enumerations are the same. */
@@ -75,9 +73,9 @@ hipError_t hipGraphInstantiateWithFlags(hipGraphExec_t *exec, hipGraph_t graph,
   hipError_t err = shim_enter();
   if (err != hipSuccess) return err;
   CUgraphExec e = NULL;
-  err = shim_error(shim_cu.cuGraphInstantiateWithFlags(
-                       &e, SHIM_HANDLE(CUgraph, graph), 0),
-                   "cuGraphInstantiateWithFlags");
+  err = shim_error(
+      shim_cu.cuGraphInstantiateWithFlags(&e, SHIM_HANDLE(CUgraph, graph), 0),
+      "cuGraphInstantiateWithFlags");
   if (err == hipSuccess) *exec = SHIM_HANDLE(hipGraphExec_t, e);
   return err;
 }
@@ -128,10 +126,10 @@ hipError_t hipGraphExecKernelNodeSetParams(hipGraphExec_t exec,
   p.sharedMemBytes = params->sharedMemBytes;
   p.kernelParams = params->kernelParams;
   p.extra = params->extra;
-  return shim_error(shim_cu.cuGraphExecKernelNodeSetParams(
-                        SHIM_HANDLE(CUgraphExec, exec),
-                        SHIM_HANDLE(CUgraphNode, node), &p),
-                    "cuGraphExecKernelNodeSetParams");
+  return shim_error(
+      shim_cu.cuGraphExecKernelNodeSetParams(
+          SHIM_HANDLE(CUgraphExec, exec), SHIM_HANDLE(CUgraphNode, node), &p),
+      "cuGraphExecKernelNodeSetParams");
 }
 
 hipError_t hipGraphExecDestroy(hipGraphExec_t exec) {
