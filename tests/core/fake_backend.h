@@ -115,6 +115,10 @@ typedef struct fake_backend {
   size_t last_fill_pattern_size;
 } fake_backend;
 
+/* Counts a call of `op` and answers the failure injected for it, if any:
+ * what every op of the fake does first. */
+kiln_status fake_enter(fake_backend *fb, fake_op op);
+
 /* Fills the graph ops of a fake's table (fake_graph.c). */
 void fake_graph_ops(kiln_backend_ops *ops);
 

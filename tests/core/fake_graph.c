@@ -8,19 +8,9 @@ static fake_backend *fake_of_graph(const kiln_graph *g) {
   return (fake_backend *)g->base.context->ops;
 }
 
-/* Counts `op` and answers an injected failure, as the fake's other ops. */
-static kiln_status enter(fake_backend *fb, fake_op op) {
-  fb->calls[op]++;
-  if (fb->fail_status == KILN_OK || fb->fail_op != op) return KILN_OK;
-  kiln_status st = fb->fail_status;
-  fb->fail_status = KILN_OK;
-  return kiln_set_error(st, "fake %s: injected failure of a graph op",
-                        fb->name);
-}
-
 static kiln_status graph_begin(kiln_graph *g, kiln_stream *s) {
   (void)s;
-  return enter(fake_of_graph(g), FAKE_OP_GRAPH_BEGIN);
+  return fake_enter(fake_of_graph(g), FAKE_OP_GRAPH_BEGIN);
 }
 
 static kiln_status graph_end(kiln_graph *g, kiln_stream *s, bool keep) {
@@ -33,7 +23,7 @@ static kiln_status graph_end(kiln_graph *g, kiln_stream *s, bool keep) {
 static kiln_status graph_launch(kiln_graph *g, kiln_stream *s) {
   fake_backend *fb = fake_of_graph(g);
   const kiln_backend_ops *o = &fb->ops;
-  kiln_status st = enter(fb, FAKE_OP_GRAPH_LAUNCH);
+  kiln_status st = fake_enter(fb, FAKE_OP_GRAPH_LAUNCH);
   for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++) {
     const kiln_graph_cmd *c = &g->cmds[i];
     switch (c->op) {
