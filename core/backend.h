@@ -46,6 +46,7 @@ typedef enum kiln_object_type {
   KILN_OBJECT_KERNEL,
   KILN_OBJECT_STREAM,
   KILN_OBJECT_EVENT,
+  KILN_OBJECT_GRAPH,
 } kiln_object_type;
 
 /* The header at offset 0 of every object. The core looks every handle up in
@@ -57,6 +58,9 @@ typedef struct kiln_object {
   /* Objects the core creates for itself (the default stream, the built-in
    * module, scratch buffers) are not reported as alive at context destroy. */
   bool internal;
+  /* Graphs that use the object (core/graph.c): while any does, destroying
+   * it is KILN_ERROR_INVALID_STATE, as a replay would reach freed memory. */
+  atomic_uint graph_refs;
   struct kiln_object *prev, *next; /* the context's list of live objects */
 } kiln_object;
 
@@ -177,6 +181,12 @@ struct kiln_module {
 struct kiln_stream {
   kiln_object base;
   bool is_default;
+  /* The graph being captured on the stream (core/graph.c), else NULL. */
+  _Atomic(kiln_graph *) capture;
+  /* Set on the core's internal stream that turns a graph's recorded work
+   * into the backend's own graph: every op issued on it belongs to that
+   * graph (between graph_begin and graph_end). */
+  kiln_graph *building;
   kiln_buffer *scratch; /* partial sums of the built-in reductions */
   uint64_t guard_launches; /* KILN_DEBUG=guard: launches queued on it */
 };
@@ -210,6 +220,52 @@ struct kiln_event {
     return (const type *)object;                                              \
   }
 
+/* ---- Graphs (core/graph.c) ------------------------------------------------ */
+
+typedef enum kiln_graph_op {
+  KILN_GRAPH_LAUNCH = 1,
+  KILN_GRAPH_COPY,
+  KILN_GRAPH_FILL,
+  KILN_GRAPH_RECORD,
+  KILN_GRAPH_WAIT,
+} kiln_graph_op;
+
+typedef struct kiln_packed_args kiln_packed_args;
+
+/* One captured operation, its arguments checked and counted as the
+ * backend's ops take them (offsets from the allocation's start). */
+typedef struct kiln_graph_cmd {
+  kiln_graph_op op;
+  /* LAUNCH. `args` are the caller's (for updates and KILN_DEBUG=guard),
+   * `packed` what the backend gets; both malloc'd. numbered: a launch of
+   * the caller's own, not of a built-in helper. */
+  kiln_kernel *kernel;
+  kiln_launch_config config;
+  kiln_arg *args;
+  size_t arg_count;
+  kiln_packed_args *packed;
+  bool numbered;
+  /* COPY (dst, src) and FILL (dst). */
+  kiln_buffer *dst;
+  const kiln_buffer *src;
+  size_t dst_offset, src_offset, size;
+  uint64_t pattern;
+  size_t pattern_size;
+  /* RECORD and WAIT. */
+  kiln_event *event;
+} kiln_graph_cmd;
+
+struct kiln_graph {
+  kiln_object base;
+  /* Serializes replays and updates of one graph: neither CUDA's nor HIP's
+   * executable graphs may be launched or changed by two threads at once. */
+  pthread_mutex_t lock;
+  kiln_graph_cmd *cmds;
+  size_t cmd_count, cmd_cap;
+  size_t launch_count; /* numbered launches */
+  bool built;          /* graph_end kept the backend's graph */
+};
+
 /* ---- Arguments ------------------------------------------------------------- */
 
 /* The largest packed argument list the core handles; backends report their
@@ -219,12 +275,12 @@ struct kiln_event {
 /* An argument list packed by the core with natural alignment, buffers
  * already resolved to device_address + offset. CUDA/HIP pass
  * `data + offsets[i]` as kernelParams[i]; Vulkan pushes data[0..size). */
-typedef struct kiln_packed_args {
+struct kiln_packed_args {
   size_t size;
   size_t count;
   uint16_t offsets[KILN_MAX_KERNEL_ARGS];
   _Alignas(16) unsigned char data[KILN_MAX_ARG_BYTES];
-} kiln_packed_args;
+};
 
 /* ---- Run-time compilation -------------------------------------------------- */
 
@@ -396,6 +452,29 @@ struct kiln_backend_ops {
    * Only for a backend whose buffer ops need nothing but device_address. */
   kiln_status (*module_global)(kiln_module *m, const char *name,
                                uint64_t *out_address, size_t *out_size);
+
+  /* Graphs (core/graph.c); all NULL for a backend without them (the
+   * capture calls then answer KILN_ERROR_UNSUPPORTED), except graph_update.
+   * The core builds a graph by issuing its recorded work through the ops
+   * above on an internal stream s (s->building is g): graph_begin, then
+   * the ops in capture order, graph_launched after each launch of
+   * g->cmds[index] (its node, for updates), then graph_end. graph_end
+   * with keep false discards what was built (an op failed); with keep
+   * true it makes the graph replayable, or fails and discards it.
+   * graph_launch replays a built graph on s, in stream order, with the
+   * captured event records and waits; a replay while earlier ones run is
+   * valid. graph_update passes the new g->cmds[index].packed of a launch
+   * into the built graph; when NULL, the core builds the graph again
+   * (graph_begin then sees g->built and replaces the old build once no
+   * replay uses it). graph_deinit waits for replays in flight; it is
+   * called for every graph, also one never built or whose build failed. */
+  size_t graph_size;
+  kiln_status (*graph_begin)(kiln_graph *g, kiln_stream *s);
+  kiln_status (*graph_launched)(kiln_graph *g, kiln_stream *s, size_t index);
+  kiln_status (*graph_end)(kiln_graph *g, kiln_stream *s, bool keep);
+  kiln_status (*graph_launch)(kiln_graph *g, kiln_stream *s);
+  kiln_status (*graph_update)(kiln_graph *g, size_t index);
+  void (*graph_deinit)(kiln_graph *g);
 
   /* Run-time compilation (core/compile.c); all NULL for a backend that
    * has no compiler. `languages` lists what it compiles, preferred first,

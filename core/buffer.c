@@ -72,6 +72,7 @@ kiln_status kiln_buffer_destroy(kiln_buffer *buf) {
                           "module, which owns it; it is released with the "
                           "module (kiln_module_destroy)",
                           fn, buf->global_name);
+  if ((st = kiln_check_not_held(buf, fn, "buffer")) != KILN_OK) return st;
   /* The backend waits for every stream before it frees the memory; the
    * guard check needs that wait first. */
   kiln_context *ctx = buf->base.context;
@@ -125,6 +126,7 @@ kiln_status kiln_buffer_write(kiln_stream *stream, kiln_buffer *dst,
   kiln_stream *s;
   kiln_status st = check_transfer(dst, dst_offset, size, stream, fn,
                                   "the destination buffer", &s);
+  if (st == KILN_OK) st = kiln_capture_refuse(s, fn);
   if (st != KILN_OK) return st;
   if (!src && size)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: src is NULL", fn);
@@ -141,6 +143,7 @@ kiln_status kiln_buffer_read(kiln_stream *stream, const kiln_buffer *src,
   kiln_stream *s;
   kiln_status st = check_transfer(src, src_offset, size, stream, fn,
                                   "the source buffer", &s);
+  if (st == KILN_OK) st = kiln_capture_refuse(s, fn);
   if (st != KILN_OK) return st;
   if (!dst && size)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
@@ -180,6 +183,9 @@ kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
     return kiln_set_error(KILN_ERROR_UNSUPPORTED,
                           "%s: the %s backend cannot copy between buffers", fn,
                           ctx->ops->name);
+  if (kiln_stream_capturing(s))
+    return kiln_capture_copy(s, dst, dst->guard + dst_offset, src,
+                             src->guard + src_offset, size);
   return kiln_context_result(
       ctx, ctx->ops->buffer_copy(s, dst, dst->guard + dst_offset, src,
                                  src->guard + src_offset, size));
@@ -203,6 +209,19 @@ static size_t narrow_pattern(uint64_t *pattern, size_t size) {
 static uint64_t widen_pattern(uint64_t pattern, size_t size, size_t to) {
   for (; size < to; size *= 2) pattern |= pattern << (size * 8);
   return pattern;
+}
+
+kiln_status kiln_fill_native(kiln_stream *s, kiln_buffer *dst,
+                             size_t offset, size_t size, uint64_t pattern,
+                             size_t width) {
+  const kiln_backend_ops *ops = dst->base.context->ops;
+  /* The narrowest size the backend fills that suits offset and size: a
+   * wider one takes the pattern repeated (Vulkan fills 4-byte words). */
+  for (size_t w = width; ops->buffer_fill && w <= 8; w *= 2)
+    if ((ops->fill_sizes & w) && offset % w == 0 && size % w == 0)
+      return ops->buffer_fill(s, dst, offset, size,
+                              widen_pattern(pattern, width, w), w);
+  return kiln_fill_with_kernel(s, dst, offset, size, pattern, width);
 }
 
 kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
@@ -232,20 +251,16 @@ kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
   size_t width = narrow_pattern(&p, pattern_size);
   kiln_context *ctx = dst->base.context;
   if (dst->module && dst->device_address % 4) {
+    if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
     if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
     return kiln_context_result(
         ctx, kiln_global_fill(s, dst, offset, size, p, width));
   }
   offset += dst->guard; /* from here on, counted as the backend counts */
-  /* The narrowest size the backend fills that suits offset and size: a
-   * wider one takes the pattern repeated (Vulkan fills 4-byte words). */
-  for (size_t w = width; ctx->ops->buffer_fill && w <= 8; w *= 2)
-    if ((ctx->ops->fill_sizes & w) && offset % w == 0 && size % w == 0)
-      return kiln_context_result(
-          ctx, ctx->ops->buffer_fill(s, dst, offset, size,
-                                     widen_pattern(p, width, w), w));
-  return kiln_context_result(
-      ctx, kiln_fill_with_kernel(s, dst, offset, size, p, width));
+  if (kiln_stream_capturing(s))
+    return kiln_capture_fill(s, dst, offset, size, p, width);
+  return kiln_context_result(ctx,
+                             kiln_fill_native(s, dst, offset, size, p, width));
 }
 
 kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,
@@ -256,6 +271,7 @@ kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,
   kiln_stream *s;
   kiln_status st = check_transfer(dst, dst_offset, size, stream, fn,
                                   "the destination buffer", &s);
+  if (st == KILN_OK) st = kiln_capture_refuse(s, fn);
   if (st != KILN_OK) return st;
   kiln_context *ctx = dst->base.context;
   st = kiln_object_check_in(src, KILN_OBJECT_HOST_BUFFER, ctx, fn,
@@ -283,6 +299,7 @@ kiln_status kiln_buffer_read_async(kiln_stream *stream, const kiln_buffer *src,
   kiln_stream *s;
   kiln_status st = check_transfer(src, src_offset, size, stream, fn,
                                   "the source buffer", &s);
+  if (st == KILN_OK) st = kiln_capture_refuse(s, fn);
   if (st != KILN_OK) return st;
   kiln_context *ctx = src->base.context;
   st = kiln_object_check_in(dst, KILN_OBJECT_HOST_BUFFER, ctx, fn,

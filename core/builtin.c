@@ -82,7 +82,7 @@ kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst, size_t off,
                       kiln_arg_u64(start),
                       kiln_arg_u64(start + size), kiln_arg_u64(pattern)};
   kiln_launch_config c = helper_config((start + size + 3) / 4, 65535u);
-  return kiln_launch(s, k, &c, args, 4);
+  return kiln_launch_helper(s, k, &c, args, 4);
 }
 
 /* Checks an f32 vector argument of n elements at a byte offset. */
@@ -137,7 +137,7 @@ kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
   kiln_arg args[4] = {kiln_arg_buffer(y, y_offset), kiln_arg_buffer(x, x_offset),
                       kiln_arg_f32(a), kiln_arg_u32((uint32_t)n)};
   kiln_launch_config c = helper_config(n, 65535u);
-  return kiln_launch(s, k, &c, args, 4);
+  return kiln_launch_helper(s, k, &c, args, 4);
 }
 
 /* A reduction's two launches share their stream's scratch buffer, so they
@@ -180,13 +180,13 @@ static kiln_status reduce_locked(kiln_stream *s, kiln_kernel *first,
   args[count++] = kiln_arg_buffer(x, x_offset);
   if (y) args[count++] = kiln_arg_buffer(y, y_offset);
   args[count++] = kiln_arg_u32((uint32_t)n);
-  kiln_status st = kiln_launch(s, first, &c, args, count);
+  kiln_status st = kiln_launch_helper(s, first, &c, args, count);
   if (st != KILN_OK) return st;
   kiln_arg second[3] = {kiln_arg_buffer(result, result_offset),
                         kiln_arg_buffer(s->scratch, 0),
                         kiln_arg_u32(c.grid.x)};
   kiln_launch_config one = helper_config(1, 1);
-  return kiln_launch(s, sum, &one, second, 3);
+  return kiln_launch_helper(s, sum, &one, second, 3);
 }
 
 /* Sums x (and y, for a dot product) into result in two launches through the
@@ -309,5 +309,5 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   cfg.grid.z = 1;
   cfg.block.x = SGEMM_THREADS;
   cfg.block.y = cfg.block.z = 1;
-  return kiln_launch(s, kern, &cfg, args, 11);
+  return kiln_launch_helper(s, kern, &cfg, args, 11);
 }

@@ -108,6 +108,7 @@ static void release_object(kiln_object *o) {
   case KILN_OBJECT_MODULE: kiln_module_release((kiln_module *)o); break;
   case KILN_OBJECT_STREAM: kiln_stream_release((kiln_stream *)o); break;
   case KILN_OBJECT_EVENT: kiln_event_release((kiln_event *)o); break;
+  case KILN_OBJECT_GRAPH: kiln_graph_release((kiln_graph *)o); break;
   case KILN_OBJECT_CONTEXT:
   case KILN_OBJECT_KERNEL: break;
   }
@@ -162,17 +163,18 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
   if (guard_st != KILN_OK)
     kiln_strlcpy(guard_report, kiln_last_error(), sizeof guard_report);
 
-  size_t alive[KILN_OBJECT_EVENT + 1] = {0};
+  size_t alive[KILN_OBJECT_GRAPH + 1] = {0};
   size_t total = 0;
   for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next) {
     if (o->internal) continue;
     alive[o->type]++;
     total++;
   }
-  /* By type, users before what they use: an event may refer to its stream,
-   * a stream owns a scratch buffer. Within a type, newest first. */
+  /* By type, users before what they use: a graph holds buffers, modules
+   * and events, an event may refer to its stream, a stream owns a scratch
+   * buffer. Within a type, newest first. */
   static const kiln_object_type order[] = {
-      KILN_OBJECT_EVENT, KILN_OBJECT_STREAM, KILN_OBJECT_MODULE,
+      KILN_OBJECT_GRAPH, KILN_OBJECT_EVENT, KILN_OBJECT_STREAM, KILN_OBJECT_MODULE,
       KILN_OBJECT_HOST_BUFFER, KILN_OBJECT_BUFFER};
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
     kiln_object *o = ctx->objects.prev;
@@ -194,13 +196,13 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
   st = kiln_set_error(KILN_ERROR_OBJECTS_ALIVE,
                       "kiln_context_destroy: %zu object%s still alive and "
                       "released with the context (%zu buffers, %zu host "
-                      "buffers, %zu modules, %zu streams, %zu events); their "
-                      "handles are now invalid",
+                      "buffers, %zu modules, %zu streams, %zu events, %zu "
+                      "graphs); their handles are now invalid",
                       total, total == 1 ? " was" : "s were",
                       alive[KILN_OBJECT_BUFFER],
                       alive[KILN_OBJECT_HOST_BUFFER],
                       alive[KILN_OBJECT_MODULE], alive[KILN_OBJECT_STREAM],
-                      alive[KILN_OBJECT_EVENT]);
+                      alive[KILN_OBJECT_EVENT], alive[KILN_OBJECT_GRAPH]);
   kiln_log(KILN_LOG_WARN, "%s", kiln_last_error());
   return st;
 }

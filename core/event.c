@@ -31,6 +31,7 @@ kiln_status kiln_event_destroy(kiln_event *e) {
   static const char fn[] = "kiln_event_destroy";
   if (!e) return KILN_OK;
   kiln_status st = kiln_object_check(e, KILN_OBJECT_EVENT, fn, "event");
+  if (st == KILN_OK) st = kiln_check_not_held(e, fn, "event");
   if (st != KILN_OK) return st;
   /* A backend may wait for the event's mark before it frees it. */
   kiln_context *ctx = e->base.context;
@@ -65,6 +66,8 @@ kiln_status kiln_event_record(kiln_event *e, kiln_stream *stream) {
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   kiln_stream *s;
   if ((st = kiln_stream_resolve(stream, ctx, fn, &s)) != KILN_OK) return st;
+  if (kiln_stream_capturing(s))
+    return kiln_capture_event(s, e, KILN_GRAPH_RECORD);
   st = kiln_context_result(ctx, ctx->ops->event_record(e, s));
   if (st == KILN_OK) e->recorded = true;
   if (st == KILN_OK && ctx->guard) kiln_guard_note_record(e, s);
@@ -73,10 +76,16 @@ kiln_status kiln_event_record(kiln_event *e, kiln_stream *stream) {
 
 kiln_status kiln_stream_wait_event(kiln_stream *s, kiln_event *e) {
   static const char fn[] = "kiln_stream_wait_event";
-  kiln_status st = check_recorded(e, fn, "event");
+  kiln_status st = kiln_object_check(e, KILN_OBJECT_EVENT, fn, "event");
   if (st != KILN_OK) return st;
   kiln_context *ctx = e->base.context;
   if ((st = kiln_stream_resolve(s, ctx, fn, &s)) != KILN_OK) return st;
+  /* A capture may wait for a record of its own, made only at replay. */
+  if (kiln_stream_capturing(s) && kiln_capture_records(s, e))
+    return kiln_capture_event(s, e, KILN_GRAPH_WAIT);
+  if ((st = check_recorded(e, fn, "event")) != KILN_OK) return st;
+  if (kiln_stream_capturing(s))
+    return kiln_capture_event(s, e, KILN_GRAPH_WAIT);
   if (!ctx->ops->stream_wait_event) /* the host waits in the stream's stead */
     return kiln_event_wait(e, fn, NULL);
   return kiln_context_result(ctx, ctx->ops->stream_wait_event(s, e));

@@ -127,6 +127,63 @@ kiln_status kiln_compile_options_check(const char *fn,
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
                                         kiln_stream **out);
 
+/* ---- Launches (core/launch.c) and graphs (core/graph.c) -------------------- */
+
+/* kiln_launch's checks of everything but the kernel handle and the stream,
+ * and the packing of the arguments; messages name kiln_launch. */
+kiln_status kiln_launch_pack(kiln_context *ctx, kiln_kernel *kernel,
+                             const kiln_launch_config *config,
+                             const kiln_arg *args, size_t arg_count,
+                             kiln_packed_args *packed);
+
+/* kiln_launch for the built-in helpers: a captured one is not numbered. */
+kiln_status kiln_launch_helper(kiln_stream *stream, kiln_kernel *kernel,
+                               const kiln_launch_config *config,
+                               const kiln_arg *args, size_t arg_count);
+
+/* Whether a graph is being captured on s. */
+static inline bool kiln_stream_capturing(kiln_stream *s) {
+  return atomic_load_explicit(&s->capture, memory_order_acquire) != NULL;
+}
+
+/* KILN_ERROR_INVALID_STATE, naming fn, when s is capturing: for the calls
+ * that cannot be captured. */
+kiln_status kiln_capture_refuse(kiln_stream *s, const char *fn);
+
+/* Record an operation, checked in full, into s's capture instead of
+ * issuing it (offsets counted as the backend's ops count them). */
+kiln_status kiln_capture_launch(kiln_stream *s, kiln_kernel *kernel,
+                                const kiln_launch_config *config,
+                                const kiln_arg *args, size_t arg_count,
+                                const kiln_packed_args *packed,
+                                bool numbered);
+kiln_status kiln_capture_copy(kiln_stream *s, kiln_buffer *dst,
+                              size_t dst_offset, const kiln_buffer *src,
+                              size_t src_offset, size_t size);
+kiln_status kiln_capture_fill(kiln_stream *s, kiln_buffer *dst, size_t offset,
+                              size_t size, uint64_t pattern,
+                              size_t pattern_size);
+
+/* Fills with a pattern already narrowed to `width` bytes (core/buffer.c):
+ * the backend's fill at the narrowest size it lists in fill_sizes that
+ * suits offset and size, else the fill kernel. kiln_buffer_fill and graph
+ * replays go through it. */
+kiln_status kiln_fill_native(kiln_stream *s, kiln_buffer *dst,
+                             size_t offset, size_t size, uint64_t pattern,
+                             size_t width);
+kiln_status kiln_capture_event(kiln_stream *s, kiln_event *e,
+                               kiln_graph_op op);
+
+/* Whether e is recorded in s's capture (a wait on it is then valid). */
+bool kiln_capture_records(kiln_stream *s, const kiln_event *e);
+
+/* KILN_ERROR_INVALID_STATE, naming fn and what, while a graph holds o. */
+kiln_status kiln_check_not_held(const void *o, const char *fn,
+                                const char *what);
+
+/* Releases a graph or an abandoned capture (context destroy). */
+void kiln_graph_release(kiln_graph *g);
+
 /* ---- KILN_DEBUG (core/guard.c) ---------------------------------------------- */
 
 /* The modes KILN_DEBUG may name, as bits. */

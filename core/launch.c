@@ -243,16 +243,11 @@ static kiln_status check_config(const kiln_context *ctx,
   return KILN_OK;
 }
 
-kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
-                        const kiln_launch_config *config, const kiln_arg *args,
-                        size_t arg_count) {
+kiln_status kiln_launch_pack(kiln_context *ctx, kiln_kernel *kernel,
+                             const kiln_launch_config *config,
+                             const kiln_arg *args, size_t arg_count,
+                             kiln_packed_args *packed) {
   static const char fn[] = "kiln_launch";
-  kiln_status st = kiln_object_check(kernel, KILN_OBJECT_KERNEL, fn, "kernel");
-  if (st != KILN_OK) return st;
-  kiln_context *ctx = kernel->base.context;
-  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  kiln_stream *s;
-  if ((st = kiln_stream_resolve(stream, ctx, fn, &s)) != KILN_OK) return st;
   if (!config)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: config is NULL",
                           fn);
@@ -264,7 +259,8 @@ kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
     return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
                           "%s: %zu arguments; kiln takes at most %d", fn,
                           arg_count, KILN_MAX_KERNEL_ARGS);
-  if ((st = check_config(ctx, config)) != KILN_OK) return st;
+  kiln_status st = check_config(ctx, config);
+  if (st != KILN_OK) return st;
   bool described = kernel->param_count != KILN_PARAMS_UNKNOWN;
   if (described && kernel->param_count != arg_count)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
@@ -272,22 +268,52 @@ kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
                           "gives %zu",
                           fn, kernel->name, kernel->param_count,
                           kernel->param_count == 1 ? "" : "s", arg_count);
-
-  kiln_packed_args packed;
-  if ((st = pack_args(ctx, args, arg_count, &packed)) != KILN_OK) return st;
-  if (described && (st = check_params(kernel, args, &packed)) != KILN_OK)
+  if ((st = pack_args(ctx, args, arg_count, packed)) != KILN_OK) return st;
+  if (described && (st = check_params(kernel, args, packed)) != KILN_OK)
     return st;
   if (kernel->arg_bytes != KILN_ARG_BYTES_UNKNOWN &&
-      kernel->arg_bytes != packed.size)
+      kernel->arg_bytes != packed->size)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: kernel '%s' takes %zu bytes of arguments, but "
                           "the %zu given pack to %zu bytes (buffers and "
                           "64-bit scalars take 8, 32-bit scalars 4, each "
                           "naturally aligned)",
                           fn, kernel->name, kernel->arg_bytes, arg_count,
-                          packed.size);
+                          packed->size);
+  return KILN_OK;
+}
+
+static kiln_status launch(kiln_stream *stream, kiln_kernel *kernel,
+                          const kiln_launch_config *config,
+                          const kiln_arg *args, size_t arg_count,
+                          bool numbered) {
+  static const char fn[] = "kiln_launch";
+  kiln_status st = kiln_object_check(kernel, KILN_OBJECT_KERNEL, fn, "kernel");
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = kernel->base.context;
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  kiln_stream *s;
+  if ((st = kiln_stream_resolve(stream, ctx, fn, &s)) != KILN_OK) return st;
+  kiln_packed_args packed;
+  st = kiln_launch_pack(ctx, kernel, config, args, arg_count, &packed);
+  if (st != KILN_OK) return st;
+  if (kiln_stream_capturing(s))
+    return kiln_capture_launch(s, kernel, config, args, arg_count, &packed,
+                               numbered);
   if (config->grid.x == 0 || config->grid.y == 0 || config->grid.z == 0)
     return KILN_OK;
   if (ctx->guard) kiln_guard_note_launch(s, args, arg_count);
   return kiln_context_result(ctx, ctx->ops->launch(s, kernel, config, &packed));
+}
+
+kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
+                        const kiln_launch_config *config, const kiln_arg *args,
+                        size_t arg_count) {
+  return launch(stream, kernel, config, args, arg_count, true);
+}
+
+kiln_status kiln_launch_helper(kiln_stream *stream, kiln_kernel *kernel,
+                               const kiln_launch_config *config,
+                               const kiln_arg *args, size_t arg_count) {
+  return launch(stream, kernel, config, args, arg_count, false);
 }

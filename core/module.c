@@ -115,6 +115,7 @@ kiln_status kiln_module_destroy(kiln_module *m) {
                           "%s: the built-in module belongs to its context "
                           "and is released with it",
                           fn);
+  if ((st = kiln_check_not_held(m, fn, "module")) != KILN_OK) return st;
   /* Queued launches may still run the module's code. */
   if (!atomic_load(&ctx->lost) &&
       (st = kiln_context_wait(ctx, fn,

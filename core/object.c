@@ -31,14 +31,14 @@
  * address (which no pointer-sized handle could tell from the old one).
  */
 
-#define TYPE_BITS 3u
+#define TYPE_BITS 4u
 #define TYPE_MASK ((uintptr_t)((1u << TYPE_BITS) - 1))
 #define EMPTY ((uintptr_t)0)
 #define GONE ((uintptr_t)1)
 #define MIN_SLOTS 256
 #define QUARANTINE 64
 
-_Static_assert(KILN_OBJECT_EVENT <= TYPE_MASK,
+_Static_assert(KILN_OBJECT_GRAPH <= TYPE_MASK,
                "every object type fits in the slot's low bits");
 _Static_assert(_Alignof(max_align_t) > TYPE_MASK,
                "malloc'd addresses leave the type bits free");
@@ -195,6 +195,7 @@ static const char *type_name(kiln_object_type type) {
   case KILN_OBJECT_KERNEL: return "kernel";
   case KILN_OBJECT_STREAM: return "stream";
   case KILN_OBJECT_EVENT: return "event";
+  case KILN_OBJECT_GRAPH: return "graph";
   }
   return "object";
 }

@@ -171,7 +171,10 @@ void kiln_stream_release(kiln_stream *s) {
   if (!atomic_load(&ctx->lost))
     kiln_context_result(ctx,
                         ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER));
-  if (s->scratch) kiln_buffer_release(s->scratch);
+  /* A graph that captured a reduction on s still uses its scratch buffer,
+   * which then stays, internal, until the context goes. */
+  if (s->scratch && !atomic_load(&s->scratch->base.graph_refs))
+    kiln_buffer_release(s->scratch);
   ctx->ops->stream_deinit(s);
   kiln_object_free(s);
 }
@@ -186,6 +189,7 @@ kiln_status kiln_stream_destroy(kiln_stream *s) {
                           "%s: the default stream belongs to its context and "
                           "is released with it",
                           fn);
+  if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
   kiln_context *ctx = s->base.context;
   if ((kiln_waits_bounded(ctx) || ctx->guard) && !atomic_load(&ctx->lost) &&
       kiln_stream_wait(s, fn,
@@ -204,6 +208,7 @@ kiln_status kiln_stream_synchronize(kiln_stream *s) {
   kiln_status st = kiln_object_check(s, KILN_OBJECT_STREAM, fn, "stream");
   if (st != KILN_OK) return st;
   if ((st = kiln_context_check_usable(s->base.context)) != KILN_OK) return st;
+  if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
   st = kiln_stream_wait(s, fn, NULL);
   if (st == KILN_OK && s->base.context->guard)
     st = kiln_guard_check_stream(s, fn);
@@ -216,6 +221,7 @@ kiln_status kiln_stream_synchronize_timeout(kiln_stream *s,
   kiln_status st = kiln_object_check(s, KILN_OBJECT_STREAM, fn, "stream");
   if (st != KILN_OK) return st;
   if ((st = kiln_context_check_usable(s->base.context)) != KILN_OK) return st;
+  if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
   st = stream_wait(s, timeout_ns, false, fn, NULL);
   if (st == KILN_OK && s->base.context->guard)
     st = kiln_guard_check_stream(s, fn);

@@ -83,6 +83,16 @@ typedef struct kiln_cuda_stream {
   CUstream handle;
 } kiln_cuda_stream;
 
+/* A graph: the captured CUgraph, its executable form, and the kernel node
+ * of each captured launch (nodes[i] for g->cmds[i], NULL for others), for
+ * updates. */
+typedef struct kiln_cuda_graph {
+  kiln_graph base;
+  CUgraph graph;
+  CUgraphExec exec;
+  CUgraphNode *nodes;
+} kiln_cuda_graph;
+
 typedef struct kiln_cuda_event {
   kiln_event base;
   CUevent handle;
@@ -247,5 +257,15 @@ kiln_status kiln_cuda_compiler_load(char *description, size_t description_size);
 kiln_status kiln_cuda_compile_target(const kiln_context *ctx, char *target,
                                      size_t target_size);
 kiln_status kiln_cuda_compile(const kiln_compile_job *job, kiln_compiled *out);
+
+/* ---- Graphs (graph.c) ---------------------------------------------------- */
+
+kiln_status kiln_cuda_graph_begin(kiln_graph *g, kiln_stream *s);
+kiln_status kiln_cuda_graph_launched(kiln_graph *g, kiln_stream *s,
+                                     size_t index);
+kiln_status kiln_cuda_graph_end(kiln_graph *g, kiln_stream *s, bool keep);
+kiln_status kiln_cuda_graph_launch(kiln_graph *g, kiln_stream *s);
+kiln_status kiln_cuda_graph_update(kiln_graph *g, size_t index);
+void kiln_cuda_graph_deinit(kiln_graph *g);
 
 #endif /* KILN_BACKENDS_CUDA_CUDA_H */

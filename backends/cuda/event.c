@@ -29,7 +29,12 @@ void kiln_cuda_event_deinit(kiln_event *e) {
 kiln_status kiln_cuda_event_record(kiln_event *e, kiln_stream *s) {
   kiln_status st = kiln_cuda_make_current(e->base.context);
   if (st != KILN_OK) return st;
-  CUresult r = kiln_cuda_api.cuEventRecord(handle_of(e), stream_of(s));
+  /* In a graph's capture, a plain record only joins captured streams; an
+   * external one becomes a node that records the event at each replay. */
+  CUresult r =
+      s->building ? kiln_cuda_api.cuEventRecordWithFlags(
+                        handle_of(e), stream_of(s), CU_EVENT_RECORD_EXTERNAL)
+                  : kiln_cuda_api.cuEventRecord(handle_of(e), stream_of(s));
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventRecord");
   return KILN_OK;
 }
@@ -37,8 +42,10 @@ kiln_status kiln_cuda_event_record(kiln_event *e, kiln_stream *s) {
 kiln_status kiln_cuda_stream_wait_event(kiln_stream *s, kiln_event *e) {
   kiln_status st = kiln_cuda_make_current(e->base.context);
   if (st != KILN_OK) return st;
-  CUresult r = kiln_cuda_api.cuStreamWaitEvent(stream_of(s), handle_of(e),
-                                               CU_EVENT_WAIT_DEFAULT);
+  /* Likewise: an external wait is a node waiting at each replay. */
+  CUresult r = kiln_cuda_api.cuStreamWaitEvent(
+      stream_of(s), handle_of(e),
+      s->building ? CU_EVENT_WAIT_EXTERNAL : CU_EVENT_WAIT_DEFAULT);
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuStreamWaitEvent");
   return KILN_OK;
 }

@@ -62,6 +62,14 @@ const kiln_backend_ops kiln_cuda_ops = {
     .event_query = kiln_cuda_event_query,
     .event_elapsed_ms = kiln_cuda_event_elapsed_ms,
 
+    .graph_size = sizeof(kiln_cuda_graph),
+    .graph_begin = kiln_cuda_graph_begin,
+    .graph_launched = kiln_cuda_graph_launched,
+    .graph_end = kiln_cuda_graph_end,
+    .graph_launch = kiln_cuda_graph_launch,
+    .graph_update = kiln_cuda_graph_update,
+    .graph_deinit = kiln_cuda_graph_deinit,
+
     .context_set_limit = kiln_cuda_context_set_limit,
     .context_get_limit = kiln_cuda_context_get_limit,
     .module_global = kiln_cuda_module_global,

@@ -76,12 +76,27 @@
  * would show up as an API error in every user's compute-sanitizer report.
  * The last two give a kernel's parameters: cuFuncGetParamInfo alone would
  * have to be asked past the last one to find the count, an error of the
- * same kind, so it is used only with cuFuncGetParamCount (CUDA 13.2). */
+ * same kind, so it is used only with cuFuncGetParamCount (CUDA 13.2). The
+ * graph entry points (graph.c) need a CUDA 12.0 driver; with an older one
+ * a graph's build answers KILN_ERROR_UNSUPPORTED and all else runs. */
 #define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
   X(cuFuncGetName, 12030)               \
   X(cuModuleGetFunctionCount, 12040)    \
   X(cuModuleEnumerateFunctions, 12040)  \
   X(cuFuncGetParamInfo, 12040)          \
-  X(cuFuncGetParamCount, 13020)
+  X(cuFuncGetParamCount, 13020)         \
+  KILN_CUDA_GRAPH_SYMBOLS(X)
+
+#define KILN_CUDA_GRAPH_SYMBOLS(X)          \
+  X(cuEventRecordWithFlags, 11010)         \
+  X(cuStreamBeginCapture, 10010)           \
+  X(cuStreamEndCapture, 10000)             \
+  X(cuStreamGetCaptureInfo, 11030)         \
+  X(cuGraphInstantiateWithFlags, 11040)    \
+  X(cuGraphLaunch, 10000)                  \
+  X(cuGraphKernelNodeGetParams, 12000)     \
+  X(cuGraphExecKernelNodeSetParams, 12000) \
+  X(cuGraphExecDestroy, 10000)             \
+  X(cuGraphDestroy, 10000)
 
 #endif /* KILN_CUDA_SYMBOLS_H */

@@ -21,16 +21,25 @@ void kiln_hip_event_deinit(kiln_event *e) {
 }
 
 kiln_status kiln_hip_event_record(kiln_event *e, kiln_stream *s) {
-  hipError_t err = kiln_hip_api.hipEventRecord(kiln_hip_event_handle(e),
-                                               kiln_hip_stream_handle(s));
+  /* In a graph's capture, an external record is a node of its own that
+   * records the event at each replay (graph.c checked it is there). */
+  hipError_t err =
+      s->building
+          ? kiln_hip_api.hipEventRecordWithFlags(kiln_hip_event_handle(e),
+                                                 kiln_hip_stream_handle(s),
+                                                 hipEventRecordExternal)
+          : kiln_hip_api.hipEventRecord(kiln_hip_event_handle(e),
+                                        kiln_hip_stream_handle(s));
   if (err != hipSuccess)
     return kiln_hip_error(err, "hipEventRecord");
   return KILN_OK;
 }
 
 kiln_status kiln_hip_stream_wait_event(kiln_stream *s, kiln_event *e) {
+  /* Likewise: an external wait is a node waiting at each replay. */
   hipError_t err = kiln_hip_api.hipStreamWaitEvent(
-      kiln_hip_stream_handle(s), kiln_hip_event_handle(e), 0);
+      kiln_hip_stream_handle(s), kiln_hip_event_handle(e),
+      s->building ? hipEventWaitExternal : 0);
   if (err != hipSuccess)
     return kiln_hip_error(err, "hipStreamWaitEvent");
   return KILN_OK;

@@ -20,6 +20,7 @@
 #define KILN_HIP_HIP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "backends/hip/symbols.h"
 
@@ -47,6 +48,14 @@ typedef enum hipLimit_t {
 } hipLimit_t;
 
 enum { KILN_HIP_FLAGS(KILN_HIP_ENUMERATOR) };
+enum { KILN_HIP_FLAGS_ROCM6(KILN_HIP_ENUMERATOR) };
+
+typedef enum hipStreamCaptureMode {
+  KILN_HIP_CAPTURE_MODES(KILN_HIP_ENUMERATOR)
+} hipStreamCaptureMode;
+typedef enum hipStreamCaptureStatus {
+  KILN_HIP_CAPTURE_STATUSES(KILN_HIP_ENUMERATOR)
+} hipStreamCaptureStatus;
 
 typedef int hipDevice_t; /* an ordinal on AMD */
 typedef void *hipDeviceptr_t;
@@ -54,6 +63,29 @@ typedef struct ihipStream_t *hipStream_t;
 typedef struct ihipEvent_t *hipEvent_t;
 typedef struct ihipModule_t *hipModule_t;
 typedef struct ihipModuleSymbol_t *hipFunction_t;
+typedef struct ihipGraph *hipGraph_t;
+typedef struct hipGraphNode *hipGraphNode_t;
+typedef struct hipGraphExec *hipGraphExec_t;
+typedef struct dim3 {
+  uint32_t x, y, z;
+} dim3;
+typedef struct hipKernelNodeParams {
+  dim3 blockDim;
+  void **extra;
+  void *func;
+  dim3 gridDim;
+  void **kernelParams;
+  unsigned int sharedMemBytes;
+} hipKernelNodeParams;
+/* As ROCm lays it out: tests/hip/api_check.c asserts the same numbers
+ * against ROCm's header. */
+_Static_assert(sizeof(hipKernelNodeParams) == 64 &&
+                   offsetof(hipKernelNodeParams, extra) == 16 &&
+                   offsetof(hipKernelNodeParams, func) == 24 &&
+                   offsetof(hipKernelNodeParams, gridDim) == 32 &&
+                   offsetof(hipKernelNodeParams, kernelParams) == 48 &&
+                   offsetof(hipKernelNodeParams, sharedMemBytes) == 56,
+               "hipKernelNodeParams is not laid out as ROCm's");
 typedef struct hipUUID_t {
   char bytes[16];
 } hipUUID;
@@ -299,6 +331,25 @@ kiln_status kiln_hip_compile(const kiln_compile_job *job, kiln_compiled *out);
  * knows: ".../comgr-XXXXXX/input/CompileSource" by `name`, and
  * ".../comgr-XXXXXX/include/h.h" by "h.h". */
 char *kiln_hip_log_with_names(const char *log, const char *name);
+
+/* ---- Graphs (graph.c) --------------------------------------------------------- */
+
+/* The captured hipGraph_t, its executable form, and the kernel node of each
+ * captured launch (nodes[i] for g->cmds[i]), for updates. */
+typedef struct kiln_hip_graph {
+  kiln_graph base;
+  hipGraph_t graph;
+  hipGraphExec_t exec;
+  hipGraphNode_t *nodes;
+} kiln_hip_graph;
+
+kiln_status kiln_hip_graph_begin(kiln_graph *g, kiln_stream *s);
+kiln_status kiln_hip_graph_launched(kiln_graph *g, kiln_stream *s,
+                                    size_t index);
+kiln_status kiln_hip_graph_end(kiln_graph *g, kiln_stream *s, bool keep);
+kiln_status kiln_hip_graph_launch(kiln_graph *g, kiln_stream *s);
+kiln_status kiln_hip_graph_update(kiln_graph *g, size_t index);
+void kiln_hip_graph_deinit(kiln_graph *g);
 
 #endif /* KILN_HIP_API_ONLY */
 

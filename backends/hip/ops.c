@@ -62,6 +62,14 @@ const kiln_backend_ops kiln_hip_ops = {
     .event_query = kiln_hip_event_query,
     .event_elapsed_ms = kiln_hip_event_elapsed_ms,
 
+    .graph_size = sizeof(kiln_hip_graph),
+    .graph_begin = kiln_hip_graph_begin,
+    .graph_launched = kiln_hip_graph_launched,
+    .graph_end = kiln_hip_graph_end,
+    .graph_launch = kiln_hip_graph_launch,
+    .graph_update = kiln_hip_graph_update,
+    .graph_deinit = kiln_hip_graph_deinit,
+
     .context_set_limit = kiln_hip_context_set_limit,
     .context_get_limit = kiln_hip_context_get_limit,
     .module_global = kiln_hip_module_global,

@@ -102,9 +102,32 @@
 
 /* Those that later releases added (ROCm 5.2 has no hipDeviceSetLimit,
  * ROCm 6 has); tests/hip/api_check.c checks them against ROCm 6's
- * headers. */
-#define KILN_HIP_OPTIONAL_SYMBOLS_ROCM6(X) \
-  X(hipError_t, hipDeviceSetLimit, (enum hipLimit_t limit, size_t value))
+ * headers. Graphs (graph.c) need all of the rest: an event record of a
+ * capture that becomes a node of its own came with ROCm 6. */
+#define KILN_HIP_OPTIONAL_SYMBOLS_ROCM6(X)                                    \
+  X(hipError_t, hipDeviceSetLimit, (enum hipLimit_t limit, size_t value))    \
+  KILN_HIP_GRAPH_SYMBOLS(X)
+
+#define KILN_HIP_GRAPH_SYMBOLS(X)                                            \
+  X(hipError_t, hipEventRecordWithFlags,                                     \
+    (hipEvent_t event, hipStream_t stream, unsigned int flags))              \
+  X(hipError_t, hipStreamBeginCapture,                                       \
+    (hipStream_t stream, hipStreamCaptureMode mode))                         \
+  X(hipError_t, hipStreamEndCapture, (hipStream_t stream, hipGraph_t *graph)) \
+  X(hipError_t, hipStreamGetCaptureInfo_v2,                                  \
+    (hipStream_t stream, hipStreamCaptureStatus *status,                     \
+     unsigned long long *id, hipGraph_t *graph,                              \
+     const hipGraphNode_t **dependencies, size_t *count))                    \
+  X(hipError_t, hipGraphInstantiateWithFlags,                                \
+    (hipGraphExec_t *exec, hipGraph_t graph, unsigned long long flags))      \
+  X(hipError_t, hipGraphLaunch, (hipGraphExec_t exec, hipStream_t stream))   \
+  X(hipError_t, hipGraphKernelNodeGetParams,                                 \
+    (hipGraphNode_t node, hipKernelNodeParams *params))                      \
+  X(hipError_t, hipGraphExecKernelNodeSetParams,                             \
+    (hipGraphExec_t exec, hipGraphNode_t node,                               \
+     const hipKernelNodeParams *params))                                     \
+  X(hipError_t, hipGraphExecDestroy, (hipGraphExec_t exec))                  \
+  X(hipError_t, hipGraphDestroy, (hipGraph_t graph))
 
 /*
  * hipError_t: the codes error.c maps, as numbered since ROCm 5.0. Newer
@@ -199,5 +222,15 @@
   X(hipStreamNonBlocking, 0x1) \
   X(hipEventDefault, 0x0)      \
   X(hipHostMallocDefault, 0x0)
+
+/* Of hipStreamCaptureMode and hipStreamCaptureStatus, the values kiln
+ * passes or compares. */
+#define KILN_HIP_CAPTURE_MODES(X) X(hipStreamCaptureModeRelaxed, 2)
+#define KILN_HIP_CAPTURE_STATUSES(X) X(hipStreamCaptureStatusActive, 1)
+
+/* Those of ROCm 6's graphs. */
+#define KILN_HIP_FLAGS_ROCM6(X)   \
+  X(hipEventRecordExternal, 0x1)  \
+  X(hipEventWaitExternal, 0x1)
 
 #endif /* KILN_HIP_SYMBOLS_H */

@@ -70,6 +70,7 @@ kiln_status kiln_vulkan_event_record(kiln_event *e, kiln_stream *s) {
   kiln_vulkan_event *ve = kiln_vulkan_event_cast(e);
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_context *vc = st->ctx;
+  if (s->building) return kiln_vulkan_graph_note_event(s, e, true);
   kiln_status status = KILN_OK;
   kiln_vulkan_stream_lock(st);
   /* Recorded before on another queue's stream: its timestamp write must be
@@ -100,6 +101,7 @@ kiln_status kiln_vulkan_event_record(kiln_event *e, kiln_stream *s) {
 kiln_status kiln_vulkan_stream_wait_event(kiln_stream *s, kiln_event *e) {
   kiln_vulkan_event *ve = kiln_vulkan_event_cast(e);
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  if (s->building) return kiln_vulkan_graph_note_event(s, e, false);
   /* The stream's own mark: its order already holds. */
   if (!ve->timeline || ve->timeline == st->timeline) return KILN_OK;
   kiln_status status = reached(st->ctx, ve);

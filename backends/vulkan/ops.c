@@ -56,6 +56,12 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .event_query = kiln_vulkan_event_query,
     .event_elapsed_ms = kiln_vulkan_event_elapsed_ms,
 
+    .graph_size = sizeof(kiln_vulkan_graph),
+    .graph_begin = kiln_vulkan_graph_begin,
+    .graph_end = kiln_vulkan_graph_end,
+    .graph_launch = kiln_vulkan_graph_launch,
+    .graph_deinit = kiln_vulkan_graph_deinit,
+
     .languages = {KILN_SOURCE_GLSL, 0},
     .compiler_load = kiln_vulkan_compiler_load,
     .compile_target = kiln_vulkan_compile_target,

@@ -244,6 +244,8 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st) {
   st->dirty = true;
   st->recorded++;
+  /* A graph's command buffer holds all of it, submitted at each replay. */
+  if (st->base.building) return KILN_OK;
   if (st->recorded >= BATCH_COMMANDS) return kiln_vulkan_stream_flush(st);
   if (st->recorded == EAGER_COMMANDS) {
     kiln_status s = kiln_vulkan_stream_poll(st);
@@ -280,7 +282,8 @@ static void discard_batch(kiln_vulkan_stream *st) {
   retire(st);
 }
 
-static kiln_status submit(kiln_vulkan_stream *st, uint64_t value) {
+static kiln_status submit(kiln_vulkan_stream *st, VkCommandBuffer cmd,
+                          uint64_t value) {
   enum { INLINE_WAITS = 8 };
   VkSemaphore inline_sems[INLINE_WAITS];
   uint64_t inline_values[INLINE_WAITS];
@@ -317,8 +320,8 @@ static kiln_status submit(kiln_vulkan_stream *st, uint64_t value) {
         .waitSemaphoreCount = n,
         .pWaitSemaphores = sems,
         .pWaitDstStageMask = stages,
-        .commandBufferCount = st->cmd ? 1 : 0,
-        .pCommandBuffers = &st->cmd,
+        .commandBufferCount = cmd ? 1 : 0,
+        .pCommandBuffers = &cmd,
         .signalSemaphoreCount = 1,
         .pSignalSemaphores = &st->timeline->semaphore,
     };
@@ -406,41 +409,36 @@ void kiln_vulkan_release_writes(kiln_vulkan_context *vc,
   pthread_mutex_unlock(&vc->writes_lock);
 }
 
-kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
-  if (!st->cmd && st->wait_count == 0) return KILN_OK;
+/* What comes before a submission: the staged writes of other streams to
+ * wait for, and room among the submissions in flight. */
+static kiln_status prepare_submission(kiln_vulkan_stream *st) {
   kiln_status s = kiln_vulkan_stream_collect_writes(st);
-  if (s != KILN_OK) return s;
-  if (st->inflight_count >= MAX_INFLIGHT &&
-      (s = kiln_vulkan_stream_wait(
-           st, st->inflight[st->inflight_first].value)) != KILN_OK)
-    return s;
+  if (s == KILN_OK && st->inflight_count >= MAX_INFLIGHT)
+    s = kiln_vulkan_stream_wait(st, st->inflight[st->inflight_first].value);
+  return s;
+}
+
+/* Submits `cmd` (may be VK_NULL_HANDLE) with the pending waits as the
+ * stream's next value and tracks it until it completes; the batch recycles
+ * `cmd` then only if `recycle`. */
+static kiln_status submit_tracked(kiln_vulkan_stream *st, VkCommandBuffer cmd,
+                                  bool recycle) {
   kiln_vulkan_wait *waits = NULL;
   if (!inflight_reserve(st) ||
       (st->wait_count > 0 &&
-       !(waits = malloc(st->wait_count * sizeof *waits)))) {
-    discard_batch(st);
+       !(waits = malloc(st->wait_count * sizeof *waits))))
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "out of host memory submitting Vulkan work");
-  }
-  if (st->cmd) {
-    if (st->dirty) host_barrier(st);
-    VkResult r = st->ctx->vk.vkEndCommandBuffer(st->cmd);
-    if (r != VK_SUCCESS) {
-      free(waits);
-      discard_batch(st);
-      return kiln_vulkan_error(r, "vkEndCommandBuffer");
-    }
-  }
   uint64_t value = st->submitted + 1;
-  if ((s = submit(st, value)) != KILN_OK) {
+  kiln_status s = submit(st, cmd, value);
+  if (s != KILN_OK) {
     free(waits);
-    discard_batch(st);
     return s;
   }
   kiln_vulkan_batch *b =
       &st->inflight[(st->inflight_first + st->inflight_count) %
                     st->inflight_cap];
-  b->cmd = st->cmd;
+  b->cmd = recycle ? cmd : VK_NULL_HANDLE;
   b->value = value;
   b->waits = waits;
   b->wait_count = st->wait_count;
@@ -448,10 +446,52 @@ kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
   st->inflight_count++;
   st->wait_count = 0;
   st->submitted = value;
-  st->cmd = VK_NULL_HANDLE;
-  st->recorded = 0;
   set_busy(st, true);
   return KILN_OK;
+}
+
+kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
+  if (!st->cmd && st->wait_count == 0) return KILN_OK;
+  kiln_status s = prepare_submission(st);
+  if (s != KILN_OK) return s;
+  if (st->cmd) {
+    if (st->dirty) host_barrier(st);
+    VkResult r = st->ctx->vk.vkEndCommandBuffer(st->cmd);
+    if (r != VK_SUCCESS) {
+      discard_batch(st);
+      return kiln_vulkan_error(r, "vkEndCommandBuffer");
+    }
+  }
+  if ((s = submit_tracked(st, st->cmd, true)) != KILN_OK) {
+    discard_batch(st);
+    return s;
+  }
+  st->cmd = VK_NULL_HANDLE;
+  st->recorded = 0;
+  return KILN_OK;
+}
+
+void kiln_vulkan_stream_record_into(kiln_vulkan_stream *st,
+                                    VkCommandBuffer cmd) {
+  st->cmd = cmd;
+  st->recorded = 0;
+  st->bound = VK_NULL_HANDLE;
+  st->dirty = true;
+}
+
+kiln_status kiln_vulkan_stream_end_recording(kiln_vulkan_stream *st) {
+  if (st->dirty) host_barrier(st);
+  VkResult r = st->ctx->vk.vkEndCommandBuffer(st->cmd);
+  st->cmd = VK_NULL_HANDLE;
+  st->recorded = 0;
+  return r == VK_SUCCESS ? KILN_OK : kiln_vulkan_error(r, "vkEndCommandBuffer");
+}
+
+kiln_status kiln_vulkan_stream_submit_external(kiln_vulkan_stream *st,
+                                               VkCommandBuffer cmd) {
+  kiln_status s = prepare_submission(st);
+  if (s == KILN_OK) s = submit_tracked(st, cmd, false);
+  return s;
 }
 
 kiln_status kiln_vulkan_stream_add_wait(kiln_vulkan_stream *st,

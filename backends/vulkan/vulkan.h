@@ -352,6 +352,18 @@ kiln_status kiln_vulkan_stream_add_wait(kiln_vulkan_stream *st,
                                         kiln_vulkan_timeline *timeline,
                                         uint64_t value);
 
+/* A graph's recording (graph.c) on the core's building stream: commands
+ * then go into `cmd` (begun by the caller), with the stream's barriers,
+ * and no batch is submitted; end_recording adds the barrier to the host
+ * and ends `cmd`. */
+void kiln_vulkan_stream_record_into(kiln_vulkan_stream *st,
+                                    VkCommandBuffer cmd);
+kiln_status kiln_vulkan_stream_end_recording(kiln_vulkan_stream *st);
+/* Submits `cmd`, which the caller owns and keeps, with the stream's
+ * pending waits, as the stream's next submission; flush first. */
+kiln_status kiln_vulkan_stream_submit_external(kiln_vulkan_stream *st,
+                                               VkCommandBuffer cmd);
+
 void kiln_vulkan_timeline_release(kiln_vulkan_context *ctx,
                                   kiln_vulkan_timeline *timeline);
 
@@ -575,5 +587,26 @@ kiln_status kiln_vulkan_spirv_rename_entry_point(const uint32_t *words,
                                                  const char *to,
                                                  uint32_t **out_words,
                                                  size_t *out_count);
+
+/* ---- Graphs (graph.c) ------------------------------------------------------ */
+
+typedef struct kiln_vulkan_graph {
+  kiln_graph base;
+  VkCommandPool pool;
+  VkCommandBuffer cmd;
+  kiln_event **waits, **records;
+  size_t wait_count, record_count, event_cap;
+  /* The last replay on each timeline (a reference each), for waits. */
+  kiln_vulkan_wait *replays;
+  size_t replay_count, replay_cap;
+} kiln_vulkan_graph;
+
+kiln_status kiln_vulkan_graph_begin(kiln_graph *g, kiln_stream *s);
+kiln_status kiln_vulkan_graph_end(kiln_graph *g, kiln_stream *s, bool keep);
+kiln_status kiln_vulkan_graph_launch(kiln_graph *g, kiln_stream *s);
+void kiln_vulkan_graph_deinit(kiln_graph *g);
+/* An event record or wait issued on the stream building a graph. */
+kiln_status kiln_vulkan_graph_note_event(kiln_stream *s, kiln_event *e,
+                                         bool record);
 
 #endif /* KILN_VULKAN_VULKAN_H */

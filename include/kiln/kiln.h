@@ -310,6 +310,7 @@ typedef struct kiln_host_buffer kiln_host_buffer;
 typedef struct kiln_module kiln_module;
 typedef struct kiln_kernel kiln_kernel;
 typedef struct kiln_stream kiln_stream;
+typedef struct kiln_graph kiln_graph;
 typedef struct kiln_event kiln_event;
 
 /* Use the environment (KILN_BACKEND, KILN_DEVICE) for this field. */
@@ -913,6 +914,83 @@ KILN_API kiln_status kiln_event_query(kiln_event *event);
  * recorded. */
 KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                            float *out_ms);
+
+/* ------------------------------------------------------------------------ */
+/* Graphs: record once, replay cheaply                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * A graph is work captured from a stream and replayed, whole, as one
+ * submission: a CUDA or HIP executable graph, or one reusable Vulkan
+ * command buffer with the barriers the stream would have put between the
+ * commands. A replay costs about what one launch does, however many
+ * launches the graph holds.
+ *
+ * Captured, in order: kiln_launch, kiln_buffer_copy, kiln_buffer_fill, the
+ * built-in helpers (kiln_axpy_f32, ...: launches too), kiln_event_record and
+ * kiln_stream_wait_event on the capturing stream. Nothing of it runs during
+ * the capture; each replay runs all of it, with the arguments, buffers and
+ * byte ranges it was captured with. A captured record marks its event at
+ * every replay. On Vulkan a replay waits, before its first command, for
+ * every event the graph waits for, and a captured record's event is reached
+ * when the whole replay is: later, never earlier, than on CUDA and HIP.
+ *
+ * Not captured: calls that need the host, that is kiln_buffer_write,
+ * kiln_buffer_read, their _async forms and fills of a module global at an
+ * address that is not a multiple of 4, and kiln_stream_synchronize(_timeout),
+ * kiln_stream_destroy or a second kiln_stream_begin_capture on the
+ * capturing stream. Each fails with KILN_ERROR_INVALID_STATE and a message,
+ * does nothing, and the capture goes on: kiln_stream_end_capture then gives
+ * the graph of what was captured. Work on other streams is not captured.
+ *
+ * The graph holds the kernels' modules, the buffers and the events it uses:
+ * destroying one of them while a graph holds it is KILN_ERROR_INVALID_STATE
+ * (destroy the graph first). Threads: a graph may be replayed and updated
+ * from any thread; one graph's replays and updates take turns.
+ */
+
+/* Starts capturing the work issued to `stream` into a new graph (see above).
+ * KILN_ERROR_INVALID_STATE if the stream is already capturing;
+ * KILN_ERROR_UNSUPPORTED where the backend has no graphs. */
+KILN_API kiln_status kiln_stream_begin_capture(kiln_stream *stream);
+
+/* Ends the capture on `stream` and returns the graph in *out_graph (owned by
+ * the caller; kiln_graph_destroy). The stream is back to running its work.
+ * KILN_ERROR_INVALID_STATE if the stream is not capturing. If the backend
+ * cannot build the graph, the capture is abandoned all the same. */
+KILN_API kiln_status kiln_stream_end_capture(kiln_stream *stream,
+                                             kiln_graph **out_graph);
+
+/* Whether `stream` is capturing, in *out_capturing. */
+KILN_API kiln_status kiln_stream_is_capturing(kiln_stream *stream,
+                                              bool *out_capturing);
+
+/* Replays the graph on `stream` (NULL: the context's default stream), any
+ * stream of the graph's context, in that stream's order, as one submission.
+ * A replay may start while earlier ones still run. KILN_ERROR_INVALID_STATE
+ * if `stream` is capturing. */
+KILN_API kiln_status kiln_graph_launch(kiln_graph *graph, kiln_stream *stream);
+
+/* The number of the caller's kiln_launch calls the graph holds, numbered
+ * from 0 in capture order for kiln_graph_set_arguments (the built-in
+ * helpers' launches are not numbered). */
+KILN_API kiln_status kiln_graph_launch_count(const kiln_graph *graph,
+                                             size_t *out_count);
+
+/* Replaces the arguments of captured launch `launch_index` for the replays
+ * that start after this call; checked as kiln_launch checks them (the
+ * kernel and launch configuration stay). Replays already started keep the
+ * old ones. KILN_ERROR_OUT_OF_RANGE for an index >= the launch count. On
+ * Vulkan the graph's command buffer is recorded again, after the replays
+ * in flight are done. */
+KILN_API kiln_status kiln_graph_set_arguments(kiln_graph *graph,
+                                              size_t launch_index,
+                                              const kiln_arg *args,
+                                              size_t arg_count);
+
+/* Waits for the graph's replays in flight, then releases it and what it
+ * holds. NULL is a no-op. */
+KILN_API kiln_status kiln_graph_destroy(kiln_graph *graph);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,8 @@
  * The bad-input suite's cases and their checks, shared by its files:
  * test_bad_input.c (the checks, the objects, the cases of backends,
  * devices, contexts, streams and events, and the runner),
- * test_bad_input_buffers.c and test_bad_input_kernels.c (modules,
- * compiling, launches, built-in kernels).
+ * test_bad_input_buffers.c, test_bad_input_kernels.c (modules,
+ * compiling, launches, built-in kernels) and test_bad_input_graphs.c.
  *
  * A case is one call with one bad input and the status kiln.h documents
  * for it, BAD(expected, call): kiln must answer with that status and a
@@ -46,6 +46,8 @@ typedef struct bad_outs {
   kiln_kernel *kernel;
   kiln_stream *stream;
   kiln_event *event;
+  kiln_graph *graph;
+  bool capturing;
   kiln_backend backend;
   size_t count;
   float ms;
@@ -113,5 +115,6 @@ void bad_module_calls(void **state);
 void bad_compile_calls(void **state);
 void bad_launch_calls(void **state);
 void bad_builtin_calls(void **state);
+void bad_graph_calls(void **state);
 
 #endif /* KILN_TESTS_CONFORMANCE_BAD_INPUT_H */

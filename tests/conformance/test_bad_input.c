@@ -87,6 +87,7 @@ static void release_outs(void) {
   if (out.mod != bad_untouched.mod) kiln_module_destroy(out.mod);
   if (out.stream != bad_untouched.stream) kiln_stream_destroy(out.stream);
   if (out.event != bad_untouched.event) kiln_event_destroy(out.event);
+  if (out.graph != bad_untouched.graph) kiln_graph_destroy(out.graph);
   if (out.ctx != bad_untouched.ctx) kiln_context_destroy(out.ctx);
 }
 
@@ -638,6 +639,7 @@ int conf_run_bad_input_tests(void) {
       CONF_TEST(bad_launch_calls),
       CONF_TEST(bad_builtin_calls),
       CONF_TEST(bad_stream_and_event_calls),
+      CONF_TEST(bad_graph_calls),
       CONF_TEST(every_function_has_cases),
   };
   return cmocka_run_group_tests_name("bad-input", tests, NULL, fixture_release);

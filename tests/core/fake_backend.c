@@ -77,6 +77,8 @@ static const char *const op_names[FAKE_OP_COUNT] = {
     "event_synchronize",
     "event_query",
     "event_elapsed_ms",
+    "graph_begin",
+    "graph_launch",
 };
 
 /* The installed fakes by kind, for the ops that get no object. */
@@ -112,6 +114,8 @@ static kiln_status enter(fake_backend *fb, fake_op op) {
   }
   return KILN_OK;
 }
+
+kiln_status fake_enter(fake_backend *fb, fake_op op) { return enter(fb, op); }
 
 static void *addr(uint64_t device_address) {
   return (void *)(uintptr_t)device_address;
@@ -264,7 +268,7 @@ static kiln_status buffer_copy(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
                                const kiln_buffer *src, size_t src_off,
                                size_t size) {
   kiln_status st = enter(fake_of_object(s), FAKE_OP_COPY);
-  if (st == KILN_OK)
+  if (st == KILN_OK && !s->building)
     memmove((char *)addr(dst->device_address) + dst_off,
             (char *)addr(src->device_address) + src_off, size);
   return st;
@@ -282,7 +286,7 @@ static kiln_status buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
                                size_t pattern_size) {
   fake_backend *fb = fake_of_object(s);
   kiln_status st = enter(fb, FAKE_OP_FILL);
-  if (st != KILN_OK) return st;
+  if (st != KILN_OK || s->building) return st;
   fb->last_fill_pattern = pattern;
   fb->last_fill_pattern_size = pattern_size;
   if (fb->fill_with_kernel)
@@ -586,7 +590,7 @@ static kiln_status launch(kiln_stream *s, kiln_kernel *k,
                           const kiln_packed_args *args) {
   fake_backend *fb = fake_of_object(s);
   kiln_status st = enter(fb, FAKE_OP_LAUNCH);
-  if (st != KILN_OK) return st;
+  if (st != KILN_OK || s->building) return st;
   fake_launch *l = &fb->launches[fb->launch_count % FAKE_LAUNCH_LOG];
   fb->launch_count++;
   kiln_strlcpy(l->kernel, k->name, sizeof l->kernel);
@@ -635,7 +639,7 @@ static void event_deinit(kiln_event *e) {
 
 static kiln_status event_record(kiln_event *e, kiln_stream *s) {
   kiln_status st = enter(fake_of_object(s), FAKE_OP_EVENT_RECORD);
-  if (st == KILN_OK) ((fake_event *)e)->ns = now_ns();
+  if (st == KILN_OK && !s->building) ((fake_event *)e)->ns = now_ns();
   return st;
 }
 
@@ -764,6 +768,7 @@ void fake_init(fake_backend *fb, kiln_backend kind) {
   o->event_deinit = event_deinit;
   o->event_record = event_record;
   o->stream_wait_event = stream_wait_event;
+  fake_graph_ops(o);
   o->event_synchronize = event_synchronize;
   o->event_query = event_query;
   o->event_elapsed_ms = event_elapsed_ms;

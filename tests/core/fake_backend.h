@@ -14,7 +14,10 @@
  * at most 16), e.g. "k(b1,u@8,f8)". A word that is not of that shape makes
  * the image invalid. The fake also runs kiln's four built-in kernels on the
  * host so the core's helpers (fill through a kernel, axpy, reductions) can
- * be checked end to end.
+ * be checked end to end. Graphs: while the core builds one, the ops only
+ * count what they are handed (s->building); a replay issues the graph's
+ * commands through the same ops, so it does the work then; updates are
+ * builds again (graph_update is NULL, as on Vulkan).
  *
  * Each fake is one instance, configured by the test before fake_install():
  * which kind it poses as, whether it is available (or why not), its devices.
@@ -49,6 +52,8 @@ typedef enum fake_op {
   FAKE_OP_EVENT_SYNCHRONIZE,
   FAKE_OP_EVENT_QUERY,
   FAKE_OP_EVENT_ELAPSED,
+  FAKE_OP_GRAPH_BEGIN,
+  FAKE_OP_GRAPH_LAUNCH,
   FAKE_OP_COUNT
 } fake_op;
 
@@ -109,6 +114,13 @@ typedef struct fake_backend {
   uint64_t last_fill_pattern;
   size_t last_fill_pattern_size;
 } fake_backend;
+
+/* Counts a call of `op` and answers the failure injected for it, if any:
+ * what every op of the fake does first. */
+kiln_status fake_enter(fake_backend *fb, fake_op op);
+
+/* Fills the graph ops of a fake's table (fake_graph.c). */
+void fake_graph_ops(kiln_backend_ops *ops);
 
 /* Resets `fb` to an available fake of `kind` with one discrete GPU. */
 void fake_init(fake_backend *fb, kiln_backend kind);

@@ -15,6 +15,8 @@ KILN_HIP_MEMCPY_KINDS(KILN_CHECK_VALUE)
 KILN_HIP_FUNC_ATTRIBUTES(KILN_CHECK_VALUE)
 KILN_HIP_LIMITS(KILN_CHECK_VALUE)
 KILN_HIP_FLAGS(KILN_CHECK_VALUE)
+KILN_HIP_CAPTURE_MODES(KILN_CHECK_VALUE)
+KILN_HIP_CAPTURE_STATUSES(KILN_CHECK_VALUE)
 
 #define KILN_CHECK_PROTOTYPE(ret, name, params)                      \
   _Static_assert(                                                    \
@@ -25,6 +27,7 @@ KILN_HIP_OPTIONAL_SYMBOLS_ROCM5(KILN_CHECK_PROTOTYPE)
 /* What ROCm 5.2's headers lack. */
 #if HIP_VERSION_MAJOR >= 6
 KILN_HIP_LIMITS_ROCM6(KILN_CHECK_VALUE)
+KILN_HIP_FLAGS_ROCM6(KILN_CHECK_VALUE)
 KILN_HIP_OPTIONAL_SYMBOLS_ROCM6(KILN_CHECK_PROTOTYPE)
 #endif
 
@@ -42,6 +45,23 @@ _Static_assert(__builtin_types_compatible_p(hipModule_t, struct ihipModule_t *),
 _Static_assert(__builtin_types_compatible_p(hipFunction_t,
                                             struct ihipModuleSymbol_t *),
                "hipFunction_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipGraph_t, struct ihipGraph *),
+               "hipGraph_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipGraphNode_t,
+                                            struct hipGraphNode *),
+               "hipGraphNode_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipGraphExec_t,
+                                            struct hipGraphExec *),
+               "hipGraphExec_t differs from ROCm's");
+/* hip.h's layout of hipKernelNodeParams (also asserted there). */
+_Static_assert(sizeof(hipKernelNodeParams) == 64 &&
+                   offsetof(hipKernelNodeParams, blockDim) == 0 &&
+                   offsetof(hipKernelNodeParams, extra) == 16 &&
+                   offsetof(hipKernelNodeParams, func) == 24 &&
+                   offsetof(hipKernelNodeParams, gridDim) == 32 &&
+                   offsetof(hipKernelNodeParams, kernelParams) == 48 &&
+                   offsetof(hipKernelNodeParams, sharedMemBytes) == 56,
+               "hipKernelNodeParams differs from ROCm's");
 _Static_assert(sizeof(hipUUID) == 16 && offsetof(hipUUID, bytes) == 0,
                "hipUUID differs from ROCm's");
 _Static_assert(sizeof(hipError_t) == sizeof(int) &&

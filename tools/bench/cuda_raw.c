@@ -17,8 +17,11 @@ typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
 
 #define RAW_STREAM_NON_BLOCKING 1u
+#define RAW_CAPTURE_MODE_RELAXED 2
 #define RAW_EVENT_DEFAULT 0u
 #define RAW_MAX_MODULES 8
 
@@ -57,6 +60,13 @@ typedef struct cuda_api {
   CUresult (*EventRecord)(CUevent, CUstream);
   CUresult (*EventSynchronize)(CUevent);
   CUresult (*EventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*StreamBeginCapture)(CUstream, int);
+  CUresult (*StreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*GraphInstantiateWithFlags)(CUgraphExec *, CUgraph,
+                                        unsigned long long);
+  CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*GraphExecDestroy)(CUgraphExec);
+  CUresult (*GraphDestroy)(CUgraph);
 } cuda_api;
 
 /* Each slot's exported name, and an older name for drivers without it. */
@@ -98,6 +108,13 @@ static const struct {
     RAW_SYMBOL(EventSynchronize, "cuEventSynchronize", NULL),
     RAW_SYMBOL(EventElapsedTime, "cuEventElapsedTime_v2",
                "cuEventElapsedTime"),
+    RAW_SYMBOL(StreamBeginCapture, "cuStreamBeginCapture_v2", NULL),
+    RAW_SYMBOL(StreamEndCapture, "cuStreamEndCapture", NULL),
+    RAW_SYMBOL(GraphInstantiateWithFlags, "cuGraphInstantiateWithFlags",
+               NULL),
+    RAW_SYMBOL(GraphLaunch, "cuGraphLaunch", NULL),
+    RAW_SYMBOL(GraphExecDestroy, "cuGraphExecDestroy", NULL),
+    RAW_SYMBOL(GraphDestroy, "cuGraphDestroy", NULL),
 #undef RAW_SYMBOL
 };
 
@@ -379,4 +396,33 @@ int cuda_raw_time(cuda_raw *r, int (*queue)(void *arg), void *arg,
   RAW_CALL(r, EventElapsedTime(&elapsed, r->start, r->end));
   *ms = elapsed;
   return 0;
+}
+
+int cuda_raw_graph_capture(cuda_raw *r, void *function, unsigned block_x,
+                           void **params, unsigned count, void **out_exec) {
+  RAW_CALL(r, StreamBeginCapture(r->stream, RAW_CAPTURE_MODE_RELAXED));
+  int result = 0;
+  for (unsigned i = 0; i < count && result == 0; i++)
+    result = cuda_raw_launch(r, function, 1, 1, block_x, params);
+  CUgraph graph = NULL;
+  RAW_CALL(r, StreamEndCapture(r->stream, &graph));
+  if (result != 0) {
+    r->api.GraphDestroy(graph);
+    return result;
+  }
+  CUgraphExec exec = NULL;
+  CUresult cr = r->api.GraphInstantiateWithFlags(&exec, graph, 0);
+  r->api.GraphDestroy(graph);
+  if (cr != 0) return raw_failed(r, "cuGraphInstantiateWithFlags", cr);
+  *out_exec = exec;
+  return 0;
+}
+
+int cuda_raw_graph_launch(cuda_raw *r, void *exec) {
+  RAW_CALL(r, GraphLaunch((CUgraphExec)exec, r->stream));
+  return 0;
+}
+
+void cuda_raw_graph_destroy(cuda_raw *r, void *exec) {
+  if (exec != NULL) r->api.GraphExecDestroy((CUgraphExec)exec);
 }

@@ -52,6 +52,14 @@ void cuda_raw_no_kernel(const char *section, const char *kernel);
 int cuda_raw_launch(cuda_raw *r, void *function, unsigned grid_x,
                     unsigned grid_y, unsigned block_x, void **params);
 
+/* Captures `count` launches of `function` (as cuda_raw_launch's, one block)
+ * on the comparator's stream into an executable graph; launches it there;
+ * destroys it. */
+int cuda_raw_graph_capture(cuda_raw *r, void *function, unsigned block_x,
+                           void **params, unsigned count, void **out_exec);
+int cuda_raw_graph_launch(cuda_raw *r, void *exec);
+void cuda_raw_graph_destroy(cuda_raw *r, void *exec);
+
 int cuda_raw_alloc(cuda_raw *r, size_t bytes, raw_ptr *out);
 void cuda_raw_free(cuda_raw *r, raw_ptr p);
 int cuda_raw_host_alloc(cuda_raw *r, size_t bytes, void **out);

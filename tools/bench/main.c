@@ -43,6 +43,7 @@ static const struct {
   int (*run)(bench *b);
 } sections[] = {
     {"launch", BENCH_LAUNCH, bench_launch},
+    {"graph", BENCH_GRAPH, bench_graph},
     {"stream", BENCH_STREAM, bench_stream},
     {"reduce", BENCH_REDUCE, bench_reduce},
     {"transfer", BENCH_TRANSFER, bench_transfer},
@@ -62,8 +63,8 @@ static void usage(FILE *to) {
           "stderr)\n"
           "  --quick         small sizes and counts: a smoke test that checks "
           "every kernel\n"
-          "  --only=LIST     some of launch,stream,reduce,transfer,gemm,"
-          "compile\n"
+          "  --only=LIST     some of launch,graph,stream,reduce,transfer,"
+          "gemm,compile\n"
           "                  (default: all)\n"
           "  --max-size=N    the largest array, transfer or matrix in bytes; "
           "K, M, G\n"
@@ -132,8 +133,9 @@ static int parse_options(int argc, char **argv, bench_options *o) {
       o->quick = true;
     } else if ((v = option_value(argc, argv, &i, "--only")) != NULL) {
       if (parse_only(v, &o->sections) != 0) {
-        fprintf(stderr, "kiln-bench: --only takes a list of launch, stream, "
-                        "reduce, transfer, gemm, compile, not '%s'\n", v);
+        fprintf(stderr, "kiln-bench: --only takes a list of launch, graph, "
+                        "stream, reduce, transfer, gemm, compile, not "
+                        "'%s'\n", v);
         return -1;
       }
     } else if ((v = option_value(argc, argv, &i, "--max-size")) != NULL) {

@@ -13,7 +13,7 @@
  *
  * shim.c: loading, errors, devices and the per-thread current device.
  * shim_ops.c: memory, transfers, modules and their globals, limits,
- * launches, streams and events.
+ * launches, streams and events. shim_graph.c: stream capture and graphs.
  * shim_rtc.c (shim_rtc.h): HIPRTC, which ROCm 5's libamdhip64 carries too,
  * on NVRTC.
  */
@@ -82,7 +82,17 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuEventRecord, 2000)              \
   X(cuEventQuery, 2000)               \
   X(cuEventSynchronize, 2000)         \
-  X(cuEventElapsedTime, 2000)
+  X(cuEventElapsedTime, 2000)         \
+  X(cuEventRecordWithFlags, 11010)    \
+  X(cuStreamBeginCapture, 10010)      \
+  X(cuStreamEndCapture, 10000)        \
+  X(cuStreamGetCaptureInfo, 11030)    \
+  X(cuGraphInstantiateWithFlags, 11040) \
+  X(cuGraphLaunch, 10000)             \
+  X(cuGraphKernelNodeGetParams, 12000) \
+  X(cuGraphExecKernelNodeSetParams, 12000) \
+  X(cuGraphExecDestroy, 10000)        \
+  X(cuGraphDestroy, 10000)
 
 /* cuda.h #defines some names to versioned ones (cuMemAlloc to
  * cuMemAlloc_v2). The type is pasted from the name as written (## stops

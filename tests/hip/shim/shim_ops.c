@@ -272,12 +272,15 @@ hipError_t hipStreamQuery(hipStream_t stream) {
 
 hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event,
                               unsigned int flags) {
-  if (!event || flags != 0) return hipErrorInvalidValue;
+  if (!event || (flags & ~(unsigned)hipEventWaitExternal))
+    return hipErrorInvalidValue;
   hipError_t err = shim_enter_stream(stream);
   if (err != hipSuccess) return err;
-  return shim_error(shim_cu.cuStreamWaitEvent(SHIM_HANDLE(CUstream, stream),
-                                              SHIM_HANDLE(CUevent, event), 0),
-                    "cuStreamWaitEvent");
+  return shim_error(
+      shim_cu.cuStreamWaitEvent(
+          SHIM_HANDLE(CUstream, stream), SHIM_HANDLE(CUevent, event),
+          flags ? CU_EVENT_WAIT_EXTERNAL : CU_EVENT_WAIT_DEFAULT),
+      "cuStreamWaitEvent");
 }
 
 /* ---- Events ------------------------------------------------------------- */

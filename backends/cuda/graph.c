@@ -1,0 +1,121 @@
+/* Graphs: stream capture of the core's building stream into a CUgraph,
+ * instantiated once and replayed with cuGraphLaunch.
+ *
+ * The capture is relaxed (CU_STREAM_CAPTURE_MODE_RELAXED): it forbids no
+ * call on any thread, so other threads' kiln calls, and this thread's
+ * loading of the built-in kernels a fill may need, go on as usual; the
+ * capture is on a stream of the core's own, which nothing else touches.
+ * After each captured launch the stream's capture dependencies are exactly
+ * the new kernel node (the stream is in order), which is kept for updates
+ * through cuGraphExecKernelNodeSetParams. The entry points are optional
+ * (symbols.h): a driver older than CUDA 12.0 runs everything but graphs. */
+#include <stdlib.h>
+
+#include "backends/cuda/cuda.h"
+
+static kiln_cuda_graph *graph_cast(kiln_graph *g) {
+  return (kiln_cuda_graph *)g;
+}
+
+static CUstream stream_of(kiln_stream *s) {
+  return kiln_cuda_stream_cast(s)->handle;
+}
+
+kiln_status kiln_cuda_graph_begin(kiln_graph *g, kiln_stream *s) {
+#define KILN_CUDA_HAVE(name, version) &&kiln_cuda_api.name
+  if (!(true KILN_CUDA_GRAPH_SYMBOLS(KILN_CUDA_HAVE)))
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "the CUDA driver (%d.%d) lacks the graph entry "
+                          "points kiln needs (cuGraphExecKernelNodeSetParams "
+                          "of CUDA 12.0, ...)",
+                          kiln_cuda_api.driver_version / 1000,
+                          kiln_cuda_api.driver_version % 1000 / 10);
+#undef KILN_CUDA_HAVE
+  kiln_cuda_graph *cg = graph_cast(g);
+  kiln_status st = kiln_cuda_make_current(g->base.context);
+  if (st != KILN_OK) return st;
+  free(cg->nodes);
+  cg->nodes = calloc(g->cmd_count ? g->cmd_count : 1, sizeof *cg->nodes);
+  if (!cg->nodes)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory building a graph");
+  CUresult r = kiln_cuda_api.cuStreamBeginCapture(
+      stream_of(s), CU_STREAM_CAPTURE_MODE_RELAXED);
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuStreamBeginCapture");
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_graph_launched(kiln_graph *g, kiln_stream *s,
+                                     size_t index) {
+  CUstreamCaptureStatus status;
+  cuuint64_t id;
+  CUgraph graph;
+  const CUgraphNode *deps = NULL;
+  size_t count = 0;
+  CUresult r = kiln_cuda_api.cuStreamGetCaptureInfo(stream_of(s), &status, &id,
+                                                    &graph, &deps, &count);
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuStreamGetCaptureInfo");
+  if (status != CU_STREAM_CAPTURE_STATUS_ACTIVE || count != 1)
+    return kiln_set_error(KILN_ERROR_BACKEND,
+                          "cuStreamGetCaptureInfo: the capture of a graph "
+                          "ended or branched unexpectedly (%zu nodes at its "
+                          "end)",
+                          count);
+  graph_cast(g)->nodes[index] = deps[0];
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_graph_end(kiln_graph *g, kiln_stream *s, bool keep) {
+  kiln_cuda_graph *cg = graph_cast(g);
+  CUresult r = kiln_cuda_api.cuStreamEndCapture(stream_of(s), &cg->graph);
+  if (r != CUDA_SUCCESS) {
+    cg->graph = NULL;
+    return kiln_cuda_error(r, "cuStreamEndCapture");
+  }
+  if (!keep) return KILN_OK;
+  r = kiln_cuda_api.cuGraphInstantiateWithFlags(&cg->exec, cg->graph, 0);
+  if (r != CUDA_SUCCESS) {
+    cg->exec = NULL;
+    return kiln_cuda_error(r, "cuGraphInstantiateWithFlags");
+  }
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_graph_launch(kiln_graph *g, kiln_stream *s) {
+  kiln_status st = kiln_cuda_make_current(g->base.context);
+  if (st != KILN_OK) return st;
+  CUresult r = kiln_cuda_api.cuGraphLaunch(graph_cast(g)->exec, stream_of(s));
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuGraphLaunch");
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_graph_update(kiln_graph *g, size_t index) {
+  kiln_cuda_graph *cg = graph_cast(g);
+  kiln_status st = kiln_cuda_make_current(g->base.context);
+  if (st != KILN_OK) return st;
+  CUDA_KERNEL_NODE_PARAMS_v2 p;
+  CUresult r = kiln_cuda_api.cuGraphKernelNodeGetParams(cg->nodes[index], &p);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuGraphKernelNodeGetParams");
+  const kiln_packed_args *args = g->cmds[index].packed;
+  /* The driver copies the values out before the call returns. */
+  void *params[KILN_MAX_KERNEL_ARGS];
+  for (size_t i = 0; i < args->count; i++)
+    params[i] = (void *)(args->data + args->offsets[i]);
+  p.kernelParams = params;
+  p.extra = NULL;
+  r = kiln_cuda_api.cuGraphExecKernelNodeSetParams(cg->exec, cg->nodes[index],
+                                                   &p);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuGraphExecKernelNodeSetParams");
+  return KILN_OK;
+}
+
+void kiln_cuda_graph_deinit(kiln_graph *g) {
+  kiln_cuda_graph *cg = graph_cast(g);
+  kiln_cuda_make_current(g->base.context);
+  /* The driver keeps an executable graph until its launches complete. */
+  if (cg->exec) kiln_cuda_api.cuGraphExecDestroy(cg->exec);
+  if (cg->graph) kiln_cuda_api.cuGraphDestroy(cg->graph);
+  free(cg->nodes);
+}

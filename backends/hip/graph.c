@@ -1,0 +1,110 @@
+/* Graphs: stream capture of the core's building stream into a hipGraph_t,
+ * instantiated once and replayed with hipGraphLaunch, as on CUDA (see
+ * backends/cuda/graph.c for why the capture is relaxed and how launches
+ * find their nodes). Needs ROCm 6's graph entry points: without them the
+ * build of a graph answers KILN_ERROR_UNSUPPORTED. */
+#include <stdlib.h>
+
+#include "backends/hip/hip.h"
+
+static kiln_hip_graph *graph_cast(kiln_graph *g) { return (kiln_hip_graph *)g; }
+
+kiln_status kiln_hip_graph_begin(kiln_graph *g, kiln_stream *s) {
+#define KILN_HIP_HAVE(ret, name, params) &&kiln_hip_api.name
+  if (!(true KILN_HIP_GRAPH_SYMBOLS(KILN_HIP_HAVE)))
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "the HIP runtime lacks the graph entry points "
+                          "kiln needs (hipEventRecordWithFlags, "
+                          "hipStreamGetCaptureInfo_v2, ...: ROCm 6 has them)");
+#undef KILN_HIP_HAVE
+  kiln_hip_graph *hg = graph_cast(g);
+  free(hg->nodes);
+  hg->nodes = calloc(g->cmd_count ? g->cmd_count : 1, sizeof *hg->nodes);
+  if (!hg->nodes)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory building a graph");
+  hipError_t err = kiln_hip_api.hipStreamBeginCapture(
+      kiln_hip_stream_handle(s), hipStreamCaptureModeRelaxed);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, "hipStreamBeginCapture");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_graph_launched(kiln_graph *g, kiln_stream *s,
+                                    size_t index) {
+  hipStreamCaptureStatus status;
+  unsigned long long id;
+  hipGraph_t graph;
+  const hipGraphNode_t *deps = NULL;
+  size_t count = 0;
+  hipError_t err = kiln_hip_api.hipStreamGetCaptureInfo_v2(
+      kiln_hip_stream_handle(s), &status, &id, &graph, &deps, &count);
+  if (err != hipSuccess)
+    return kiln_hip_error(err,
+                          "hipStreamGetCaptureInfo_v2");
+  if (status != hipStreamCaptureStatusActive || count != 1)
+    return kiln_set_error(KILN_ERROR_BACKEND,
+                          "hipStreamGetCaptureInfo_v2: the capture of a "
+                          "graph ended or branched unexpectedly (%zu nodes "
+                          "at its end)",
+                          count);
+  graph_cast(g)->nodes[index] = deps[0];
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_graph_end(kiln_graph *g, kiln_stream *s, bool keep) {
+  kiln_hip_graph *hg = graph_cast(g);
+  hipError_t err =
+      kiln_hip_api.hipStreamEndCapture(kiln_hip_stream_handle(s), &hg->graph);
+  if (err != hipSuccess) {
+    hg->graph = NULL;
+    return kiln_hip_error(err, "hipStreamEndCapture");
+  }
+  if (!keep) return KILN_OK;
+  err = kiln_hip_api.hipGraphInstantiateWithFlags(&hg->exec, hg->graph, 0);
+  if (err != hipSuccess) {
+    hg->exec = NULL;
+    return kiln_hip_error(err,
+                          "hipGraphInstantiateWithFlags");
+  }
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_graph_launch(kiln_graph *g, kiln_stream *s) {
+  hipError_t err = kiln_hip_api.hipGraphLaunch(graph_cast(g)->exec,
+                                               kiln_hip_stream_handle(s));
+  if (err != hipSuccess)
+    return kiln_hip_error_as(err, KILN_ERROR_LAUNCH_FAILED, "hipGraphLaunch");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_graph_update(kiln_graph *g, size_t index) {
+  kiln_hip_graph *hg = graph_cast(g);
+  hipKernelNodeParams p;
+  hipError_t err =
+      kiln_hip_api.hipGraphKernelNodeGetParams(hg->nodes[index], &p);
+  if (err != hipSuccess)
+    return kiln_hip_error(err,
+                          "hipGraphKernelNodeGetParams");
+  const kiln_packed_args *args = g->cmds[index].packed;
+  /* The runtime copies the values out before the call returns. */
+  void *params[KILN_MAX_KERNEL_ARGS];
+  for (size_t i = 0; i < args->count; i++)
+    params[i] = (void *)(uintptr_t)(args->data + args->offsets[i]);
+  p.kernelParams = args->count ? params : NULL;
+  p.extra = NULL;
+  err = kiln_hip_api.hipGraphExecKernelNodeSetParams(hg->exec, hg->nodes[index],
+                                                     &p);
+  if (err != hipSuccess)
+    return kiln_hip_error(err,
+                          "hipGraphExecKernelNodeSetParams");
+  return KILN_OK;
+}
+
+void kiln_hip_graph_deinit(kiln_graph *g) {
+  kiln_hip_graph *hg = graph_cast(g);
+  /* The runtime keeps an executable graph until its launches complete. */
+  if (hg->exec) kiln_hip_api.hipGraphExecDestroy(hg->exec);
+  if (hg->graph) kiln_hip_api.hipGraphDestroy(hg->graph);
+  free(hg->nodes);
+}

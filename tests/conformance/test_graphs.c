@@ -1,0 +1,358 @@
+/* Graphs: work captured from a stream and replayed, against the same work
+ * issued directly; argument updates; what cannot be captured; replays that
+ * overlap, on other streams, and a graph destroyed under its replays. */
+#include <stdio.h>
+
+#include "conformance.h"
+
+enum { WORDS = 4096 };
+
+#define LCG_MUL 1664525u
+#define LCG_ADD 1013904223u
+
+static void add_u32(kiln_stream *s, kiln_buffer *b, size_t offset, uint32_t n,
+                    uint32_t value) {
+  kiln_launch_config c = kiln_launch_config_1d(n, 64);
+  const kiln_arg args[3] = {kiln_arg_buffer(b, offset), kiln_arg_u32(n),
+                            kiln_arg_u32(value)};
+  check_ok(kiln_launch(s, conf_kernel("conf_add_u32"), &c, args, 3));
+}
+
+static void busy(kiln_stream *s, kiln_buffer *b, uint32_t n, uint32_t rounds) {
+  kiln_launch_config c = kiln_launch_config_1d(n, 128);
+  const kiln_arg args[3] = {kiln_arg_buffer(b, 0), kiln_arg_u32(n),
+                            kiln_arg_u32(rounds)};
+  check_ok(kiln_launch(s, conf_kernel("conf_busy"), &c, args, 3));
+}
+
+static uint32_t lcg(uint32_t v, uint64_t steps) {
+  for (uint64_t i = 0; i < steps; i++) v = v * LCG_MUL + LCG_ADD;
+  return v;
+}
+
+/* A mix of launches, copies and fills (one of them by kiln's fill kernel:
+ * an 8-byte pattern) over two guarded buffers, each depending on the one
+ * before, that changes the buffers differently each time it runs. */
+static void work(kiln_stream *s, conf_guarded *a, conf_guarded *b) {
+  const uint64_t wide = 0x0123456789abcdefull;
+  const uint8_t byte = 0x5a;
+  add_u32(s, a->buf, CONF_GUARD, WORDS, 5);
+  check_ok(kiln_buffer_copy(s, b->buf, CONF_GUARD, a->buf,
+                            CONF_GUARD + WORDS * 2, WORDS * 2));
+  add_u32(s, b->buf, CONF_GUARD + 4, WORDS - 1, 3);
+  check_ok(kiln_buffer_fill(s, a->buf, CONF_GUARD + 12, 40, &byte, 1));
+  check_ok(kiln_buffer_fill(s, b->buf, CONF_GUARD + WORDS * 2, 64, &wide, 8));
+  check_ok(kiln_buffer_copy(s, a->buf, CONF_GUARD + WORDS * 3, b->buf,
+                            CONF_GUARD, WORDS));
+}
+
+/* Replayed N times, a captured graph gives the bytes the same work issued
+ * N times directly gives, guards untouched. */
+static void replay_matches_direct_work(void **state) {
+  (void)state;
+  enum { N = 7 };
+  conf_rng r = conf_rng_for(__func__);
+  kiln_stream *s;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  conf_guarded direct[2], graphed[2];
+  for (int i = 0; i < 2; i++) {
+    conf_guarded_create(&direct[i], WORDS * 4, &r);
+    conf_guarded_create(&graphed[i], WORDS * 4, &r);
+    check_ok(kiln_buffer_copy(s, graphed[i].buf, 0, direct[i].buf, 0,
+                              WORDS * 4 + 2 * CONF_GUARD));
+  }
+  /* The canaries must match for one check of both. */
+  for (int i = 0; i < 2; i++)
+    memcpy(graphed[i].canary, direct[i].canary, WORDS * 4 + 2 * CONF_GUARD);
+  for (int i = 0; i < N; i++) work(s, &direct[0], &direct[1]);
+
+  kiln_graph *g;
+  check_ok(kiln_stream_begin_capture(s));
+  bool capturing = false;
+  check_ok(kiln_stream_is_capturing(s, &capturing));
+  assert_true(capturing);
+  work(s, &graphed[0], &graphed[1]);
+  check_ok(kiln_stream_end_capture(s, &g));
+  check_ok(kiln_stream_is_capturing(s, &capturing));
+  assert_false(capturing);
+  size_t launches = 0;
+  check_ok(kiln_graph_launch_count(g, &launches));
+  assert_int_equal(launches, 2); /* the fill kernel's is not numbered */
+  for (int i = 0; i < N; i++) check_ok(kiln_graph_launch(g, s));
+
+  unsigned char *want = conf_alloc(WORDS * 4 + 2 * CONF_GUARD);
+  for (int i = 0; i < 2; i++) {
+    check_ok(kiln_buffer_read(s, direct[i].buf, 0, want,
+                              WORDS * 4 + 2 * CONF_GUARD));
+    conf_guarded_check(
+        &graphed[i], s, want + CONF_GUARD,
+        i ? "buffer b after the replays" : "buffer a after the replays");
+  }
+  free(want);
+  check_ok(kiln_graph_destroy(g));
+  for (int i = 0; i < 2; i++) {
+    conf_guarded_destroy(&direct[i]);
+    conf_guarded_destroy(&graphed[i]);
+  }
+  check_ok(kiln_stream_destroy(s));
+}
+
+/* kiln_graph_set_arguments changes a captured launch's scalars and buffer
+ * for the replays after it, checked as kiln_launch checks. */
+static void arguments_change_between_replays(void **state) {
+  (void)state;
+  uint32_t a[WORDS] = {0}, b[WORDS] = {0}, got[WORDS];
+  kiln_buffer *ba, *bb;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof a, KILN_BUFFER_ZERO, &ba));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof b, KILN_BUFFER_ZERO, &bb));
+  kiln_stream *s;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  check_ok(kiln_stream_begin_capture(s));
+  add_u32(s, ba, 0, WORDS, 1);
+  add_u32(s, bb, 0, WORDS, 2);
+  kiln_graph *g;
+  check_ok(kiln_stream_end_capture(s, &g));
+  check_ok(kiln_graph_launch(g, s));
+  const kiln_arg args[3] = {kiln_arg_buffer(ba, 8), kiln_arg_u32(WORDS - 2),
+                            kiln_arg_u32(10)};
+  check_ok(kiln_graph_set_arguments(g, 1, args, 3));
+  check_ok(kiln_graph_launch(g, s));
+  check_ok(kiln_graph_launch(g, s));
+  for (size_t i = 0; i < WORDS; i++) {
+    a[i] = 3 + (i >= 2 ? 20 : 0);
+    b[i] = 2;
+  }
+  check_ok(kiln_buffer_read(s, ba, 0, got, sizeof got));
+  conf_check_bytes(got, a, sizeof a, "buffer a after the update");
+  check_ok(kiln_buffer_read(s, bb, 0, got, sizeof got));
+  conf_check_bytes(got, b, sizeof b, "buffer b after the update");
+
+  const kiln_arg wrong[2] = {kiln_arg_buffer(ba, 0), kiln_arg_u32(1)};
+  check_fails(kiln_graph_set_arguments(g, 0, wrong, 2),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_fails(kiln_graph_set_arguments(g, 2, args, 3), KILN_ERROR_OUT_OF_RANGE);
+  check_message_has("kiln_graph_set_arguments");
+  /* A failed update leaves the graph as it was. */
+  check_ok(kiln_graph_launch(g, s));
+  for (size_t i = 0; i < WORDS; i++) a[i] += 1 + (i >= 2 ? 10 : 0);
+  check_ok(kiln_buffer_read(s, ba, 0, got, sizeof got));
+  conf_check_bytes(got, a, sizeof a, "buffer a after a refused update");
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_buffer_destroy(ba));
+  check_ok(kiln_buffer_destroy(bb));
+}
+
+/* What cannot be captured fails with INVALID_STATE and words, does
+ * nothing, and the capture goes on; what a graph holds cannot be
+ * destroyed. */
+static void capture_refuses_what_it_cannot_hold(void **state) {
+  (void)state;
+  uint32_t data[64] = {0};
+  kiln_buffer *buf;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof data, KILN_BUFFER_ZERO, &buf));
+  kiln_host_buffer *hb;
+  check_ok(kiln_host_buffer_create(conf.ctx, sizeof data, 0, &hb));
+  kiln_event *e;
+  check_ok(kiln_event_create(conf.ctx, &e));
+  kiln_stream *s, *other;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  check_ok(kiln_stream_create(conf.ctx, &other));
+  kiln_graph *g = NULL;
+  check_fails(kiln_stream_end_capture(s, &g), KILN_ERROR_INVALID_STATE);
+  check_message_has("not capturing");
+
+  check_ok(kiln_stream_begin_capture(s));
+  add_u32(s, buf, 0, 64, 1);
+  check_ok(kiln_event_record(e, s));
+  check_fails(kiln_stream_begin_capture(s), KILN_ERROR_INVALID_STATE);
+  check_message_has("already capturing");
+  check_fails(kiln_buffer_write(s, buf, 0, data, sizeof data),
+              KILN_ERROR_INVALID_STATE);
+  check_message_has("kiln_buffer_write: the stream is capturing");
+  check_fails(kiln_buffer_read(s, buf, 0, data, sizeof data),
+              KILN_ERROR_INVALID_STATE);
+  check_fails(kiln_buffer_write_async(s, buf, 0, hb, 0, sizeof data),
+              KILN_ERROR_INVALID_STATE);
+  check_fails(kiln_buffer_read_async(s, buf, 0, hb, 0, sizeof data),
+              KILN_ERROR_INVALID_STATE);
+  check_fails(kiln_stream_synchronize(s), KILN_ERROR_INVALID_STATE);
+  check_fails(kiln_stream_synchronize_timeout(s, 0), KILN_ERROR_INVALID_STATE);
+  check_fails(kiln_stream_destroy(s), KILN_ERROR_INVALID_STATE);
+  check_message_has("kiln_stream_destroy");
+  /* Other streams are not captured. */
+  add_u32(other, buf, 0, 64, 100);
+  check_ok(kiln_stream_synchronize(other));
+  add_u32(s, buf, 0, 64, 2);
+  check_ok(kiln_stream_end_capture(s, &g));
+  check_fails(kiln_stream_end_capture(s, &g), KILN_ERROR_INVALID_STATE);
+
+  /* Nothing captured ran. */
+  check_ok(kiln_buffer_read(s, buf, 0, data, sizeof data));
+  for (int i = 0; i < 64; i++) assert_int_equal(data[i], 100);
+  size_t launches = 0;
+  check_ok(kiln_graph_launch_count(g, &launches));
+  assert_int_equal(launches, 2);
+
+  check_ok(kiln_stream_begin_capture(other));
+  check_fails(kiln_graph_launch(g, other), KILN_ERROR_INVALID_STATE);
+  check_message_has("kiln_graph_launch");
+  kiln_graph *empty;
+  check_ok(kiln_stream_end_capture(other, &empty));
+  check_ok(kiln_graph_launch(empty, other));
+  check_ok(kiln_graph_destroy(empty));
+
+  check_fails(kiln_buffer_destroy(buf), KILN_ERROR_INVALID_STATE);
+  check_message_has("kiln_graph_destroy");
+  check_fails(kiln_event_destroy(e), KILN_ERROR_INVALID_STATE);
+  check_ok(kiln_graph_launch(g, s));
+  check_ok(kiln_event_synchronize(e));
+  check_ok(kiln_buffer_read(s, buf, 0, data, sizeof data));
+  for (int i = 0; i < 64; i++) assert_int_equal(data[i], 103);
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_buffer_destroy(buf));
+  check_ok(kiln_event_destroy(e));
+  check_ok(kiln_host_buffer_destroy(hb));
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_stream_destroy(other));
+}
+
+/* Replays queued back to back while earlier ones still run, on the
+ * capturing stream, another stream and the default one, ordered by
+ * events; then the graph destroyed with replays pending. */
+static void overlapping_replays_on_other_streams(void **state) {
+  (void)state;
+  enum { N = 2048, ROUNDS = 2000, REPLAYS = 6 };
+  conf_rng r = conf_rng_for(__func__);
+  uint32_t init[N], got[N];
+  conf_random_bytes(&r, init, sizeof init);
+  kiln_buffer *buf;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof init, 0, &buf));
+  check_ok(kiln_buffer_write(NULL, buf, 0, init, sizeof init));
+  kiln_stream *s1, *s2;
+  check_ok(kiln_stream_create(conf.ctx, &s1));
+  check_ok(kiln_stream_create(conf.ctx, &s2));
+  kiln_event *done;
+  check_ok(kiln_event_create(conf.ctx, &done));
+  check_ok(kiln_context_synchronize(conf.ctx));
+
+  kiln_graph *g;
+  check_ok(kiln_stream_begin_capture(s1));
+  busy(s1, buf, N, ROUNDS);
+  check_ok(kiln_event_record(done, s1));
+  check_ok(kiln_stream_end_capture(s1, &g));
+  for (int i = 0; i < REPLAYS; i++) check_ok(kiln_graph_launch(g, s1));
+  check_ok(kiln_stream_wait_event(s2, done));
+  check_ok(kiln_graph_launch(g, s2));
+  check_ok(kiln_event_record(done, s2));
+  check_ok(kiln_stream_wait_event(NULL, done));
+  check_ok(kiln_graph_launch(g, NULL));
+  check_ok(kiln_graph_launch(g, NULL));
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_buffer_read(NULL, buf, 0, got, sizeof got));
+  for (size_t i = 0; i < N; i++)
+    if (got[i] != lcg(init[i], (uint64_t)ROUNDS * (REPLAYS + 3)))
+      fail_msg("word %zu is %u after the replays, expected %u", i, got[i],
+               lcg(init[i], (uint64_t)ROUNDS * (REPLAYS + 3)));
+  check_ok(kiln_event_destroy(done));
+  check_ok(kiln_stream_destroy(s1));
+  check_ok(kiln_stream_destroy(s2));
+  check_ok(kiln_buffer_destroy(buf));
+}
+
+/* A captured wait holds each replay until the event's mark as it stands
+ * then; a wait may name a record of the same capture. */
+static void captured_waits_follow_the_event(void **state) {
+  (void)state;
+  enum { N = 1024, ROUNDS = 4000 };
+  uint32_t got[N];
+  kiln_buffer *a, *b;
+  check_ok(kiln_buffer_create(conf.ctx, N * 4, KILN_BUFFER_ZERO, &a));
+  check_ok(kiln_buffer_create(conf.ctx, N * 4, KILN_BUFFER_ZERO, &b));
+  kiln_stream *s1, *s2;
+  check_ok(kiln_stream_create(conf.ctx, &s1));
+  check_ok(kiln_stream_create(conf.ctx, &s2));
+  kiln_event *e, *inner;
+  check_ok(kiln_event_create(conf.ctx, &e));
+  check_ok(kiln_event_create(conf.ctx, &inner));
+  check_ok(kiln_event_record(e, s1));
+  kiln_graph *g;
+  check_ok(kiln_stream_begin_capture(s2));
+  check_ok(kiln_stream_wait_event(s2, e));
+  check_ok(kiln_buffer_copy(s2, b, 0, a, 0, N * 4));
+  check_ok(kiln_event_record(inner, s2));
+  check_ok(kiln_stream_wait_event(s2, inner));
+  check_ok(kiln_stream_end_capture(s2, &g));
+  for (uint32_t round = 1; round <= 3; round++) {
+    busy(s1, a, N, ROUNDS);
+    check_ok(kiln_event_record(e, s1));
+    check_ok(kiln_graph_launch(g, s2));
+    check_ok(kiln_stream_synchronize(s2));
+    check_ok(kiln_buffer_read(s2, b, 0, got, sizeof got));
+    for (size_t i = 0; i < N; i++)
+      if (got[i] != lcg(0, (uint64_t)ROUNDS * round))
+        fail_msg("round %u: word %zu copied before the wait: %u", round, i,
+                 got[i]);
+  }
+  check_ok(kiln_event_synchronize(inner));
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_event_destroy(e));
+  check_ok(kiln_event_destroy(inner));
+  check_ok(kiln_stream_destroy(s1));
+  check_ok(kiln_stream_destroy(s2));
+  check_ok(kiln_buffer_destroy(a));
+  check_ok(kiln_buffer_destroy(b));
+}
+
+/* The built-in helpers are captured as the launches they are. */
+static void helpers_are_captured(void **state) {
+  (void)state;
+  enum { N = 1000 };
+  float x[N], y[N], sum = 0.0f;
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)(i % 7);
+    y[i] = 1.0f;
+  }
+  kiln_buffer *bx, *by, *res;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof x, 0, &bx));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof y, 0, &by));
+  check_ok(kiln_buffer_create(conf.ctx, 4, KILN_BUFFER_ZERO, &res));
+  check_ok(kiln_buffer_write(NULL, bx, 0, x, sizeof x));
+  check_ok(kiln_buffer_write(NULL, by, 0, y, sizeof y));
+  kiln_stream *s;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  kiln_graph *g;
+  check_ok(kiln_stream_begin_capture(s));
+  check_ok(kiln_axpy_f32(s, N, 2.0f, bx, 0, by, 0));
+  check_ok(kiln_reduce_sum_f32(s, N, by, 0, res, 0));
+  check_ok(kiln_stream_end_capture(s, &g));
+  size_t launches = 1;
+  check_ok(kiln_graph_launch_count(g, &launches));
+  assert_int_equal(launches, 0);
+  check_ok(kiln_graph_launch(g, s));
+  check_ok(kiln_graph_launch(g, s));
+  /* The graph holds the stream's scratch buffer past the stream. */
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_graph_launch(g, NULL));
+  for (int i = 0; i < N; i++) sum += 1.0f + 6.0f * x[i];
+  float got = 0.0f;
+  check_ok(kiln_buffer_read(NULL, res, 0, &got, 4));
+  if (got < sum * 0.999f || got > sum * 1.001f)
+    fail_msg("the replayed reduction gave %f, expected %f", got, sum);
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_buffer_destroy(bx));
+  check_ok(kiln_buffer_destroy(by));
+  check_ok(kiln_buffer_destroy(res));
+}
+
+int conf_run_graph_tests(void) {
+  const struct CMUnitTest tests[] = {
+      CONF_TEST(replay_matches_direct_work),
+      CONF_TEST(arguments_change_between_replays),
+      CONF_TEST(capture_refuses_what_it_cannot_hold),
+      CONF_TEST(overlapping_replays_on_other_streams),
+      CONF_TEST(captured_waits_follow_the_event),
+      CONF_TEST(helpers_are_captured),
+  };
+  return cmocka_run_group_tests_name("graphs", tests, NULL, NULL);
+}

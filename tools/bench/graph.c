@@ -1,0 +1,176 @@
+/* Graphs, on host clocks: GRAPH_KERNELS empty kernels issued one by one
+ * through kiln, replayed from a kiln graph, and (CUDA) replayed from a raw
+ * CUDA graph of the same launches; each run ends with a synchronize, and
+ * the figure is the run's time divided by the kernels in it. */
+#include <stdlib.h>
+
+#include "bench.h"
+#include "cuda_raw.h"
+
+extern const kiln_module_image kiln_bench_images[];
+extern const size_t kiln_bench_images_count;
+
+#define GRAPH_KERNELS 1000u
+#define QUICK_KERNELS 100u
+#define BLOCK 32u
+
+typedef struct graph_run {
+  int (*run)(void *self, unsigned kernels);
+  void *self;
+} graph_run;
+
+typedef struct kiln_side {
+  bench *b;
+  kiln_kernel *kernel;
+  kiln_launch_config config;
+  kiln_arg args[2];
+  kiln_graph *graph;
+} kiln_side;
+
+static int one_by_one(void *self, unsigned kernels) {
+  kiln_side *k = self;
+  for (unsigned i = 0; i < kernels; i++)
+    BENCH_CHECK(kiln_launch(k->b->stream, k->kernel, &k->config, k->args, 2));
+  BENCH_CHECK(kiln_stream_synchronize(k->b->stream));
+  return 0;
+}
+
+static int kiln_replay(void *self, unsigned kernels) {
+  kiln_side *k = self;
+  (void)kernels;
+  BENCH_CHECK(kiln_graph_launch(k->graph, k->b->stream));
+  BENCH_CHECK(kiln_stream_synchronize(k->b->stream));
+  return 0;
+}
+
+typedef struct raw_side {
+  cuda_raw *raw;
+  void *exec;
+} raw_side;
+
+static int raw_replay(void *self, unsigned kernels) {
+  raw_side *r = self;
+  (void)kernels;
+  if (cuda_raw_graph_launch(r->raw, r->exec) != 0) return -1;
+  return cuda_raw_sync(r->raw);
+}
+
+/* Microseconds per kernel for each run: medians of opt.repeat samples,
+ * the runs taking turns in alternating order after one warm-up each. */
+static int measure(const bench *b, const graph_run *runs, size_t n,
+                   unsigned kernels, double *us) {
+  size_t repeat = b->opt.repeat;
+  double *t = malloc(n * repeat * sizeof *t);
+  if (t == NULL) {
+    fprintf(stderr, "kiln-bench: out of host memory\n");
+    return -1;
+  }
+  int result = 0;
+  for (size_t j = 0; j < n && result == 0; j++)
+    result = runs[j].run(runs[j].self, kernels);
+  for (size_t r = 0; r < repeat && result == 0; r++) {
+    for (size_t turn = 0; turn < n && result == 0; turn++) {
+      size_t j = r % 2 ? n - 1 - turn : turn;
+      double t0 = bench_now();
+      result = runs[j].run(runs[j].self, kernels);
+      t[j * repeat + r] = (bench_now() - t0) * 1e6 / kernels;
+    }
+  }
+  for (size_t j = 0; j < n && result == 0; j++)
+    us[j] = bench_median(t + j * repeat, repeat);
+  free(t);
+  return result;
+}
+
+/* The raw CUDA graph's figure, measured with kiln's replay and one by one
+ * so that all three take turns; us[2] stays negative without it. */
+static int measure_all(bench *b, const graph_run *kiln_runs, unsigned kernels,
+                       double us[3]) {
+  raw_side r = {b->raw, NULL};
+  void *function = NULL;
+  raw_ptr out = 0;
+  uint32_t zero = 0;
+  void *params[2] = {&out, &zero};
+  if (b->raw == NULL) return measure(b, kiln_runs, 2, kernels, us);
+  if (cuda_raw_enter(b->raw) != 0) return -1;
+  int result;
+  if (cuda_raw_function(b->raw, "kiln_bench_empty", &function) != 0) {
+    cuda_raw_no_kernel("graph", "kiln_bench_empty");
+    result = measure(b, kiln_runs, 2, kernels, us);
+  } else if ((result = cuda_raw_alloc(b->raw, BLOCK * 4, &out)) == 0 &&
+             (result = cuda_raw_graph_capture(b->raw, function, BLOCK, params,
+                                              kernels, &r.exec)) == 0) {
+    graph_run all[3] = {kiln_runs[0], kiln_runs[1], {raw_replay, &r}};
+    result = measure(b, all, 3, kernels, us);
+  }
+  cuda_raw_graph_destroy(b->raw, r.exec);
+  cuda_raw_free(b->raw, out);
+  cuda_raw_leave(b->raw);
+  return result;
+}
+
+static int report(bench *b, unsigned kernels, const double us[3]) {
+  static const char *const names[3] = {"one-by-one", "kiln-graph",
+                                       "cuda-graph"};
+  static const char *const impls[3] = {"kiln", "kiln", "cuda-raw"};
+  for (int i = 0; i < 3; i++) {
+    if (us[i] < 0.0) continue;
+    bench_result res = {
+        "graph", names[i], impls[i], kernels, us[i] * kernels * 1e-3,
+        us[i],   "us"};
+    if (bench_record(b, &res) != 0) return -1;
+  }
+  fprintf(b->out,
+          "\ngraph: %u empty kernels then a synchronize, per kernel (us); "
+          "median of %u\n%-34s %12s %12s %12s\n",
+          kernels, b->opt.repeat, "", "one by one", "kiln graph", "raw CUDA");
+  fprintf(b->out, "%-34s", "us per kernel");
+  for (int i = 0; i < 3; i++) bench_cell(b->out, 12, 3, us[i]);
+  fprintf(b->out, "\n%-34s", "replay speed-up over one by one");
+  bench_cell(b->out, 12, 2, us[1] > 0.0 ? us[0] / us[1] : -1.0);
+  fprintf(b->out, "\n%-34s", "kiln graph / raw CUDA graph");
+  bench_cell(b->out, 12, 2, us[2] > 0.0 ? us[1] / us[2] : -1.0);
+  fprintf(b->out, "\n");
+  return 0;
+}
+
+static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
+  unsigned kernels = b->opt.quick ? QUICK_KERNELS : GRAPH_KERNELS;
+  kiln_side k = {.b = b};
+  BENCH_CHECK(kiln_module_get_kernel(module, "kiln_bench_empty", &k.kernel));
+  k.config = kiln_launch_config_1d(BLOCK, BLOCK);
+  k.args[0] = kiln_arg_buffer(buf, 0);
+  k.args[1] = kiln_arg_u32(0);
+  BENCH_CHECK(kiln_stream_begin_capture(b->stream));
+  kiln_status st = KILN_OK;
+  for (unsigned i = 0; i < kernels && st == KILN_OK; i++)
+    st = kiln_launch(b->stream, k.kernel, &k.config, k.args, 2);
+  kiln_status end = kiln_stream_end_capture(b->stream, &k.graph);
+  if (st != KILN_OK) {
+    kiln_graph_destroy(k.graph);
+    return bench_kiln_error("kiln_launch (capturing)", st);
+  }
+  if (end != KILN_OK) return bench_kiln_error("kiln_stream_end_capture", end);
+  const graph_run runs[2] = {{one_by_one, &k}, {kiln_replay, &k}};
+  double us[3] = {-1.0, -1.0, -1.0};
+  int result = measure_all(b, runs, kernels, us);
+  if (result == 0) result = report(b, kernels, us);
+  if ((st = kiln_graph_destroy(k.graph)) != KILN_OK)
+    result = bench_kiln_error("kiln_graph_destroy", st);
+  return result;
+}
+
+int bench_graph(bench *b) {
+  kiln_module *module = NULL;
+  kiln_buffer *buf = NULL;
+  BENCH_CHECK(kiln_module_create(b->ctx, kiln_bench_images,
+                                 kiln_bench_images_count, &module));
+  kiln_status st = kiln_buffer_create(b->ctx, BLOCK * 4, 0, &buf);
+  int result = st == KILN_OK ? run(b, module, buf)
+                             : bench_kiln_error("kiln_buffer_create", st);
+  if ((st = kiln_buffer_destroy(buf)) != KILN_OK)
+    result = bench_kiln_error("kiln_buffer_destroy", st);
+  if ((st = kiln_module_destroy(module)) != KILN_OK)
+    result = bench_kiln_error("kiln_module_destroy", st);
+  return result;
+}
