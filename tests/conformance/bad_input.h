@@ -47,6 +47,7 @@ typedef struct bad_outs {
   kiln_stream *stream;
   kiln_event *event;
   kiln_backend backend;
+  kiln_sync_policy policy;
   size_t count;
   float ms;
   kiln_device_properties props;

@@ -98,7 +98,8 @@ static bool expect_status(kiln_status st, kiln_status want, const char *call,
 }
 
 static kiln_context *child_context(void) {
-  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV,
+                            KILN_SYNC_DEFAULT};
   kiln_context *ctx = NULL;
   kiln_status st = kiln_context_create(&o, &ctx);
   return expect_status(st, KILN_OK, "kiln_context_create", NULL) ? ctx : NULL;
