@@ -66,7 +66,7 @@ static void sync_policy_from_env(void **state) {
 
 static void bad_sync_values_are_rejected(void **state) {
   (void)state;
-  static const char *const bad[] = {"busy", " spin", "spin ", "spin,block",
+  static const char *const bad[] = {"busy", " spin", "spin ",    "spin,block",
                                     "0",    "1",     "blocking", "autox"};
   kiln_context *ctx = NULL;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -107,8 +107,8 @@ static void stream_priorities_are_checked(void **state) {
   unsigned inits = fb->calls[FAKE_OP_STREAM_INIT];
   kiln_stream *s = NULL;
   for (uint32_t p = 0; p <= 3; p++) {
-    check_ok(kiln_stream_create_with_options(ctx, &(kiln_stream_options){p},
-                                             &s));
+    check_ok(
+        kiln_stream_create_with_options(ctx, &(kiln_stream_options){p}, &s));
     assert_int_equal(s->priority, p);
     check_ok(kiln_stream_destroy(s));
   }
