@@ -288,10 +288,11 @@ typedef struct kiln_device_properties {
   char api_version[32];         /* "12.8", "1.3.230", "5.2", ... */
   char driver_version[64];
   uint8_t uuid[16];             /* all zero where the API gives none */
-  /* Streams take a priority from 0 (the default, least urgent) to this,
-   * the most urgent; 0 where the device has no priorities. CUDA tells it
-   * only to a context: kiln_device_get_properties gives 0 there, and
-   * kiln_context_get_properties the device's range. */
+  /* Streams take a priority from 0 (the default) to this, the most
+   * urgent; 0 where the device has none. CUDA and HIP tell the range only
+   * to a context: kiln_device_get_properties gives 0 there, and
+   * kiln_context_get_properties the device's (5 on an H100: CUDA's 0 to
+   * -5). Vulkan: 1 where the compute queue family has two queues, else 0. */
   uint32_t max_stream_priority;
 } kiln_device_properties;
 

@@ -88,14 +88,13 @@ static void work_destroy(work *w) {
 
 /* Queues conf_busy(rounds) then conf_add_u32(add) on s, and updates the
  * host's copy to what the device will hold. */
-static void work_queue(work *w, kiln_stream *s, uint32_t rounds,
-                       uint32_t add) {
+static void work_queue(work *w, kiln_stream *s, uint32_t rounds, uint32_t add) {
   assert_true(rounds <= MAX_ROUNDS);
   kiln_launch_config c = kiln_launch_config_1d(WORDS, 64);
   const kiln_arg busy_args[3] = {kiln_arg_buffer(w->buf, 0),
                                  kiln_arg_u32(WORDS), kiln_arg_u32(rounds)};
-  const kiln_arg add_args[3] = {kiln_arg_buffer(w->buf, 0),
-                                kiln_arg_u32(WORDS), kiln_arg_u32(add)};
+  const kiln_arg add_args[3] = {kiln_arg_buffer(w->buf, 0), kiln_arg_u32(WORDS),
+                                kiln_arg_u32(add)};
   check_ok(kiln_launch(s, w->busy, &c, busy_args, 3));
   check_ok(kiln_launch(s, w->add, &c, add_args, 3));
   uint32_t mul, plus;
@@ -114,8 +113,7 @@ static void work_check(work *w, const char *what) {
 /* Waits of every kind under one context's policy: a stream synchronize, an
  * event synchronize, a context synchronize, each after work that takes a
  * while, and one after no work at all. */
-static void waits_work(kiln_context *ctx, kiln_sync_policy want,
-                       conf_rng *r) {
+static void waits_work(kiln_context *ctx, kiln_sync_policy want, conf_rng *r) {
   kiln_sync_policy got = KILN_SYNC_DEFAULT;
   check_ok(kiln_context_get_sync_policy(ctx, &got));
   assert_int_equal(got, want);
