@@ -295,8 +295,10 @@ struct kiln_backend_ops {
   size_t context_size, buffer_size, host_buffer_size, module_size,
       kernel_size, stream_size, event_size;
 
-  /* ctx->device_index and ctx->properties are set. The core creates the
-   * default stream after this returns. */
+  /* ctx->device_index, ctx->properties and ctx->sync are set. Init may
+   * complete the properties with what only a context tells (CUDA's and
+   * HIP's max_stream_priority). The core creates the default stream after
+   * this returns. */
   kiln_status (*context_init)(kiln_context *ctx);
   void (*context_deinit)(kiln_context *ctx); /* see ctx->abandoned */
   /* The three waits (context, stream, event) return within about
