@@ -1,5 +1,7 @@
-/* Events: CUevents with timing enabled (cuEventCreate's default flags), so
- * every event can both order streams and time work. */
+/* Events: CUevents, timed unless created with KILN_EVENT_NO_TIMING
+ * (CU_EVENT_DISABLE_TIMING), waited for by blocking rather than by the
+ * context's scheduling flag with KILN_EVENT_BLOCKING
+ * (CU_EVENT_BLOCKING_SYNC). */
 #include "backends/cuda/cuda.h"
 
 static CUevent handle_of(const kiln_event *e) {
@@ -14,7 +16,10 @@ kiln_status kiln_cuda_event_init(kiln_event *base) {
   kiln_cuda_event *e = kiln_cuda_event_cast(base);
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
-  CUresult r = kiln_cuda_api.cuEventCreate(&e->handle, CU_EVENT_DEFAULT);
+  unsigned flags = CU_EVENT_DEFAULT;
+  if (base->flags & KILN_EVENT_NO_TIMING) flags |= CU_EVENT_DISABLE_TIMING;
+  if (base->flags & KILN_EVENT_BLOCKING) flags |= CU_EVENT_BLOCKING_SYNC;
+  CUresult r = kiln_cuda_api.cuEventCreate(&e->handle, flags);
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventCreate");
   return KILN_OK;
 }
