@@ -2,7 +2,8 @@
  * names. Exits 77 (skipped) only when kiln says that backend cannot run
  * here; every other failure to set up is a failure. KILN_TEST_SEED=N
  * repeats a run's random data; KILN_CONF_FILTER=PATTERN runs only the tests
- * whose names match it (cmocka's wildcards * and ?, e.g. 'threads_*').
+ * whose names match it (cmocka's wildcards * and ?, e.g. 'threads_*'),
+ * KILN_CONF_SKIP=PATTERN leaves out those that match it.
  * A run that seems stuck tells where each thread is: send SIGUSR2 to each
  * of its threads (tgkill; scripts/gpu-verify.sh does) and each writes its
  * stack to stderr, as addresses for addr2line. */
@@ -43,7 +44,11 @@ static void dump_stack(int sig) {
 int main(void) {
   /* Line by line, so that progress and kiln's messages interleave. */
   setvbuf(stdout, NULL, _IOLBF, 0);
-  signal(SIGUSR2, dump_stack);
+  /* sigaction, not signal(): under strict C11 glibc's signal() resets the
+   * handler after one delivery, and every thread must print. */
+  struct sigaction dump = {.sa_handler = dump_stack, .sa_flags = SA_RESTART};
+  sigemptyset(&dump.sa_mask);
+  sigaction(SIGUSR2, &dump, NULL);
   const char *name = getenv("KILN_BACKEND");
   if (!name || !*name) {
     fprintf(stderr, "kiln-conformance: set KILN_BACKEND to cuda, hip or "
@@ -95,6 +100,8 @@ int main(void) {
 
   const char *filter = getenv("KILN_CONF_FILTER");
   if (filter && *filter) cmocka_set_test_filter(filter);
+  const char *skip = getenv("KILN_CONF_SKIP");
+  if (skip && *skip) cmocka_set_skip_filter(skip);
 
   int failed = 0;
   failed += conf_run_device_tests();
