@@ -123,10 +123,9 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
 kiln_status kiln_compile_options_check(const char *fn,
                                        const kiln_compile_options *options);
 
-/* Creates a stream; `is_default` marks the context's own. `priority` is
- * checked already. */
+/* Creates a stream; `is_default` marks the context's own. */
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
-                                        uint32_t priority, kiln_stream **out);
+                                        kiln_stream **out);
 
 /* ---- Launches (core/launch.c) and graphs (core/graph.c) -------------------- */
 

@@ -141,12 +141,11 @@ kiln_status kiln_event_wait(kiln_event *e, const char *fn,
 /* ---- Streams --------------------------------------------------------------- */
 
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
-                                        uint32_t priority, kiln_stream **out) {
+                                        kiln_stream **out) {
   kiln_stream *s = kiln_object_alloc(ctx, KILN_OBJECT_STREAM,
                                      ctx->ops->stream_size, is_default);
   if (!s) return KILN_ERROR_OUT_OF_HOST_MEMORY;
   s->is_default = is_default;
-  s->priority = priority;
   kiln_status st = kiln_context_result(ctx, ctx->ops->stream_init(s));
   if (st != KILN_OK) {
     kiln_object_free(s);
@@ -156,37 +155,15 @@ kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
   return KILN_OK;
 }
 
-static kiln_status create_stream(const char *fn, kiln_context *ctx,
-                                 const kiln_stream_options *options,
-                                 kiln_stream **out_stream) {
+kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out_stream) {
+  static const char fn[] = "kiln_stream_create";
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if (!out_stream)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_stream is NULL",
                           fn);
-  uint32_t priority = options ? options->priority : 0;
-  uint32_t max = ctx->properties.max_stream_priority;
-  if (priority > max)
-    return kiln_set_error(
-        KILN_ERROR_OUT_OF_RANGE,
-        "%s: priority %u is beyond this device's range, 0 "
-        "to %u (max_stream_priority of the context's "
-        "properties%s)",
-        fn, (unsigned)priority, (unsigned)max,
-        max == 0 ? "; the device has no stream priorities" : "");
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  return kiln_stream_create_internal(ctx, false, priority, out_stream);
-}
-
-kiln_status kiln_stream_create_with_options(kiln_context *ctx,
-                                            const kiln_stream_options *options,
-                                            kiln_stream **out_stream) {
-  return create_stream("kiln_stream_create_with_options", ctx, options,
-                       out_stream);
-}
-
-kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out_stream) {
-  return create_stream("kiln_stream_create", ctx, NULL, out_stream);
+  return kiln_stream_create_internal(ctx, false, out_stream);
 }
 
 void kiln_stream_release(kiln_stream *s) {

@@ -3,60 +3,16 @@
  * kiln's own that would split the device's memory and serialize with it. */
 #include "backends/cuda/cuda.h"
 
-/* The primary context's scheduling flag for an explicit policy, set
- * before it is retained: the driver itself then spins, yields or blocks in
- * every wait (kiln's and the CUDA runtime's), rather than kiln polling,
- * whose NOT_READY answers would each be an API error in
- * compute-sanitizer's report. Since CUDA 11 the flag may change while the
- * context is active; AUTO leaves whatever is set. */
-static kiln_status set_sched_flag(kiln_cuda_context *ctx,
-                                  kiln_sync_policy policy) {
-  unsigned sched;
-  switch (policy) {
-  case KILN_SYNC_SPIN: sched = CU_CTX_SCHED_SPIN; break;
-  case KILN_SYNC_YIELD: sched = CU_CTX_SCHED_YIELD; break;
-  case KILN_SYNC_BLOCK: sched = CU_CTX_SCHED_BLOCKING_SYNC; break;
-  default: return KILN_OK;
-  }
-  unsigned flags = 0;
-  int active = 0;
-  CUresult r =
-      kiln_cuda_api.cuDevicePrimaryCtxGetState(ctx->device, &flags, &active);
-  if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuDevicePrimaryCtxGetState");
-  unsigned want = (flags & ~(unsigned)CU_CTX_SCHED_MASK) | sched;
-  if (want == flags) return KILN_OK;
-  r = kiln_cuda_api.cuDevicePrimaryCtxSetFlags(ctx->device, want);
-  if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuDevicePrimaryCtxSetFlags(0x%x)", want);
-  return KILN_OK;
-}
-
-/* Kiln's priorities count up from the driver's default (0) towards its
- * greatest, which CUDA numbers downwards (0 to -5 on current GPUs). The
- * range needs a current context, so it is known from here on. */
-static kiln_status priority_range(kiln_context *base) {
-  int least = 0, greatest = 0;
-  CUresult r = kiln_cuda_api.cuCtxGetStreamPriorityRange(&least, &greatest);
-  if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuCtxGetStreamPriorityRange");
-  base->properties.max_stream_priority = greatest < 0 ? (uint32_t)-greatest : 0;
-  return KILN_OK;
-}
-
 kiln_status kiln_cuda_context_init(kiln_context *base) {
   kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
   CUresult r = kiln_cuda_api.cuDeviceGet(&ctx->device, (int)base->device_index);
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuDeviceGet(%zu)", base->device_index);
-  kiln_status st = set_sched_flag(ctx, base->sync);
-  if (st != KILN_OK) return st;
   r = kiln_cuda_api.cuDevicePrimaryCtxRetain(&ctx->handle, ctx->device);
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuDevicePrimaryCtxRetain on %s",
                            base->properties.name);
-  st = kiln_cuda_make_current(base);
-  if (st == KILN_OK) st = priority_range(base);
+  kiln_status st = kiln_cuda_make_current(base);
   if (st != KILN_OK) kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
   return st;
 }

@@ -1,7 +1,5 @@
-/* Events: CUevents, timed unless created with KILN_EVENT_NO_TIMING
- * (CU_EVENT_DISABLE_TIMING), waited for by blocking rather than by the
- * context's scheduling flag with KILN_EVENT_BLOCKING
- * (CU_EVENT_BLOCKING_SYNC). */
+/* Events: CUevents with timing enabled (cuEventCreate's default flags), so
+ * every event can both order streams and time work. */
 #include "backends/cuda/cuda.h"
 
 static CUevent handle_of(const kiln_event *e) {
@@ -16,10 +14,7 @@ kiln_status kiln_cuda_event_init(kiln_event *base) {
   kiln_cuda_event *e = kiln_cuda_event_cast(base);
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
-  unsigned flags = CU_EVENT_DEFAULT;
-  if (base->flags & KILN_EVENT_NO_TIMING) flags |= CU_EVENT_DISABLE_TIMING;
-  if (base->flags & KILN_EVENT_BLOCKING) flags |= CU_EVENT_BLOCKING_SYNC;
-  CUresult r = kiln_cuda_api.cuEventCreate(&e->handle, flags);
+  CUresult r = kiln_cuda_api.cuEventCreate(&e->handle, CU_EVENT_DEFAULT);
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventCreate");
   return KILN_OK;
 }

@@ -8,12 +8,8 @@ kiln_status kiln_cuda_stream_init(kiln_stream *base) {
   kiln_cuda_stream *s = kiln_cuda_stream_cast(base);
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
-  /* kiln's priority p is CUDA's -p (context.c). */
-  CUresult r = kiln_cuda_api.cuStreamCreateWithPriority(
-      &s->handle, CU_STREAM_NON_BLOCKING, -(int)base->priority);
-  if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuStreamCreateWithPriority(%d)",
-                           -(int)base->priority);
+  CUresult r = kiln_cuda_api.cuStreamCreate(&s->handle, CU_STREAM_NON_BLOCKING);
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuStreamCreate");
   return KILN_OK;
 }
 

@@ -41,37 +41,6 @@ void kiln_hip_device_leave(const kiln_hip_device_scope *scope) {
     kiln_hip_warn(err, "hipSetDevice back to the thread's device");
 }
 
-/* The device's scheduling flag for an explicit policy, so that the
- * runtime itself spins, yields or blocks in every wait; AUTO leaves what
- * is set. The device is current. */
-static kiln_status set_sched_flag(kiln_sync_policy policy) {
-  unsigned flags;
-  switch (policy) {
-  case KILN_SYNC_SPIN: flags = hipDeviceScheduleSpin; break;
-  case KILN_SYNC_YIELD: flags = hipDeviceScheduleYield; break;
-  case KILN_SYNC_BLOCK: flags = hipDeviceScheduleBlockingSync; break;
-  default: return KILN_OK;
-  }
-  hipError_t err = kiln_hip_api.hipSetDeviceFlags(flags);
-  if (err != hipSuccess)
-    return kiln_hip_error(err, "hipSetDeviceFlags");
-  return KILN_OK;
-}
-
-/* Kiln's priorities count up from the runtime's default (0) towards its
- * greatest, which HIP numbers downwards; AMD's priorities below the
- * default are not offered. The device is current. */
-static kiln_status priority_range(kiln_context *ctx) {
-  int least = 0, greatest = 0;
-  hipError_t err =
-      kiln_hip_api.hipDeviceGetStreamPriorityRange(&least, &greatest);
-  if (err != hipSuccess)
-    return kiln_hip_error(err,
-                          "hipDeviceGetStreamPriorityRange");
-  ctx->properties.max_stream_priority = greatest < 0 ? (uint32_t)-greatest : 0;
-  return KILN_OK;
-}
-
 kiln_status kiln_hip_context_init(kiln_context *ctx) {
   kiln_hip_context_cast(ctx)->device = (int)ctx->device_index;
   /* A device the runtime cannot select fails here rather than in the
@@ -79,10 +48,8 @@ kiln_status kiln_hip_context_init(kiln_context *ctx) {
   kiln_hip_device_scope scope;
   kiln_status st = kiln_hip_device_enter(ctx, &scope);
   if (st != KILN_OK) return st;
-  st = set_sched_flag(ctx->sync);
-  if (st == KILN_OK) st = priority_range(ctx);
   kiln_hip_device_leave(&scope);
-  return st;
+  return KILN_OK;
 }
 
 void kiln_hip_context_deinit(kiln_context *ctx) { (void)ctx; }

@@ -1,17 +1,13 @@
-/* Events: native HIP events, recorded on and waited for by streams; timed
- * unless made with KILN_EVENT_NO_TIMING (hipEventDisableTiming), and
- * waited for by blocking with KILN_EVENT_BLOCKING (hipEventBlockingSync). */
+/* Events: native HIP events, with timing, recorded on and waited for by
+ * streams. */
 #include "backends/hip/hip.h"
 
 kiln_status kiln_hip_event_init(kiln_event *e) {
   kiln_hip_device_scope scope;
   kiln_status st = kiln_hip_device_enter(e->base.context, &scope);
   if (st != KILN_OK) return st;
-  unsigned flags = hipEventDefault;
-  if (e->flags & KILN_EVENT_NO_TIMING) flags |= hipEventDisableTiming;
-  if (e->flags & KILN_EVENT_BLOCKING) flags |= hipEventBlockingSync;
   hipError_t err = kiln_hip_api.hipEventCreateWithFlags(
-      &kiln_hip_event_cast(e)->handle, flags);
+      &kiln_hip_event_cast(e)->handle, hipEventDefault);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
     return kiln_hip_error(err, "hipEventCreateWithFlags");

@@ -7,13 +7,11 @@ kiln_status kiln_hip_stream_init(kiln_stream *s) {
   kiln_hip_device_scope scope;
   kiln_status st = kiln_hip_device_enter(s->base.context, &scope);
   if (st != KILN_OK) return st;
-  /* kiln's priority p is HIP's -p (context.c). */
-  hipError_t err = kiln_hip_api.hipStreamCreateWithPriority(
-      &kiln_hip_stream_cast(s)->handle, hipStreamNonBlocking,
-      -(int)s->priority);
+  hipError_t err = kiln_hip_api.hipStreamCreateWithFlags(
+      &kiln_hip_stream_cast(s)->handle, hipStreamNonBlocking);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
-    return kiln_hip_error(err, "hipStreamCreateWithPriority");
+    return kiln_hip_error(err, "hipStreamCreateWithFlags");
   return KILN_OK;
 }
 

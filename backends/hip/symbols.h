@@ -28,12 +28,9 @@
   X(hipError_t, hipGetDeviceCount, (int *count))                              \
   X(hipError_t, hipGetDevice, (int *device_id))                               \
   X(hipError_t, hipSetDevice, (int device_id))                                \
-  X(hipError_t, hipSetDeviceFlags, (unsigned flags))                          \
-  X(hipError_t, hipDeviceGetStreamPriorityRange,                              \
-    (int *leastPriority, int *greatestPriority))                              \
-  X(hipError_t, hipDeviceGet, (hipDevice_t * device, int ordinal))            \
+  X(hipError_t, hipDeviceGet, (hipDevice_t *device, int ordinal))             \
   X(hipError_t, hipDeviceGetName, (char *name, int len, hipDevice_t device))  \
-  X(hipError_t, hipDeviceTotalMem, (size_t * bytes, hipDevice_t device))      \
+  X(hipError_t, hipDeviceTotalMem, (size_t *bytes, hipDevice_t device))       \
   X(hipError_t, hipDeviceGetAttribute,                                        \
     (int *value, hipDeviceAttribute_t attr, int device_id))                   \
   X(hipError_t, hipDeviceSynchronize, (void))                                 \
@@ -52,10 +49,10 @@
      hipStream_t stream))                                                     \
   X(hipError_t, hipMemsetD32Async,                                            \
     (hipDeviceptr_t dst, int value, size_t count, hipStream_t stream))        \
-  X(hipError_t, hipModuleLoadData, (hipModule_t * module, const void *image)) \
+  X(hipError_t, hipModuleLoadData, (hipModule_t *module, const void *image))  \
   X(hipError_t, hipModuleUnload, (hipModule_t module))                        \
   X(hipError_t, hipModuleGetFunction,                                         \
-    (hipFunction_t * function, hipModule_t module, const char *name))         \
+    (hipFunction_t *function, hipModule_t module, const char *name))          \
   X(hipError_t, hipModuleLaunchKernel,                                        \
     (hipFunction_t f, unsigned int grid_x, unsigned int grid_y,               \
      unsigned int grid_z, unsigned int block_x, unsigned int block_y,         \
@@ -64,16 +61,14 @@
   X(hipError_t, hipFuncSetAttribute,                                          \
     (const void *func, hipFuncAttribute attr, int value))                     \
   X(hipError_t, hipStreamCreateWithFlags,                                     \
-    (hipStream_t * stream, unsigned int flags))                               \
-  X(hipError_t, hipStreamCreateWithPriority,                                  \
-    (hipStream_t * stream, unsigned int flags, int priority))                 \
+    (hipStream_t *stream, unsigned int flags))                                \
   X(hipError_t, hipStreamDestroy, (hipStream_t stream))                       \
   X(hipError_t, hipStreamSynchronize, (hipStream_t stream))                   \
   X(hipError_t, hipStreamQuery, (hipStream_t stream))                         \
   X(hipError_t, hipStreamWaitEvent,                                           \
     (hipStream_t stream, hipEvent_t event, unsigned int flags))               \
   X(hipError_t, hipEventCreateWithFlags,                                      \
-    (hipEvent_t * event, unsigned int flags))                                 \
+    (hipEvent_t *event, unsigned int flags))                                  \
   X(hipError_t, hipEventDestroy, (hipEvent_t event))                          \
   X(hipError_t, hipEventRecord, (hipEvent_t event, hipStream_t stream))       \
   X(hipError_t, hipEventSynchronize, (hipEvent_t event))                      \
@@ -223,14 +218,9 @@
 #define KILN_HIP_LIMITS_ROCM6(X) X(hipLimitStackSize, 0x00)
 
 /* Flags, which HIP #defines. */
-#define KILN_HIP_FLAGS(X)               \
-  X(hipStreamNonBlocking, 0x1)          \
-  X(hipEventDefault, 0x0)               \
-  X(hipEventBlockingSync, 0x1)          \
-  X(hipEventDisableTiming, 0x2)         \
-  X(hipDeviceScheduleSpin, 0x1)         \
-  X(hipDeviceScheduleYield, 0x2)        \
-  X(hipDeviceScheduleBlockingSync, 0x4) \
+#define KILN_HIP_FLAGS(X)      \
+  X(hipStreamNonBlocking, 0x1) \
+  X(hipEventDefault, 0x0)      \
   X(hipHostMallocDefault, 0x0)
 
 /* Of hipStreamCaptureMode and hipStreamCaptureStatus, the values kiln

@@ -1,13 +1,11 @@
 /* Events: a value on the timeline semaphore of the stream where the event
- * was recorded, plus a timestamp query for timing (none for an event made
- * with KILN_EVENT_NO_TIMING, whose record is then one submission). */
+ * was recorded, plus a timestamp query for timing. */
 #include "backends/vulkan/vulkan.h"
 
 kiln_status kiln_vulkan_event_init(kiln_event *e) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(e->base.context);
   kiln_vulkan_event *ve = kiln_vulkan_event_cast(e);
-  if (vc->phys->timestamp_valid_bits == 0 || (e->flags & KILN_EVENT_NO_TIMING))
-    return KILN_OK;
+  if (vc->phys->timestamp_valid_bits == 0) return KILN_OK;
   VkQueryPoolCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
       .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -21,13 +19,24 @@ kiln_status kiln_vulkan_event_init(kiln_event *e) {
   return KILN_OK;
 }
 
-/* Waits at most timeout_ns (KILN_WAIT_FOREVER: no limit) for the timeline
- * to reach `value`, as the context's policy says unless `block`. */
+/* Waits at most timeout_ns (KILN_WAIT_FOREVER, Vulkan's UINT64_MAX: no
+ * limit) for the timeline to reach `value`. */
 static kiln_status wait_timeline(kiln_vulkan_context *vc,
                                  kiln_vulkan_timeline *tl, uint64_t value,
-                                 uint64_t timeout_ns, bool block) {
-  return kiln_vulkan_wait_timeline(vc, tl, value, timeout_ns, block,
-                                   "the event's work");
+                                 uint64_t timeout_ns) {
+  VkSemaphoreWaitInfo info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+      .semaphoreCount = 1,
+      .pSemaphores = &tl->semaphore,
+      .pValues = &value,
+  };
+  VkResult r = vc->vk.vkWaitSemaphores(vc->device, &info, timeout_ns);
+  if (r == VK_TIMEOUT)
+    return kiln_set_error(KILN_ERROR_TIMEOUT,
+                          "vkWaitSemaphores: the event's work was still "
+                          "running after %.1f ms",
+                          (double)timeout_ns / 1e6);
+  return r == VK_SUCCESS ? KILN_OK : kiln_vulkan_error(r, "vkWaitSemaphores");
 }
 
 /* KILN_OK once the event's mark is reached, KILN_ERROR_NOT_READY before. */
@@ -48,8 +57,8 @@ void kiln_vulkan_event_deinit(kiln_event *e) {
   if (ve->timeline) {
     /* The timestamp write may still be pending (the core has waited within
      * its bound already). */
-    if (wait_timeline(vc, ve->timeline, ve->value, KILN_WAIT_FOREVER,
-                      false) != KILN_OK)
+    if (wait_timeline(vc, ve->timeline, ve->value, KILN_WAIT_FOREVER) !=
+        KILN_OK)
       kiln_log(KILN_LOG_WARN, "vulkan: waiting for an event before "
                "destroying it failed: %s", kiln_last_error());
     kiln_vulkan_timeline_release(vc, ve->timeline);
@@ -69,7 +78,7 @@ kiln_status kiln_vulkan_event_record(kiln_event *e, kiln_stream *s) {
    * order already keeps them apart. */
   if (ve->queries && ve->timeline && ve->timeline != st->timeline)
     status = wait_timeline(vc, ve->timeline, ve->value,
-                           vc->base.sync_timeout_ns, false);
+                           vc->base.sync_timeout_ns);
   VkCommandBuffer cmd;
   if (status == KILN_OK && ve->queries &&
       (status = kiln_vulkan_stream_open(st, &cmd)) == KILN_OK) {
@@ -110,7 +119,7 @@ kiln_status kiln_vulkan_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
   kiln_vulkan_event *ve = kiln_vulkan_event_cast(e);
   if (!ve->timeline) return KILN_OK;
   return wait_timeline(kiln_vulkan_context_cast(e->base.context), ve->timeline,
-                       ve->value, timeout_ns, e->flags & KILN_EVENT_BLOCKING);
+                       ve->value, timeout_ns);
 }
 
 kiln_status kiln_vulkan_event_query(kiln_event *e) {

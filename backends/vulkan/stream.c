@@ -1,7 +1,6 @@
 /* Streams: commands recorded into a command buffer and submitted in
  * batches, a timeline semaphore per stream counting the submissions, and
  * the barriers that keep each stream in order. */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,74 +96,6 @@ kiln_status kiln_vulkan_stream_poll(kiln_vulkan_stream *st) {
   return KILN_OK;
 }
 
-/* Sleeps in the driver until the timeline reaches `value` or timeout_ns
- * pass (KILN_WAIT_FOREVER is UINT64_MAX, Vulkan's "no limit" too). */
-static VkResult sleep_for(kiln_vulkan_context *vc, kiln_vulkan_timeline *tl,
-                          uint64_t value, uint64_t timeout_ns) {
-  VkSemaphoreWaitInfo info = {
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-      .semaphoreCount = 1,
-      .pSemaphores = &tl->semaphore,
-      .pValues = &value,
-  };
-  return vc->vk.vkWaitSemaphores(vc->device, &info, timeout_ns);
-}
-
-/* Looks at the timeline until it reaches `value` (VK_SUCCESS) or
- * `budget_ns` pass (VK_TIMEOUT), yielding the core between looks or not.
- * The counter is read first, so a wait for finished work costs one call. */
-static VkResult poll_for(kiln_vulkan_context *vc, kiln_vulkan_timeline *tl,
-                         uint64_t value, uint64_t budget_ns, bool yield) {
-  const uint64_t start = kiln_now_ns();
-  for (;;) {
-    uint64_t now_value = 0;
-    VkResult r = vc->vk.vkGetSemaphoreCounterValue(vc->device, tl->semaphore,
-                                                   &now_value);
-    if (r != VK_SUCCESS || now_value >= value) return r;
-    if (kiln_now_ns() - start >= budget_ns) return VK_TIMEOUT;
-    if (yield) sched_yield();
-  }
-}
-
-kiln_status kiln_vulkan_wait_timeline(kiln_vulkan_context *vc,
-                                      kiln_vulkan_timeline *tl, uint64_t value,
-                                      uint64_t timeout_ns, bool block,
-                                      const char *what) {
-  const uint64_t start = kiln_now_ns();
-  kiln_sync_policy policy = block ? KILN_SYNC_BLOCK : vc->base.sync;
-  VkResult r;
-  const char *call = "vkWaitSemaphores";
-  switch (policy) {
-  case KILN_SYNC_SPIN:
-  case KILN_SYNC_YIELD:
-    call = "vkGetSemaphoreCounterValue";
-    r = poll_for(vc, tl, value, timeout_ns, policy == KILN_SYNC_YIELD);
-    break;
-  case KILN_SYNC_AUTO: {
-    uint64_t spin = timeout_ns < KILN_SYNC_AUTO_SPIN_NS
-                        ? timeout_ns
-                        : KILN_SYNC_AUTO_SPIN_NS;
-    r = poll_for(vc, tl, value, spin, false);
-    if (r == VK_TIMEOUT && spin < timeout_ns) {
-      uint64_t spent = kiln_now_ns() - start;
-      r = sleep_for(vc, tl, value,
-                    timeout_ns == KILN_WAIT_FOREVER ? KILN_WAIT_FOREVER
-                    : spent < timeout_ns            ? timeout_ns - spent
-                                                    : 0);
-    }
-    if (r != VK_SUCCESS && r != VK_TIMEOUT)
-      call = "vkGetSemaphoreCounterValue or vkWaitSemaphores";
-    break;
-  }
-  default: r = sleep_for(vc, tl, value, timeout_ns); break;
-  }
-  if (r == VK_TIMEOUT)
-    return kiln_set_error(KILN_ERROR_TIMEOUT,
-                          "%s was still running after %.1f ms", what,
-                          (double)(kiln_now_ns() - start) / 1e6);
-  return r == VK_SUCCESS ? KILN_OK : kiln_vulkan_error(r, "%s", call);
-}
-
 kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,
                                         uint64_t value, uint64_t timeout_ns) {
   if (value > st->submitted) {
@@ -172,14 +103,23 @@ kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,
     if (s != KILN_OK) return s;
   }
   if (st->completed < value) {
-    kiln_status s = kiln_vulkan_wait_timeline(
-        st->ctx, st->timeline, value, timeout_ns, false, "the stream's work");
-    if (s != KILN_OK) return s;
-    /* Reached: no need to ask the driver again. */
-    st->completed = value;
+    VkSemaphoreWaitInfo info = {
+        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+        .semaphoreCount = 1,
+        .pSemaphores = &st->timeline->semaphore,
+        .pValues = &value,
+    };
+    /* KILN_WAIT_FOREVER is UINT64_MAX, Vulkan's "no limit" too. */
+    VkResult r =
+        st->ctx->vk.vkWaitSemaphores(st->ctx->device, &info, timeout_ns);
+    if (r == VK_TIMEOUT)
+      return kiln_set_error(KILN_ERROR_TIMEOUT,
+                            "vkWaitSemaphores: the stream's work was still "
+                            "running after %.1f ms",
+                            (double)timeout_ns / 1e6);
+    if (r != VK_SUCCESS) return kiln_vulkan_error(r, "vkWaitSemaphores");
   }
-  retire(st);
-  return KILN_OK;
+  return kiln_vulkan_stream_poll(st);
 }
 
 kiln_status kiln_vulkan_stream_wait(kiln_vulkan_stream *st, uint64_t value) {
@@ -652,11 +592,7 @@ void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
 
 kiln_status kiln_vulkan_stream_init(kiln_stream *s) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(s->base.context);
-  /* Priority 1 (possible only with two queues or more): the last queue,
-   * created with the higher queue priority; the rest share the others. */
-  unsigned normal = vc->queue_count >= 2 ? vc->queue_count - 1 : 1;
-  unsigned i = s->priority > 0 ? vc->queue_count - 1
-                               : atomic_fetch_add(&vc->next_queue, 1) % normal;
+  unsigned i = atomic_fetch_add(&vc->next_queue, 1) % vc->queue_count;
   return kiln_vulkan_stream_setup(vc, kiln_vulkan_stream_cast(s),
                                   &vc->queues[i]);
 }

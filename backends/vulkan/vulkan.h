@@ -327,14 +327,6 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st);
 /* Submits what was recorded, and any waits still pending. */
 kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st);
-/* Waits, as the context's sync policy says (`block` forces sleeping in
- * vkWaitSemaphores), until `timeline` reaches `value`, for at most
- * timeout_ns: KILN_ERROR_TIMEOUT then, the message naming `what` ("the
- * stream's work"). Needs no lock. */
-kiln_status kiln_vulkan_wait_timeline(kiln_vulkan_context *ctx,
-                                      kiln_vulkan_timeline *timeline,
-                                      uint64_t value, uint64_t timeout_ns,
-                                      bool block, const char *what);
 /* Waits until the stream reaches `value`, submitting first if needed, for
  * at most timeout_ns: KILN_ERROR_TIMEOUT then. */
 kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,

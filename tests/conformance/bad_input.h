@@ -49,7 +49,6 @@ typedef struct bad_outs {
   kiln_graph *graph;
   bool capturing;
   kiln_backend backend;
-  kiln_sync_policy policy;
   size_t count;
   float ms;
   kiln_device_properties props;

@@ -110,7 +110,6 @@ int main(void) {
   failed += conf_run_builtin_tests();
   failed += conf_run_stream_tests();
   failed += conf_run_graph_tests();
-  failed += conf_run_sync_tests();
   failed += conf_run_error_tests();
   failed += conf_run_compile_tests();
   failed += conf_run_bad_input_tests();

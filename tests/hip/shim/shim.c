@@ -299,22 +299,6 @@ hipError_t hipSetDevice(int device_id) {
   return shim_enter();
 }
 
-/* The current device's scheduling flag on its primary context: HIP's
- * hipDeviceSchedule* values are CUDA's CU_CTX_SCHED_*. */
-hipError_t hipSetDeviceFlags(unsigned flags) {
-  if (flags & ~(unsigned)CU_CTX_SCHED_MASK) return hipErrorInvalidValue;
-  hipError_t err = check_device(current_device);
-  if (err != hipSuccess) return err;
-  unsigned old = 0;
-  int active = 0;
-  CUresult r = shim_cu.cuDevicePrimaryCtxGetState(devices[current_device], &old,
-                                                  &active);
-  if (r != CUDA_SUCCESS) return shim_error(r, "cuDevicePrimaryCtxGetState");
-  r = shim_cu.cuDevicePrimaryCtxSetFlags(
-      devices[current_device], (old & ~(unsigned)CU_CTX_SCHED_MASK) | flags);
-  return shim_error(r, "cuDevicePrimaryCtxSetFlags");
-}
-
 /* HIP's device handles are the ordinals. */
 hipError_t hipDeviceGet(hipDevice_t *device, int ordinal) {
   if (!device) return hipErrorInvalidValue;
