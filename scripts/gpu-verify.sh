@@ -3,7 +3,10 @@
 # the vendor driver, and HIP through the test-only HIP-on-CUDA shim. Used on
 # the H100 that kiln is verified on (no package access there: the Vulkan
 # loader, validation layer, glslang and cmocka come from .gpu/, gathered with
-# ../shared/gpu/fetch-debs.sh). Logs go to $OUT (default /tmp/kiln-gpu).
+# ../shared/gpu/fetch-debs.sh; add `apt-get download libshaderc-dev
+# glslang-dev` there too, so that kiln's shaderc bundle, and with it run-time
+# GLSL compiles and SPIRV-Tools' validator, is built and tested on the GPU).
+# Logs go to $OUT (default /tmp/kiln-gpu).
 #
 #   scripts/gpu-verify.sh [build|test|sanitize|examples|ci-build|endurance|bench|all]...
 set -uo pipefail
