@@ -122,7 +122,7 @@ static inline const uint32_t *spv_def(const spv *m, uint32_t id) {
   return id < m->bound && m->ids[id].at ? &m->w[m->ids[id].at] : NULL;
 }
 
-/* spirv.c */
+/* spirv_reader.c */
 /* Sets KILN_ERROR_INVALID_IMAGE, "SPIR-V image <index> is malformed: ...". */
 kiln_status kiln_spv_bad(const spv *m, const char *fmt, ...)
 #if defined(__GNUC__)
