@@ -594,14 +594,15 @@ bool kiln_cache_load(const char *kind, const kiln_hash *key, void **out_data,
 void kiln_cache_store(const char *kind, const kiln_hash *key,
                       const void *data, size_t size);
 
-/* Reads environment variable `name`; NULL when unset or empty. */
+/* Reads environment variable `name`; NULL when unset or empty (core/env.c,
+ * with kiln_env_flag). */
 const char *kiln_getenv(const char *name);
 
 /* Reads environment variable `name` as a whole number: decimal digits only
  * (no sign, space or suffix), at most `max`. Unset or empty: KILN_OK with
  * *out_given false. Otherwise KILN_OK with *out_given true and the value,
  * or KILN_ERROR_INVALID_ARGUMENT with a message naming the variable, its
- * value and `what` it should be ("a device index"). core/env.c. */
+ * value and `what` it should be ("a device index"). core/settings.c. */
 kiln_status kiln_env_uint(const char *name, uint64_t max, const char *what,
                           bool *out_given, uint64_t *out_value);
 

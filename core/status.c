@@ -72,11 +72,6 @@ kiln_status kiln_error_in(const char *fn, kiln_status status) {
   return kiln_set_error(status, "%s: %s", fn, tls_message);
 }
 
-const char *kiln_getenv(const char *name) {
-  const char *v = getenv(name);
-  return (v && *v) ? v : NULL;
-}
-
 void kiln_strlcpy(char *dst, const char *src, size_t dst_size) {
   if (dst_size == 0) return;
   size_t n = strlen(src);
