@@ -8,7 +8,7 @@
 # GLSL compiles and SPIRV-Tools' validator, is built and tested on the GPU).
 # Logs go to $OUT (default /tmp/kiln-gpu).
 #
-#   scripts/gpu-verify.sh [build|test|sanitize|examples|ci-build|endurance|bench|all]...
+#   scripts/gpu-verify.sh [build|test|sanitize|examples|mpi|ci-build|endurance|bench|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-gpu}
 B=${KILN_GPU_BUILD:-/tmp/kiln-gpu-build}
@@ -72,6 +72,36 @@ examples() {
   grep -E '^== |PASS|FAIL|built in|compiler' "$OUT/examples.txt"
 }
 
+mpi() {
+  # examples/mpi-heat at the issue's size, 2 ranks on the one GPU, on every
+  # backend (HIP through the shim), then a small run under compute-sanitizer.
+  # Needs OpenMPI unpacked from .gpu (docs/mpi.md lists the packages).
+  step mpi
+  local heat=$B/examples/mpi-heat/mpi-heat
+  if [ ! -x "$heat" ]; then
+    echo "SKIPPED: mpi-heat was not built: meson found no MPI (see docs/mpi.md)"
+    status=1
+    return 0
+  fi
+  shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
+  local run=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+             KILN_HIP_LIBRARY="$shim" mpirun --oversubscribe -n 2)
+  for be in cuda vulkan hip; do
+    { echo "== KILN_BACKEND=$be"
+      KILN_BACKEND=$be "${run[@]}" "$heat" 8192 8192 "${KILN_MPI_STEPS:-200}" ||
+        status=1
+    } >> "$OUT/mpi.txt" 2>&1
+  done
+  { echo "== KILN_BACKEND=cuda --host-staging"
+    KILN_BACKEND=cuda "${run[@]}" "$heat" --host-staging 8192 8192 \
+      "${KILN_MPI_STEPS:-200}" || status=1
+    echo "== KILN_BACKEND=cuda under compute-sanitizer"
+    KILN_BACKEND=cuda "${run[@]}" compute-sanitizer --tool memcheck \
+      --error-exitcode 3 "$heat" 512 512 20 || status=1
+  } >> "$OUT/mpi.txt" 2>&1
+  grep -E '^== |ms per step|PASS|FAIL|ERROR SUMMARY' "$OUT/mpi.txt"
+}
+
 ci_build() {
   # Binaries built on the CI machine (no GPU, nvcc only) and carried here.
   step ci-build
@@ -119,10 +149,11 @@ for what in "$@"; do
     test) tests ;;
     sanitize) sanitize ;;
     examples) examples ;;
+    mpi) mpi ;;
     ci-build) ci_build ;;
     bench) bench ;;
     endurance) endurance ;;
-    all) build || exit 1; tests; examples; ci_build; sanitize ;;
+    all) build || exit 1; tests; examples; mpi; ci_build; sanitize ;;
     *) echo "unknown step $what"; exit 2 ;;
   esac
 done

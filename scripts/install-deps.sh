@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs with apt-get what kiln's build, tests and demo need, on Debian 12
-# or Ubuntu 24.04 (or newer). Only packages that are missing are installed;
+# or Ubuntu 24.04 (or newer), OpenMPI included (for examples/mpi-heat and
+# the `mpi` test suite). Only packages that are missing are installed;
 # when nothing is missing, apt is not touched. The HIP toolchain is added
 # when the archive has it. The CUDA toolkit is never installed from here:
 # kiln looks for it at /usr/local/cuda (meson -Dcuda-path=...).
@@ -11,7 +12,8 @@ set -euo pipefail
 required=(meson ninja-build pkg-config gcc libc6-dev python3 libcmocka-dev
           glslang-tools glslang-dev libshaderc1 libshaderc-dev libvulkan-dev
           mesa-vulkan-drivers
-          vulkan-validationlayers spirv-tools vulkan-tools)
+          vulkan-validationlayers spirv-tools vulkan-tools
+          libopenmpi-dev openmpi-bin)
 hip=(hipcc libamdhip64-dev rocm-device-libs clang-15)
 
 if [[ "${KILN_NO_INSTALL:-0}" == 1 ]]; then
