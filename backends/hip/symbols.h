@@ -34,6 +34,7 @@
   X(hipError_t, hipDeviceGetAttribute,                                        \
     (int *value, hipDeviceAttribute_t attr, int device_id))                   \
   X(hipError_t, hipDeviceSynchronize, (void))                                 \
+  X(hipError_t, hipDeviceGetPCIBusId, (char *pci_bus_id, int len, int device)) \
   X(hipError_t, hipMalloc, (void **ptr, size_t size))                         \
   X(hipError_t, hipFree, (void *ptr))                                         \
   X(hipError_t, hipHostMalloc, (void **ptr, size_t size, unsigned int flags)) \

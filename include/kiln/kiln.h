@@ -292,6 +292,12 @@ typedef struct kiln_device_properties {
   char api_version[32];         /* "12.8", "1.3.230", "5.2", ... */
   char driver_version[64];
   uint8_t uuid[16];             /* all zero where the API gives none */
+  /* The PCI address as "domain:bus:device.function" in lower-case hex,
+   * "0000:3b:00.0" (the form of lspci -D and of sysfs), telling devices
+   * apart across backends and processes; "" where the API gives none
+   * (a CPU driver such as lavapipe, a Vulkan driver without
+   * VK_EXT_pci_bus_info). */
+  char pci_bus_id[16];
 } kiln_device_properties;
 
 /* Fills *out_properties for device `index` of `backend`.

@@ -335,6 +335,16 @@ hipError_t hipDeviceGetUuid(hipUUID *uuid, hipDevice_t device) {
   return err;
 }
 
+/* "0000:3B:00.0", as cuDeviceGetPCIBusId and HIP on NVIDIA write it. */
+hipError_t hipDeviceGetPCIBusId(char *pci_bus_id, int len, int device) {
+  if (!pci_bus_id || len <= 0) return hipErrorInvalidValue;
+  hipError_t err = check_device(device);
+  if (err != hipSuccess) return err;
+  return shim_error(
+      shim_cu.cuDeviceGetPCIBusId(pci_bus_id, len, devices[device]),
+      "cuDeviceGetPCIBusId");
+}
+
 hipError_t hipDeviceGetAttribute(int *value, hipDeviceAttribute_t attr,
                                  int device_id) {
   if (!value) return hipErrorInvalidValue;

@@ -49,6 +49,7 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuDeviceTotalMem, 3020)           \
   X(cuDeviceGetAttribute, 2000)       \
   X(cuDevicePrimaryCtxRetain, 7000)   \
+  X(cuDeviceGetPCIBusId, 4010)        \
   X(cuCtxGetCurrent, 4000)            \
   X(cuCtxSetCurrent, 4000)            \
   X(cuCtxSynchronize, 2000)           \
