@@ -438,6 +438,43 @@ KILN_API kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
                                       size_t dst_offset, const kiln_buffer *src,
                                       size_t src_offset, size_t size);
 
+/* Copies `size` bytes from `src` to `dst`, buffers of any two contexts of
+ * one backend (two devices, two contexts on one device, or one context).
+ * Ordering: the copy is queued on `dst_stream` (a stream of dst's context;
+ * NULL: its default stream) and starts once the work queued earlier on both
+ * `dst_stream` and `src_stream` (a stream of src's context; NULL: its
+ * default stream) is done; work queued later on either stream starts after
+ * the copy has read `src` (src_stream) or written `dst` (dst_stream). So
+ * the caller owes nothing across the two contexts beyond naming the stream
+ * that writes `src` and the one that reads `dst`; work on other streams is
+ * ordered with events as usual. CUDA and HIP copy device to device
+ * (directly where kiln_context_can_copy_peer says so, else the driver
+ * stages) and return at once. Vulkan stages through pinned host memory in
+ * chunks: the call returns once src_stream's earlier work is done and all
+ * of `src` is read (within KILN_SYNC_TIMEOUT_MS when set), the writes into
+ * `dst` still queued on dst_stream. Within one context on two streams, it
+ * may wait for the copy on the host. Not captured into graphs (both streams
+ * must not be capturing: KILN_ERROR_INVALID_STATE). Errors: a stream of the
+ * other context, KILN_ERROR_WRONG_CONTEXT; contexts of two backends,
+ * KILN_ERROR_UNSUPPORTED; ranges as kiln_buffer_copy's (overlap only within
+ * one buffer). */
+KILN_API kiln_status kiln_buffer_copy_peer(kiln_stream *dst_stream,
+                                           kiln_buffer *dst, size_t dst_offset,
+                                           kiln_stream *src_stream,
+                                           const kiln_buffer *src,
+                                           size_t src_offset, size_t size);
+
+/* Whether kiln_buffer_copy_peer between contexts `a` and `b` (either way)
+ * goes device to device, in *out_direct: true for one context, for two on
+ * one CUDA or HIP device, and for two devices the driver lets access each
+ * other's memory (cuDeviceCanAccessPeer, hipDeviceCanAccessPeer); false
+ * where the bytes go through host memory (Vulkan contexts, which are
+ * separate VkDevices; devices without peer access). The copy works either
+ * way. KILN_ERROR_UNSUPPORTED for contexts of two backends. */
+KILN_API kiln_status kiln_context_can_copy_peer(const kiln_context *a,
+                                                const kiln_context *b,
+                                                bool *out_direct);
+
 /* Fills `size` bytes of `dst` from `offset` with a repeated pattern of 1, 2,
  * 4 or 8 bytes; offset and size must be multiples of the pattern size. */
 KILN_API kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
