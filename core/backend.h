@@ -412,8 +412,9 @@ struct kiln_backend_ops {
    * src's contexts, ranges checked, size > 0, neither capturing. The copy
    * goes on dst_s after the earlier work of both streams, and later work
    * on both waits for it (kiln.h). peer_copy_waits: the op waits on the
-   * host, without a bound, for src_s's earlier work, so the core first
-   * waits for it within KILN_SYNC_TIMEOUT_MS when that is set. */
+   * host, without a bound, for src_s's earlier work (and, as a write from
+   * the host does, for room behind dst_s's), so the core first waits for
+   * both streams within KILN_SYNC_TIMEOUT_MS when that is set. */
   kiln_status (*buffer_copy_peer)(kiln_stream *dst_s, kiln_buffer *dst,
                                   size_t dst_off, kiln_stream *src_s,
                                   const kiln_buffer *src, size_t src_off,

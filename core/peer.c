@@ -118,10 +118,13 @@ kiln_status kiln_buffer_copy_peer(kiln_stream *dst_stream, kiln_buffer *dst,
     return kiln_set_error(KILN_ERROR_UNSUPPORTED,
                           "%s: the %s backend cannot copy between contexts",
                           fn, ops->name);
-  if (ops->peer_copy_waits && kiln_waits_bounded(sctx) &&
-      (st = kiln_stream_wait(ss, fn,
-                             "nothing was copied; the work goes on and the "
-                             "contexts stay usable")) != KILN_OK)
+  static const char after[] =
+      "nothing was copied; the work goes on and the contexts stay usable";
+  if (ops->peer_copy_waits &&
+      ((kiln_waits_bounded(sctx) &&
+        (st = kiln_stream_wait(ss, fn, after)) != KILN_OK) ||
+       (kiln_waits_bounded(dctx) &&
+        (st = kiln_stream_wait(ds, fn, after)) != KILN_OK)))
     return st;
   return kiln_error_in(
       fn, kiln_context_result(dctx, ops->buffer_copy_peer(ds, dst, dst_offset,

@@ -439,25 +439,17 @@ KILN_API kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
                                       size_t src_offset, size_t size);
 
 /* Copies `size` bytes from `src` to `dst`, buffers of any two contexts of
- * one backend (two devices, two contexts on one device, or one context).
- * Ordering: the copy is queued on `dst_stream` (a stream of dst's context;
- * NULL: its default stream) and starts once the work queued earlier on both
- * `dst_stream` and `src_stream` (a stream of src's context; NULL: its
- * default stream) is done; work queued later on either stream starts after
- * the copy has read `src` (src_stream) or written `dst` (dst_stream). So
- * the caller owes nothing across the two contexts beyond naming the stream
- * that writes `src` and the one that reads `dst`; work on other streams is
- * ordered with events as usual. CUDA and HIP copy device to device
- * (directly where kiln_context_can_copy_peer says so, else the driver
- * stages) and return at once. Vulkan stages through pinned host memory in
- * chunks: the call returns once src_stream's earlier work is done and all
- * of `src` is read (within KILN_SYNC_TIMEOUT_MS when set), the writes into
- * `dst` still queued on dst_stream. Within one context on two streams, it
- * may wait for the copy on the host. Not captured into graphs (both streams
- * must not be capturing: KILN_ERROR_INVALID_STATE). Errors: a stream of the
- * other context, KILN_ERROR_WRONG_CONTEXT; contexts of two backends,
- * KILN_ERROR_UNSUPPORTED; ranges as kiln_buffer_copy's (overlap only within
- * one buffer). */
+ * one backend (two devices, two contexts on one device, or one context),
+ * queued on `dst_stream` (a stream of dst's context; NULL: its default).
+ * It starts once the work queued earlier on `dst_stream` and on
+ * `src_stream` (src's context; NULL: its default) is done, and work queued
+ * later on either waits for it: the caller owes nothing across the
+ * contexts but naming those two streams. CUDA and HIP copy device to
+ * device and return at once; Vulkan stages through pinned host memory and
+ * returns once `src` is read (docs/multi-device.md). Errors: a stream of
+ * the other context, KILN_ERROR_WRONG_CONTEXT; two backends,
+ * KILN_ERROR_UNSUPPORTED; a capturing stream, KILN_ERROR_INVALID_STATE
+ * (not captured); ranges and overlap as kiln_buffer_copy. */
 KILN_API kiln_status kiln_buffer_copy_peer(kiln_stream *dst_stream,
                                            kiln_buffer *dst, size_t dst_offset,
                                            kiln_stream *src_stream,
