@@ -453,7 +453,7 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   memcpy(kp->uuid, p11.deviceUUID, sizeof kp->uuid);
   if (pci)
     snprintf(kp->pci_bus_id, sizeof kp->pci_bus_id, "%04x:%02x:%02x.%x",
-             bus.pciDomain & 0xffffu, bus.pciBus & 0xffu,
+             bus.pciDomain & 0xffffffu, bus.pciBus & 0xffu,
              bus.pciDevice & 0x1fu, bus.pciFunction & 0x7u);
   return true;
 }

@@ -293,8 +293,9 @@ typedef struct kiln_device_properties {
   char driver_version[64];
   uint8_t uuid[16];             /* all zero where the API gives none */
   /* The PCI address as "domain:bus:device.function" in lower-case hex,
-   * "0000:3b:00.0" (the form of lspci -D and of sysfs), telling devices
-   * apart across backends and processes; "" where the API gives none
+   * "0000:3b:00.0" (the form of lspci -D and of sysfs: a domain of at
+   * least 4 digits, 5 on hosts with VMD domains), telling devices apart
+   * across backends and processes; "" where the API gives none
    * (a CPU driver such as lavapipe, a Vulkan driver without
    * VK_EXT_pci_bus_info). */
   char pci_bus_id[16];
