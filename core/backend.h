@@ -338,8 +338,9 @@ int kiln_log_head(const char *log);
  *   buffer_read_async      host buffer's mapping (correct, only slower);
  *   stream_wait_event      the core waits for the event on the host;
  *   host_buffer_init/deinit, buffer_copy, event_elapsed_ms,
- *   context_set_limit/get_limit, module_global
- *                          the call answers KILN_ERROR_UNSUPPORTED.
+ *   context_set_limit/get_limit, module_global, buffer_copy_peer
+ *                          the call answers KILN_ERROR_UNSUPPORTED;
+ *   peer_direct            copies between contexts count as staged.
  * A backend missing a required op is reported unavailable by the registry. */
 
 struct kiln_backend_ops {
@@ -406,6 +407,23 @@ struct kiln_backend_ops {
   kiln_status (*buffer_read_async)(kiln_stream *s, const kiln_buffer *src,
                                    size_t src_off, kiln_host_buffer *dst,
                                    size_t dst_off, size_t size);
+  /* kiln_buffer_copy_peer between two contexts of this backend (the core
+   * does one context itself): dst_s and src_s are streams of dst's and
+   * src's contexts, ranges checked, size > 0, neither capturing. The copy
+   * goes on dst_s after the earlier work of both streams, and later work
+   * on both waits for it (kiln.h). peer_copy_waits: the op waits on the
+   * host, without a bound, for src_s's earlier work (and, as a write from
+   * the host does, for room behind dst_s's), so the core first waits for
+   * both streams within KILN_SYNC_TIMEOUT_MS when that is set. */
+  kiln_status (*buffer_copy_peer)(kiln_stream *dst_s, kiln_buffer *dst,
+                                  size_t dst_off, kiln_stream *src_s,
+                                  const kiln_buffer *src, size_t src_off,
+                                  size_t size);
+  bool peer_copy_waits;
+  /* Whether buffer_copy_peer between two distinct contexts of this backend
+   * goes device to device both ways. */
+  kiln_status (*peer_direct)(const kiln_context *a, const kiln_context *b,
+                             bool *out_direct);
 
   /* Modules. `image_formats` is a mask of (1u << kiln_image_format) the
    * backend loads; module_init gets only images of those formats, at least

@@ -177,3 +177,86 @@ kiln_status kiln_cuda_buffer_read_async(kiln_stream *s,
                               "buffer", size);
   return KILN_OK;
 }
+
+/* Makes `later` wait for the work queued so far on `earlier`, streams of
+ * two contexts, perhaps of two devices: cuStreamWaitEvent takes an event of
+ * another context. The event is destroyed at once; the driver keeps what
+ * the wait needs until it is done. */
+static kiln_status order_after(kiln_stream *later, kiln_stream *earlier) {
+  kiln_status st = kiln_cuda_make_current(earlier->base.context);
+  if (st != KILN_OK) return st;
+  CUevent e;
+  CUresult r = kiln_cuda_api.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuEventCreate (ordering a copy between "
+                              "contexts)");
+  r = kiln_cuda_api.cuEventRecord(e, stream_of(earlier));
+  if (r != CUDA_SUCCESS) {
+    st = kiln_cuda_error(r, "cuEventRecord (ordering a copy between "
+                            "contexts)");
+  } else if ((st = kiln_cuda_make_current(later->base.context)) == KILN_OK) {
+    r = kiln_cuda_api.cuStreamWaitEvent(stream_of(later), e, 0);
+    if (r != CUDA_SUCCESS)
+      st = kiln_cuda_error(r, "cuStreamWaitEvent (ordering a copy between "
+                              "contexts)");
+  }
+  r = kiln_cuda_api.cuEventDestroy(e);
+  if (r != CUDA_SUCCESS && st == KILN_OK)
+    st = kiln_cuda_error(r, "cuEventDestroy (ordering a copy between "
+                            "contexts)");
+  return st;
+}
+
+/* Lets dst's context (current) reach src's device's memory, so that
+ * cuMemcpyPeerAsync copies device to device instead of through host
+ * memory, where the hardware allows it; once per pair of kiln contexts
+ * (another user of the primary context may have done it already). Where
+ * it cannot be enabled the driver's staged copy is still correct. */
+static void enable_peer(kiln_cuda_context *dst, const kiln_cuda_context *src) {
+  uint_least64_t bit = src->device < 64 ? (uint_least64_t)1 << src->device : 0;
+  if (!bit || (atomic_load(&dst->peers) & bit)) return;
+  int can = 0;
+  CUresult r = kiln_cuda_api.cuDeviceCanAccessPeer(&can, dst->device,
+                                                   src->device);
+  if (r != CUDA_SUCCESS || !can) return;
+  r = kiln_cuda_api.cuCtxEnablePeerAccess(src->handle, 0);
+  if (r == CUDA_SUCCESS || r == CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    atomic_fetch_or(&dst->peers, bit);
+  else
+    kiln_cuda_warn(r, "cuCtxEnablePeerAccess from CUDA device %d to %d (the "
+                      "copy goes through host memory)",
+                   (int)dst->device, (int)src->device);
+}
+
+kiln_status kiln_cuda_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
+                                       size_t dst_off, kiln_stream *src_s,
+                                       const kiln_buffer *src, size_t src_off,
+                                       size_t size) {
+  kiln_cuda_context *dc = kiln_cuda_context_cast(dst_s->base.context);
+  const kiln_cuda_context *sc =
+      kiln_cuda_context_cast_const(src_s->base.context);
+  kiln_status st = order_after(dst_s, src_s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(&dc->base);
+  if (st != KILN_OK) return st;
+  CUresult r;
+  /* Two kiln contexts on one device share its primary context. */
+  if (dc->handle == sc->handle) {
+    r = kiln_cuda_api.cuMemcpyDtoDAsync(kiln_cuda_address(dst, dst_off),
+                                        kiln_cuda_address(src, src_off), size,
+                                        stream_of(dst_s));
+    if (r != CUDA_SUCCESS)
+      return kiln_cuda_error(r, "cuMemcpyDtoDAsync of %zu bytes between two "
+                                "contexts on one device",
+                             size);
+  } else {
+    enable_peer(dc, sc);
+    r = kiln_cuda_api.cuMemcpyPeerAsync(
+        kiln_cuda_address(dst, dst_off), dc->handle,
+        kiln_cuda_address(src, src_off), sc->handle, size, stream_of(dst_s));
+    if (r != CUDA_SUCCESS)
+      return kiln_cuda_error(r, "cuMemcpyPeerAsync of %zu bytes from CUDA "
+                                "device %d to %d",
+                             size, (int)sc->device, (int)dc->device);
+  }
+  return order_after(src_s, dst_s);
+}

@@ -56,3 +56,23 @@ kiln_status kiln_cuda_context_synchronize(kiln_context *ctx,
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuCtxSynchronize");
   return KILN_OK;
 }
+
+kiln_status kiln_cuda_peer_direct(const kiln_context *a,
+                                  const kiln_context *b, bool *out_direct) {
+  CUdevice da = kiln_cuda_context_cast_const(a)->device;
+  CUdevice db = kiln_cuda_context_cast_const(b)->device;
+  /* One device: both hold its primary context, one address space. */
+  if (da == db) {
+    *out_direct = true;
+    return KILN_OK;
+  }
+  int ab = 0, ba = 0;
+  CUresult r = kiln_cuda_api.cuDeviceCanAccessPeer(&ab, da, db);
+  if (r == CUDA_SUCCESS) r = kiln_cuda_api.cuDeviceCanAccessPeer(&ba, db, da);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuDeviceCanAccessPeer between CUDA devices "
+                              "%zu and %zu",
+                           a->device_index, b->device_index);
+  *out_direct = ab && ba;
+  return KILN_OK;
+}

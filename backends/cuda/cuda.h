@@ -52,6 +52,9 @@ typedef struct kiln_cuda_context {
   kiln_context base;
   CUdevice device;
   CUcontext handle; /* the device's primary context, retained */
+  /* Bit d: peer access to device d's primary context is enabled from this
+   * one (buffer.c), for copies out of that device's buffers. */
+  atomic_uint_least64_t peers;
 } kiln_cuda_context;
 
 typedef struct kiln_cuda_module {
@@ -189,6 +192,8 @@ kiln_status kiln_cuda_context_init(kiln_context *ctx);
 void kiln_cuda_context_deinit(kiln_context *ctx);
 kiln_status kiln_cuda_context_synchronize(kiln_context *ctx,
                                          uint64_t timeout_ns);
+kiln_status kiln_cuda_peer_direct(const kiln_context *a,
+                                  const kiln_context *b, bool *out_direct);
 
 kiln_status kiln_cuda_buffer_init(kiln_buffer *buf, uint32_t flags);
 void kiln_cuda_buffer_deinit(kiln_buffer *buf);
@@ -210,6 +215,10 @@ kiln_status kiln_cuda_buffer_read_async(kiln_stream *s,
                                         const kiln_buffer *src,
                                         size_t src_off, kiln_host_buffer *dst,
                                         size_t dst_off, size_t size);
+kiln_status kiln_cuda_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
+                                       size_t dst_off, kiln_stream *src_s,
+                                       const kiln_buffer *src, size_t src_off,
+                                       size_t size);
 
 kiln_status kiln_cuda_host_buffer_init(kiln_host_buffer *hb, uint32_t flags);
 void kiln_cuda_host_buffer_deinit(kiln_host_buffer *hb);

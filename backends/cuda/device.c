@@ -147,5 +147,10 @@ kiln_status kiln_cuda_device_properties(size_t index,
   snprintf(out->driver_version, sizeof out->driver_version, "%d.%d",
            v / 1000, v % 1000 / 10);
   memcpy(out->uuid, uuid.bytes, sizeof out->uuid);
+  /* The driver names no function: a GPU is function 0 of its slot. */
+  snprintf(out->pci_bus_id, sizeof out->pci_bus_id, "%04x:%02x:%02x.0",
+           (unsigned)a[ATTR_PCI_DOMAIN] & 0xffffffu,
+           (unsigned)a[ATTR_PCI_BUS] & 0xffu,
+           (unsigned)a[ATTR_PCI_DEVICE] & 0x1fu);
   return KILN_OK;
 }

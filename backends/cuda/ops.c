@@ -41,6 +41,8 @@ const kiln_backend_ops kiln_cuda_ops = {
     .fill_sizes = 1 | 2 | 4,
     .buffer_write_async = kiln_cuda_buffer_write_async,
     .buffer_read_async = kiln_cuda_buffer_read_async,
+    .buffer_copy_peer = kiln_cuda_buffer_copy_peer,
+    .peer_direct = kiln_cuda_peer_direct,
 
     .image_formats = (1u << KILN_IMAGE_PTX) | (1u << KILN_IMAGE_CUBIN) |
                      (1u << KILN_IMAGE_FATBIN),

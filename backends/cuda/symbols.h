@@ -38,6 +38,8 @@
   X(cuCtxSetCurrent, 4000)              \
   X(cuCtxSynchronize, 2000)             \
   X(cuCtxSetLimit, 3010)                \
+  X(cuDeviceCanAccessPeer, 4000)        \
+  X(cuCtxEnablePeerAccess, 4000)        \
   X(cuCtxGetLimit, 3010)                \
   X(cuMemAlloc, 3020)                   \
   X(cuMemFree, 3020)                    \
@@ -47,6 +49,7 @@
   X(cuMemcpyHtoDAsync, 3020)            \
   X(cuMemcpyDtoHAsync, 3020)            \
   X(cuMemcpyDtoDAsync, 3020)            \
+  X(cuMemcpyPeerAsync, 4000)            \
   X(cuMemsetD8Async, 3020)              \
   X(cuMemsetD16Async, 3020)             \
   X(cuMemsetD32Async, 3020)             \

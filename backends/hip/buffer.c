@@ -135,3 +135,90 @@ kiln_status kiln_hip_buffer_read_async(kiln_stream *s, const kiln_buffer *src,
                           "(hipMemcpyAsync)");
   return KILN_OK;
 }
+
+/* Makes `later` wait for the work queued so far on `earlier`, streams of
+ * two contexts, perhaps of two devices: hipStreamWaitEvent takes an event
+ * of another device. The event is destroyed at once; the runtime keeps
+ * what the wait needs until it is done. */
+static kiln_status order_after(kiln_stream *later, kiln_stream *earlier) {
+  kiln_hip_device_scope scope;
+  kiln_status st = kiln_hip_device_enter(earlier->base.context, &scope);
+  if (st != KILN_OK) return st;
+  hipEvent_t e;
+  hipError_t err = kiln_hip_api.hipEventCreateWithFlags(&e, hipEventDefault);
+  if (err != hipSuccess) {
+    kiln_hip_device_leave(&scope);
+    return kiln_hip_error(err, "hipEventCreateWithFlags (ordering a copy "
+                               "between contexts)");
+  }
+  err = kiln_hip_api.hipEventRecord(e, kiln_hip_stream_handle(earlier));
+  if (err == hipSuccess)
+    err = kiln_hip_api.hipStreamWaitEvent(kiln_hip_stream_handle(later), e, 0);
+  if (err != hipSuccess)
+    st = kiln_hip_error(err, "ordering a copy between contexts "
+                             "(hipEventRecord, hipStreamWaitEvent)");
+  err = kiln_hip_api.hipEventDestroy(e);
+  if (err != hipSuccess && st == KILN_OK)
+    st = kiln_hip_error(err, "hipEventDestroy (ordering a copy between "
+                             "contexts)");
+  kiln_hip_device_leave(&scope);
+  return st;
+}
+
+/* Lets dst's device (current) reach src's device's memory, so that
+ * hipMemcpyPeerAsync copies device to device instead of through host
+ * memory, where the hardware allows it; once per pair of kiln contexts
+ * (other code may have done it already). Where it cannot be enabled the
+ * runtime's staged copy is still correct. */
+static void enable_peer(kiln_hip_context *dst, const kiln_hip_context *src) {
+  uint_least64_t bit =
+      src->device >= 0 && src->device < 64 ? (uint_least64_t)1 << src->device
+                                           : 0;
+  if (!bit || (atomic_load(&dst->peers) & bit)) return;
+  int can = 0;
+  hipError_t err =
+      kiln_hip_api.hipDeviceCanAccessPeer(&can, dst->device, src->device);
+  if (err != hipSuccess || !can) return;
+  err = kiln_hip_api.hipDeviceEnablePeerAccess(src->device, 0);
+  if (err == hipSuccess || err == hipErrorPeerAccessAlreadyEnabled)
+    atomic_fetch_or(&dst->peers, bit);
+  else
+    kiln_hip_warn(err, "hipDeviceEnablePeerAccess from HIP device %d to %d "
+                       "(the copy goes through host memory)",
+                  dst->device, src->device);
+}
+
+kiln_status kiln_hip_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
+                                      size_t dst_off, kiln_stream *src_s,
+                                      const kiln_buffer *src, size_t src_off,
+                                      size_t size) {
+  kiln_hip_context *dc = kiln_hip_context_cast(dst_s->base.context);
+  const kiln_hip_context *sc = kiln_hip_context_cast_const(src_s->base.context);
+  kiln_status st = order_after(dst_s, src_s);
+  if (st != KILN_OK) return st;
+  kiln_hip_device_scope scope;
+  if ((st = kiln_hip_device_enter(&dc->base, &scope)) != KILN_OK) return st;
+  hipError_t err;
+  void *to = kiln_hip_buffer_ptr(dst, dst_off);
+  const void *from = kiln_hip_buffer_ptr(src, src_off);
+  /* Two kiln contexts on one device share its address space. */
+  if (dc->device == sc->device) {
+    err = kiln_hip_api.hipMemcpyAsync(to, from, size, hipMemcpyDeviceToDevice,
+                                      kiln_hip_stream_handle(dst_s));
+    if (err != hipSuccess)
+      st = kiln_hip_error(err, "hipMemcpyAsync of %zu bytes between two "
+                               "contexts on one device",
+                          size);
+  } else {
+    enable_peer(dc, sc);
+    err = kiln_hip_api.hipMemcpyPeerAsync(to, dc->device, from, sc->device,
+                                          size, kiln_hip_stream_handle(dst_s));
+    if (err != hipSuccess)
+      st = kiln_hip_error(err, "hipMemcpyPeerAsync of %zu bytes from HIP "
+                               "device %d to %d",
+                          size, sc->device, dc->device);
+  }
+  kiln_hip_device_leave(&scope);
+  if (st != KILN_OK) return st;
+  return order_after(src_s, dst_s);
+}

@@ -71,3 +71,23 @@ kiln_status kiln_hip_context_synchronize(kiln_context *ctx,
     return kiln_hip_error(err, "hipDeviceSynchronize");
   return KILN_OK;
 }
+
+kiln_status kiln_hip_peer_direct(const kiln_context *a, const kiln_context *b,
+                                 bool *out_direct) {
+  int da = kiln_hip_context_cast_const(a)->device;
+  int db = kiln_hip_context_cast_const(b)->device;
+  if (da == db) {
+    *out_direct = true;
+    return KILN_OK;
+  }
+  int ab = 0, ba = 0;
+  hipError_t err = kiln_hip_api.hipDeviceCanAccessPeer(&ab, da, db);
+  if (err == hipSuccess)
+    err = kiln_hip_api.hipDeviceCanAccessPeer(&ba, db, da);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, "hipDeviceCanAccessPeer between HIP devices "
+                               "%d and %d",
+                          da, db);
+  *out_direct = ab && ba;
+  return KILN_OK;
+}

@@ -212,6 +212,18 @@ kiln_status kiln_hip_device_properties(size_t index,
       optin > shared)
     out->max_shared_memory_per_block_optin = (size_t)optin;
 
+  /* "0000:3B:00.0" from HIP on NVIDIA (the CUDA runtime's upper case),
+   * lower case from ROCm: kiln gives lspci's lower case. A runtime that
+   * cannot tell leaves it "". */
+  char bus[sizeof out->pci_bus_id] = "";
+  if (kiln_hip_api.hipDeviceGetPCIBusId(bus, (int)sizeof bus, device) ==
+      hipSuccess) {
+    bus[sizeof bus - 1] = '\0';
+    for (char *c = bus; *c; c++)
+      if (*c >= 'A' && *c <= 'F') *c = (char)(*c - 'A' + 'a');
+    kiln_strlcpy(out->pci_bus_id, bus, sizeof out->pci_bus_id);
+  }
+
   hipUUID uuid;
   if (kiln_hip_api.hipDeviceGetUuid &&
       kiln_hip_api.hipDeviceGetUuid(&uuid, handle) == hipSuccess)

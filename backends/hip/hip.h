@@ -166,6 +166,9 @@ kiln_status kiln_hip_device_properties(size_t index,
 typedef struct kiln_hip_context {
   kiln_context base;
   int device; /* the HIP device ordinal */
+  /* Bit d: peer access to device d is enabled from this one (buffer.c),
+   * for copies out of device d's buffers. */
+  atomic_uint_least64_t peers;
 } kiln_hip_context;
 
 KILN_BACKEND_CAST(kiln_hip_context, kiln_context, kiln_hip_context_cast)
@@ -194,6 +197,8 @@ kiln_status kiln_hip_context_init(kiln_context *ctx);
 void kiln_hip_context_deinit(kiln_context *ctx);
 kiln_status kiln_hip_context_synchronize(kiln_context *ctx,
                                         uint64_t timeout_ns);
+kiln_status kiln_hip_peer_direct(const kiln_context *a, const kiln_context *b,
+                                 bool *out_direct);
 
 /* ---- Streams (stream.c) ------------------------------------------------------- */
 
@@ -244,6 +249,10 @@ kiln_status kiln_hip_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
 kiln_status kiln_hip_buffer_read_async(kiln_stream *s, const kiln_buffer *src,
                                        size_t src_off, kiln_host_buffer *dst,
                                        size_t dst_off, size_t size);
+kiln_status kiln_hip_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
+                                      size_t dst_off, kiln_stream *src_s,
+                                      const kiln_buffer *src, size_t src_off,
+                                      size_t size);
 
 /* ---- Modules and kernels (module.c, launch.c) ---------------------------------- */
 

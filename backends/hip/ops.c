@@ -42,6 +42,8 @@ const kiln_backend_ops kiln_hip_ops = {
     .fill_sizes = 1 | 2 | 4,
     .buffer_write_async = kiln_hip_buffer_write_async,
     .buffer_read_async = kiln_hip_buffer_read_async,
+    .buffer_copy_peer = kiln_hip_buffer_copy_peer,
+    .peer_direct = kiln_hip_peer_direct,
 
     .image_formats = 1u << KILN_IMAGE_HIP_CODE_OBJECT,
     .module_init = kiln_hip_module_init,

@@ -34,6 +34,11 @@
   X(hipError_t, hipDeviceGetAttribute,                                        \
     (int *value, hipDeviceAttribute_t attr, int device_id))                   \
   X(hipError_t, hipDeviceSynchronize, (void))                                 \
+  X(hipError_t, hipDeviceGetPCIBusId, (char *pci_bus_id, int len, int device)) \
+  X(hipError_t, hipDeviceCanAccessPeer,                                       \
+    (int *can_access_peer, int device_id, int peer_device_id))                \
+  X(hipError_t, hipDeviceEnablePeerAccess,                                    \
+    (int peer_device_id, unsigned int flags))                                 \
   X(hipError_t, hipMalloc, (void **ptr, size_t size))                         \
   X(hipError_t, hipFree, (void *ptr))                                         \
   X(hipError_t, hipHostMalloc, (void **ptr, size_t size, unsigned int flags)) \
@@ -41,6 +46,9 @@
   X(hipError_t, hipMemcpyAsync,                                               \
     (void *dst, const void *src, size_t size, hipMemcpyKind kind,             \
      hipStream_t stream))                                                     \
+  X(hipError_t, hipMemcpyPeerAsync,                                           \
+    (void *dst, int dst_device_id, const void *src, int src_device_id,        \
+     size_t size, hipStream_t stream))                                        \
   X(hipError_t, hipMemsetD8Async,                                             \
     (hipDeviceptr_t dst, unsigned char value, size_t count,                   \
      hipStream_t stream))                                                     \
@@ -154,6 +162,7 @@
   X(hipErrorInvalidContext, 201)               \
   X(hipErrorNoBinaryForGpu, 209)               \
   X(hipErrorECCNotCorrectable, 214)            \
+  X(hipErrorPeerAccessUnsupported, 217)        \
   X(hipErrorUnsupportedLimit, 215)             \
   X(hipErrorInvalidKernelFile, 218)            \
   X(hipErrorSharedObjectSymbolNotFound, 302)   \
@@ -165,6 +174,7 @@
   X(hipErrorIllegalAddress, 700)               \
   X(hipErrorLaunchOutOfResources, 701)         \
   X(hipErrorLaunchTimeOut, 702)                \
+  X(hipErrorPeerAccessAlreadyEnabled, 704)     \
   X(hipErrorContextIsDestroyed, 709)           \
   X(hipErrorAssert, 710)                       \
   X(hipErrorLaunchFailure, 719)                \

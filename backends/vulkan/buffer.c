@@ -340,3 +340,32 @@ kiln_status kiln_vulkan_buffer_fill(kiln_stream *s, kiln_buffer *dst,
   kiln_vulkan_stream_unlock(st);
   return status;
 }
+
+/* Two contexts are two VkDevices, which share no memory that kiln could
+ * hand to both without external-memory extensions: the bytes go through
+ * host memory, a chunk at a time, out of src through src_s's pinned
+ * staging ring (after src_s's earlier work, and done before this returns,
+ * so src_s's later work cannot disturb it) and into dst through dst_s's
+ * ring, in dst_s's order. A write returns once its bytes are in the ring,
+ * so dst's device copies one chunk in while the host reads the next out. */
+kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
+                                         size_t dst_off, kiln_stream *src_s,
+                                         const kiln_buffer *src,
+                                         size_t src_off, size_t size) {
+  size_t chunk = min_size(size, 2 * STAGING_CHUNK);
+  unsigned char *host = malloc(chunk);
+  if (!host)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "no %zu bytes of host memory to stage a copy "
+                          "between contexts",
+                          chunk);
+  kiln_status status = KILN_OK;
+  for (size_t done = 0; status == KILN_OK && done < size; done += chunk) {
+    size_t n = min_size(chunk, size - done);
+    status = kiln_vulkan_buffer_read(src_s, src, src_off + done, host, n);
+    if (status == KILN_OK)
+      status = kiln_vulkan_buffer_write(dst_s, dst, dst_off + done, host, n);
+  }
+  free(host);
+  return status;
+}

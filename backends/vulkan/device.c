@@ -326,6 +326,7 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
       exts, ext_count, VK_AMD_SHADER_CORE_PROPERTIES_2_EXTENSION_NAME);
   bool portability =
       has_extension(exts, ext_count, "VK_KHR_portability_subset");
+  bool pci = has_extension(exts, ext_count, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
   free(exts);
 
   VkPhysicalDeviceVulkan12Features f12 = {
@@ -375,6 +376,12 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   if (amd_cores) {
     cores.pNext = p11.pNext;
     p11.pNext = &cores;
+  }
+  VkPhysicalDevicePCIBusInfoPropertiesEXT bus = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};
+  if (pci) {
+    bus.pNext = p11.pNext;
+    p11.pNext = &bus;
   }
   VkPhysicalDeviceProperties2 p = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &p11};
@@ -444,6 +451,10 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
     snprintf(kp->driver_version, sizeof kp->driver_version, "%u",
              props.driverVersion);
   memcpy(kp->uuid, p11.deviceUUID, sizeof kp->uuid);
+  if (pci)
+    snprintf(kp->pci_bus_id, sizeof kp->pci_bus_id, "%04x:%02x:%02x.%x",
+             bus.pciDomain & 0xffffffu, bus.pciBus & 0xffu,
+             bus.pciDevice & 0x1fu, bus.pciFunction & 0x7u);
   return true;
 }
 

@@ -36,6 +36,8 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .fill_sizes = 4,
     .buffer_write_async = kiln_vulkan_buffer_write_async,
     .buffer_read_async = kiln_vulkan_buffer_read_async,
+    .buffer_copy_peer = kiln_vulkan_buffer_copy_peer,
+    .peer_copy_waits = true,
 
     .image_formats = 1u << KILN_IMAGE_SPIRV,
     .module_init = kiln_vulkan_module_init,

@@ -423,6 +423,10 @@ kiln_status kiln_vulkan_buffer_read_async(kiln_stream *s,
                                           const kiln_buffer *src,
                                           size_t src_off, kiln_host_buffer *dst,
                                           size_t dst_off, size_t size);
+kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
+                                         size_t dst_off, kiln_stream *src_s,
+                                         const kiln_buffer *src,
+                                         size_t src_off, size_t size);
 
 /* ---- SPIR-V reflection (spirv.c, spirv_layout.c) and validation
  * (spirv_tools.c) ------------------------------------------------------- */

@@ -292,6 +292,13 @@ typedef struct kiln_device_properties {
   char api_version[32];         /* "12.8", "1.3.230", "5.2", ... */
   char driver_version[64];
   uint8_t uuid[16];             /* all zero where the API gives none */
+  /* The PCI address as "domain:bus:device.function" in lower-case hex,
+   * "0000:3b:00.0" (the form of lspci -D and of sysfs: a domain of at
+   * least 4 digits, 5 on hosts with VMD domains), telling devices apart
+   * across backends and processes; "" where the API gives none
+   * (a CPU driver such as lavapipe, a Vulkan driver without
+   * VK_EXT_pci_bus_info). */
+  char pci_bus_id[16];
 } kiln_device_properties;
 
 /* Fills *out_properties for device `index` of `backend`.
@@ -431,6 +438,35 @@ KILN_API kiln_status kiln_buffer_read(kiln_stream *stream,
 KILN_API kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
                                       size_t dst_offset, const kiln_buffer *src,
                                       size_t src_offset, size_t size);
+
+/* Copies `size` bytes from `src` to `dst`, buffers of any two contexts of
+ * one backend (two devices, two contexts on one device, or one context),
+ * queued on `dst_stream` (a stream of dst's context; NULL: its default).
+ * It starts once the work queued earlier on `dst_stream` and on
+ * `src_stream` (src's context; NULL: its default) is done, and work queued
+ * later on either waits for it: the caller owes nothing across the
+ * contexts but naming those two streams. CUDA and HIP copy device to
+ * device and return at once; Vulkan stages through pinned host memory and
+ * returns once `src` is read (docs/multi-device.md). Errors: a stream of
+ * the other context, KILN_ERROR_WRONG_CONTEXT; two backends,
+ * KILN_ERROR_UNSUPPORTED; a capturing stream, KILN_ERROR_INVALID_STATE
+ * (not captured); ranges and overlap as kiln_buffer_copy. */
+KILN_API kiln_status kiln_buffer_copy_peer(kiln_stream *dst_stream,
+                                           kiln_buffer *dst, size_t dst_offset,
+                                           kiln_stream *src_stream,
+                                           const kiln_buffer *src,
+                                           size_t src_offset, size_t size);
+
+/* Whether kiln_buffer_copy_peer between contexts `a` and `b` (either way)
+ * goes device to device, in *out_direct: true for one context, for two on
+ * one CUDA or HIP device, and for two devices the driver lets access each
+ * other's memory (cuDeviceCanAccessPeer, hipDeviceCanAccessPeer); false
+ * where the bytes go through host memory (Vulkan contexts, which are
+ * separate VkDevices; devices without peer access). The copy works either
+ * way. KILN_ERROR_UNSUPPORTED for contexts of two backends. */
+KILN_API kiln_status kiln_context_can_copy_peer(const kiln_context *a,
+                                                const kiln_context *b,
+                                                bool *out_direct);
 
 /* Fills `size` bytes of `dst` from `offset` with a repeated pattern of 1, 2,
  * 4 or 8 bytes; offset and size must be multiples of the pattern size. */

@@ -109,6 +109,7 @@ int main(void) {
   failed += conf_run_kernel_tests();
   failed += conf_run_builtin_tests();
   failed += conf_run_stream_tests();
+  failed += conf_run_peer_tests();
   failed += conf_run_graph_tests();
   failed += conf_run_error_tests();
   failed += conf_run_compile_tests();

@@ -131,6 +131,68 @@ void bad_buffer_calls(void **state) {
   RANGES(true, kiln_buffer_copy(NULL, fx.buf, off, fx.buf2, 0, size));
   RANGES(false, kiln_buffer_copy(NULL, fx.buf2, 0, fx.buf, off, size));
 
+  /* Between contexts: fx.other is a second context on the same device. */
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, NULL, 0, NULL, fx.other_buf, 0, 4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, fx.buf, 0, NULL, NULL, 0, 4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, fx.dead_buf, 0, NULL, fx.other_buf, 0, 4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, fx.buf, 0, NULL, fx.dead_buf, 0, 4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, fx.buf, 0, NULL, AS(kiln_buffer, fx.other_hb),
+                            0, 4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, AS(kiln_buffer, fx.other_stream), 0, NULL,
+                            fx.buf, 0, 4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, AS(kiln_buffer, junk), 0, NULL, fx.buf, 0,
+                            4));
+  BAD(KILN_ERROR_WRONG_CONTEXT,
+      kiln_buffer_copy_peer(fx.other_stream, fx.buf, 0, NULL, fx.other_buf, 0,
+                            4));
+  BAD(KILN_ERROR_WRONG_CONTEXT,
+      kiln_buffer_copy_peer(NULL, fx.buf, 0, fx.stream, fx.other_buf, 0, 4));
+  BAD(KILN_ERROR_WRONG_CONTEXT,
+      kiln_buffer_copy_peer(fx.stream, fx.buf, 0, fx.stream, fx.other_buf, 0,
+                            4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(fx.dead_stream, fx.buf, 0, NULL, fx.other_buf, 0,
+                            4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, fx.buf, 0, fx.dead_stream, fx.other_buf, 0,
+                            4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_copy_peer(NULL, fx.buf, 0, AS(kiln_stream, fx.other_ev),
+                            fx.other_buf, 0, 4));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_buffer_copy_peer(NULL, fx.buf, 0, NULL, fx.buf, 8, 16));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_buffer_copy_peer(fx.stream, fx.buf, 8, NULL, fx.buf, 0, 16));
+  BAD(KILN_OK, kiln_buffer_copy_peer(NULL, fx.buf, 4, NULL, fx.buf, 4, 0));
+  BAD(KILN_OK,
+      kiln_buffer_copy_peer(NULL, fx.buf, 0, NULL, fx.other_buf, 1024, 0));
+  RANGES(true,
+         kiln_buffer_copy_peer(NULL, fx.buf, off, NULL, fx.other_buf, 0, size));
+  RANGES(false,
+         kiln_buffer_copy_peer(NULL, fx.other_buf, 0, NULL, fx.buf, off, size));
+
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_can_copy_peer(NULL, fx.other, &out.capturing));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_can_copy_peer(fx.ctx, NULL, &out.capturing));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_can_copy_peer(fx.dead_ctx, fx.ctx, &out.capturing));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_can_copy_peer(fx.ctx, fx.dead_ctx, &out.capturing));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_can_copy_peer(fx.ctx, AS(kiln_context, fx.other_buf),
+                                 &out.capturing));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_context_can_copy_peer(fx.ctx, fx.other, NULL));
+  BAD(KILN_OK, kiln_context_can_copy_peer(fx.ctx, fx.other, &out.capturing));
+
   const uint64_t pattern = 0x0123456789abcdefull;
   BAD(KILN_ERROR_INVALID_HANDLE,
       kiln_buffer_fill(NULL, NULL, 0, 4, &pattern, 4));

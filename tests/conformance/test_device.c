@@ -13,7 +13,8 @@ static bool same_device(const kiln_device_properties *a,
          a->vendor_id == b->vendor_id && a->device_id == b->device_id &&
          a->type == b->type && a->memory_bytes == b->memory_bytes &&
          a->max_threads_per_block == b->max_threads_per_block &&
-         memcmp(a->uuid, b->uuid, sizeof a->uuid) == 0;
+         memcmp(a->uuid, b->uuid, sizeof a->uuid) == 0 &&
+         strcmp(a->pci_bus_id, b->pci_bus_id) == 0;
 }
 
 static void library_matches_header(void **state) {
@@ -53,6 +54,38 @@ static void properties_are_sane(void **state) {
          p->max_threads_per_block, p->max_shared_memory_per_block,
          p->max_shared_memory_per_block_optin, p->subgroup_size,
          p->max_kernel_argument_bytes, p->api_version);
+}
+
+static bool is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+}
+
+/* Every device's, as "dddd:bb:dd.f" in lower-case hex (a domain of 4 to 6
+ * digits), or "" where the API gives none (Vulkan only: CUDA and HIP
+ * drivers always tell it). */
+static void pci_bus_ids(void **state) {
+  (void)state;
+  static const char shape[] = ":xx:xx.x";
+  size_t count = 0;
+  check_ok(kiln_device_count(conf.backend, &count));
+  for (size_t i = 0; i < count; i++) {
+    kiln_device_properties p;
+    check_ok(kiln_device_get_properties(conf.backend, i, &p));
+    const char *id = p.pci_bus_id;
+    if (!id[0] && conf.backend == KILN_BACKEND_VULKAN) continue;
+    size_t domain = 0;
+    while (is_hex(id[domain])) domain++;
+    const char *rest = id + domain;
+    bool right = domain >= 4 && domain <= 6 &&
+                 strlen(rest) == sizeof shape - 1;
+    for (size_t c = 0; right && shape[c]; c++)
+      right = shape[c] == 'x' ? is_hex(rest[c]) : rest[c] == shape[c];
+    if (!right || rest[7] > '7')
+      fail_msg("%s device %zu (%s): pci_bus_id \"%s\" is not "
+               "domain:bus:device.function (\"0000:3b:00.0\")",
+               kiln_backend_name(conf.backend), i, p.name, id);
+    printf("  device %zu: %s at PCI %s\n", i, p.name, id);
+  }
 }
 
 static void device_list_has_the_context_device(void **state) {
@@ -166,6 +199,7 @@ int conf_run_device_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(library_matches_header),
       CONF_TEST(properties_are_sane),
+      CONF_TEST(pci_bus_ids),
       CONF_TEST(device_list_has_the_context_device),
       CONF_TEST(contexts_from_environment_and_options),
       CONF_TEST(two_contexts_at_once),

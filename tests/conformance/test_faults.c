@@ -272,6 +272,27 @@ static int hang_child(void) {
                 "kiln_buffer_destroy", "the buffer was not destroyed");
   expect(kiln_buffer_size(flag) == 4, "the buffer is still alive");
 
+  /* Vulkan stages a copy to another context through the host, which waits
+   * for the source's stream first: within the bound too. */
+  if (conf.backend == KILN_BACKEND_VULKAN) {
+    kiln_context *other = child_context_bounded(HANG_LIMIT_MS);
+    kiln_buffer *to = NULL;
+    if (!other ||
+        !expect_status(kiln_buffer_create(other, 4, 0, &to), KILN_OK,
+                       "kiln_buffer_create in a second context", NULL))
+      return CHILD_FAILED;
+    t0 = now_ns();
+    st = kiln_buffer_copy_peer(NULL, to, 0, NULL, flag, 0, 4);
+    ms = ms_since(t0);
+    expect_status(st, KILN_ERROR_TIMEOUT, "kiln_buffer_copy_peer",
+                  "nothing was copied");
+    expect(ms >= limit && ms < late, "the copy's wait ended at its bound");
+    expect_status(kiln_buffer_destroy(to), KILN_OK,
+                  "kiln_buffer_destroy in the second context", NULL);
+    expect_status(kiln_context_destroy(other), KILN_OK,
+                  "kiln_context_destroy of the second context", NULL);
+  }
+
   /* The destroy gives up at the bound and abandons the context: it must
    * not wait for the kernel (which ends, if at all, seconds later). */
   t0 = now_ns();

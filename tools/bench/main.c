@@ -47,6 +47,7 @@ static const struct {
     {"stream", BENCH_STREAM, bench_stream},
     {"reduce", BENCH_REDUCE, bench_reduce},
     {"transfer", BENCH_TRANSFER, bench_transfer},
+    {"peer", BENCH_PEER, bench_peer},
     {"gemm", BENCH_GEMM, bench_gemm},
     {"compile", BENCH_COMPILE, bench_compile},
 };
@@ -64,7 +65,7 @@ static void usage(FILE *to) {
           "  --quick         small sizes and counts: a smoke test that checks "
           "every kernel\n"
           "  --only=LIST     some of launch,graph,stream,reduce,transfer,"
-          "gemm,compile\n"
+          "peer,gemm,compile\n"
           "                  (default: all)\n"
           "  --max-size=N    the largest array, transfer or matrix in bytes; "
           "K, M, G\n"
@@ -134,7 +135,7 @@ static int parse_options(int argc, char **argv, bench_options *o) {
     } else if ((v = option_value(argc, argv, &i, "--only")) != NULL) {
       if (parse_only(v, &o->sections) != 0) {
         fprintf(stderr, "kiln-bench: --only takes a list of launch, graph, "
-                        "stream, reduce, transfer, gemm, compile, not "
+                        "stream, reduce, transfer, peer, gemm, compile, not "
                         "'%s'\n", v);
         return -1;
       }

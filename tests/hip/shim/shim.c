@@ -54,6 +54,9 @@ static hipError_t from_cuda(CUresult r) {
   case CUDA_ERROR_INVALID_HANDLE: return hipErrorInvalidHandle;
   case CUDA_ERROR_NOT_FOUND: return hipErrorNotFound;
   case CUDA_ERROR_NOT_READY: return hipErrorNotReady;
+  case CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: return hipErrorPeerAccessUnsupported;
+  case CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED:
+    return hipErrorPeerAccessAlreadyEnabled;
   case CUDA_ERROR_ILLEGAL_ADDRESS: return hipErrorIllegalAddress;
   case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     return hipErrorLaunchOutOfResources;
@@ -179,17 +182,23 @@ static hipError_t make_current(CUcontext ctx) {
   return shim_error(shim_cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }
 
-hipError_t shim_enter(void) {
-  hipError_t err = check_device(current_device);
+hipError_t shim_device_context(int device, CUcontext *out) {
+  hipError_t err = check_device(device);
   if (err != hipSuccess) return err;
   pthread_mutex_lock(&contexts_lock);
   CUresult r = CUDA_SUCCESS;
-  if (!contexts[current_device])
-    r = shim_cu.cuDevicePrimaryCtxRetain(&contexts[current_device],
-                                         devices[current_device]);
-  CUcontext ctx = contexts[current_device];
+  if (!contexts[device])
+    r = shim_cu.cuDevicePrimaryCtxRetain(&contexts[device], devices[device]);
+  *out = contexts[device];
   pthread_mutex_unlock(&contexts_lock);
   if (r != CUDA_SUCCESS) return shim_error(r, "cuDevicePrimaryCtxRetain");
+  return hipSuccess;
+}
+
+hipError_t shim_enter(void) {
+  CUcontext ctx;
+  hipError_t err = shim_device_context(current_device, &ctx);
+  if (err != hipSuccess) return err;
   return make_current(ctx);
 }
 
@@ -333,6 +342,39 @@ hipError_t hipDeviceGetUuid(hipUUID *uuid, hipDevice_t device) {
                    "cuDeviceGetUuid");
   if (err == hipSuccess) memcpy(uuid->bytes, id.bytes, sizeof uuid->bytes);
   return err;
+}
+
+/* "0000:3B:00.0", as cuDeviceGetPCIBusId and HIP on NVIDIA write it. */
+hipError_t hipDeviceGetPCIBusId(char *pci_bus_id, int len, int device) {
+  if (!pci_bus_id || len <= 0) return hipErrorInvalidValue;
+  hipError_t err = check_device(device);
+  if (err != hipSuccess) return err;
+  return shim_error(
+      shim_cu.cuDeviceGetPCIBusId(pci_bus_id, len, devices[device]),
+      "cuDeviceGetPCIBusId");
+}
+
+hipError_t hipDeviceCanAccessPeer(int *can_access_peer, int device_id,
+                                  int peer_device_id) {
+  if (!can_access_peer) return hipErrorInvalidValue;
+  hipError_t err = check_device(device_id);
+  if (err == hipSuccess) err = check_device(peer_device_id);
+  if (err != hipSuccess) return err;
+  return shim_error(shim_cu.cuDeviceCanAccessPeer(can_access_peer,
+                                                  devices[device_id],
+                                                  devices[peer_device_id]),
+                    "cuDeviceCanAccessPeer");
+}
+
+/* From the current device's primary context to the peer's, as HIP does. */
+hipError_t hipDeviceEnablePeerAccess(int peer_device_id, unsigned int flags) {
+  if (flags != 0) return hipErrorInvalidValue;
+  CUcontext peer;
+  hipError_t err = shim_device_context(peer_device_id, &peer);
+  if (err == hipSuccess) err = shim_enter();
+  if (err != hipSuccess) return err;
+  return shim_error(shim_cu.cuCtxEnablePeerAccess(peer, 0),
+                    "cuCtxEnablePeerAccess");
 }
 
 hipError_t hipDeviceGetAttribute(int *value, hipDeviceAttribute_t attr,

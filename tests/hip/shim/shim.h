@@ -49,6 +49,9 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuDeviceTotalMem, 3020)           \
   X(cuDeviceGetAttribute, 2000)       \
   X(cuDevicePrimaryCtxRetain, 7000)   \
+  X(cuDeviceGetPCIBusId, 4010)        \
+  X(cuDeviceCanAccessPeer, 4000)      \
+  X(cuCtxEnablePeerAccess, 4000)      \
   X(cuCtxGetCurrent, 4000)            \
   X(cuCtxSetCurrent, 4000)            \
   X(cuCtxSynchronize, 2000)           \
@@ -62,6 +65,7 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuMemcpyHtoDAsync, 3020)          \
   X(cuMemcpyDtoHAsync, 3020)          \
   X(cuMemcpyDtoDAsync, 3020)          \
+  X(cuMemcpyPeerAsync, 4000)          \
   X(cuMemsetD8Async, 3020)            \
   X(cuMemsetD16Async, 3020)           \
   X(cuMemsetD32Async, 3020)           \
@@ -115,6 +119,9 @@ hipError_t shim_ready(void);
  * entry point that touches the device needs (hipSetDevice's device, 0 until
  * the thread sets one). */
 hipError_t shim_enter(void);
+/* Device `device`'s CUDA context (retained on first use, not made
+ * current), for calls that name a device other than the current one. */
+hipError_t shim_device_context(int device, CUcontext *out);
 /* The context of `stream`'s device made current: HIP runs work on the
  * stream's device whatever the thread's current device is. The null
  * stream means the current device's. */

@@ -87,6 +87,21 @@ hipError_t hipMemcpyAsync(void *dst, const void *src, size_t size,
   return hipErrorInvalidMemcpyDirection;
 }
 
+/* HIP names devices where the driver names their contexts. */
+hipError_t hipMemcpyPeerAsync(void *dst, int dst_device_id, const void *src,
+                              int src_device_id, size_t size,
+                              hipStream_t stream) {
+  CUcontext dst_ctx, src_ctx;
+  hipError_t err = shim_device_context(dst_device_id, &dst_ctx);
+  if (err == hipSuccess) err = shim_device_context(src_device_id, &src_ctx);
+  if (err == hipSuccess) err = shim_enter_stream(stream);
+  if (err != hipSuccess || size == 0) return err;
+  return shim_error(shim_cu.cuMemcpyPeerAsync(SHIM_DEVPTR(dst), dst_ctx,
+                                              SHIM_DEVPTR(src), src_ctx, size,
+                                              SHIM_HANDLE(CUstream, stream)),
+                    "cuMemcpyPeerAsync");
+}
+
 hipError_t hipMemsetD8Async(hipDeviceptr_t dst, unsigned char value,
                             size_t count, hipStream_t stream) {
   hipError_t err = shim_enter_stream(stream);

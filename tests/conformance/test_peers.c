@@ -1,0 +1,299 @@
+/* Several contexts in one process: copies between buffers of two contexts
+ * (here two on one device, as on a machine with one GPU) at every edge of
+ * offset and size, byte for byte; their order with launches queued before
+ * and after on both sides; and the peer query. */
+#include <stdio.h>
+
+#include "conformance.h"
+
+#define LCG_MUL 1664525u
+#define LCG_ADD 1013904223u
+
+/* A second context on conf.ctx's backend and device. */
+static kiln_context *second_context(void) {
+  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context *ctx = NULL;
+  check_ok(kiln_context_create(&o, &ctx));
+  return ctx;
+}
+
+/* Both ways, and between one context and itself. */
+static void peer_query(void **state) {
+  (void)state;
+  kiln_context *b = second_context();
+  kiln_device_properties pb;
+  check_ok(kiln_context_get_properties(b, &pb));
+  assert_string_equal(conf.props.pci_bus_id, pb.pci_bus_id);
+  bool same = false, ab = true, ba = true;
+  check_ok(kiln_context_can_copy_peer(conf.ctx, conf.ctx, &same));
+  check_ok(kiln_context_can_copy_peer(conf.ctx, b, &ab));
+  check_ok(kiln_context_can_copy_peer(b, conf.ctx, &ba));
+  assert_true(same);
+  assert_int_equal(ab, ba);
+  /* Two CUDA or HIP contexts on one device share its memory; two Vulkan
+   * contexts are two VkDevices, which stage through the host. */
+  assert_int_equal(ab, conf.backend != KILN_BACKEND_VULKAN);
+  check_ok(kiln_context_destroy(b));
+}
+
+/* Both buffers against their host models, naming the case on a mismatch. */
+static void check_models(kiln_buffer *a, const unsigned char *ma,
+                         kiln_buffer *b, const unsigned char *mb, size_t n,
+                         const char *what) {
+  unsigned char *got = conf_alloc(n);
+  check_ok(kiln_buffer_read(NULL, a, 0, got, n));
+  char name[160];
+  snprintf(name, sizeof name, "context A's buffer after %s", what);
+  conf_check_bytes(got, ma, n, name);
+  check_ok(kiln_buffer_read(NULL, b, 0, got, n));
+  snprintf(name, sizeof name, "context B's buffer after %s", what);
+  conf_check_bytes(got, mb, n, name);
+  free(got);
+}
+
+/* Copies at every small offset and size, both ways, and to and from the
+ * buffers' last byte: each copy is queued on the destination's default
+ * stream after the one before it, which went the other way, so the models
+ * also check that each copy waits for the last. Within one context too,
+ * between two streams of it. */
+static void copy_edges(void **state) {
+  (void)state;
+  enum { N = 8192 + 512 };
+  static const size_t offsets[] = {0, 1, 2, 3, 4, 5, 7, 8, 255, 256, 257,
+                                   4093, 4096};
+  static const size_t sizes[] = {1,   2,    3,    4,    5,    7,    8,
+                                 15,  16,   17,   255,  256,  257,  1023,
+                                 1024, 1025, 4095, 4096, 4097};
+  conf_rng r = conf_rng_for(__func__);
+  kiln_context *cb = second_context();
+  kiln_buffer *a = NULL, *b = NULL;
+  kiln_stream *a2 = NULL;
+  check_ok(kiln_buffer_create(conf.ctx, N, 0, &a));
+  check_ok(kiln_buffer_create(cb, N, 0, &b));
+  check_ok(kiln_stream_create(conf.ctx, &a2));
+  unsigned char *ma = conf_alloc(N), *mb = conf_alloc(N);
+  conf_random_bytes(&r, ma, N);
+  conf_random_bytes(&r, mb, N);
+  check_ok(kiln_buffer_write(NULL, a, 0, ma, N));
+  check_ok(kiln_buffer_write(NULL, b, 0, mb, N));
+  const size_t n_off = sizeof offsets / sizeof offsets[0];
+  for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+    const size_t size = sizes[si];
+    for (size_t oi = 0; oi < n_off; oi++) {
+      const size_t doff = offsets[oi], soff = offsets[(oi + si) % n_off];
+      /* A to B, then B to A at other offsets, then B's last bytes. */
+      check_ok(kiln_buffer_copy_peer(NULL, b, doff, NULL, a, soff, size));
+      memmove(mb + doff, ma + soff, size);
+      check_ok(kiln_buffer_copy_peer(NULL, a, soff, NULL, b, doff + 1, size));
+      memmove(ma + soff, mb + doff + 1, size);
+    }
+    check_ok(kiln_buffer_copy_peer(NULL, b, N - size, NULL, a, N - size,
+                                   size));
+    memmove(mb + N - size, ma + N - size, size);
+    check_ok(kiln_buffer_copy_peer(NULL, a, 0, NULL, b, N - size, size));
+    memmove(ma, mb + N - size, size);
+    /* One context, two streams: a2 waits for the default stream's copies
+     * above and the default stream for a2's. */
+    check_ok(kiln_buffer_copy_peer(a2, a, N - size, NULL, a, 0, size));
+    memmove(ma + N - size, ma, size);
+    char what[64];
+    snprintf(what, sizeof what, "the copies of %zu bytes", size);
+    check_models(a, ma, b, mb, N, what);
+  }
+  check_ok(kiln_buffer_copy_peer(NULL, b, 0, NULL, a, 0, N));
+  memcpy(mb, ma, N);
+  check_models(a, ma, b, mb, N, "copying the whole buffer");
+  free(ma);
+  free(mb);
+  check_ok(kiln_stream_destroy(a2));
+  check_ok(kiln_buffer_destroy(a));
+  check_ok(kiln_buffer_destroy(b));
+  check_ok(kiln_context_destroy(cb));
+}
+
+/* Larger than the chunks a staged copy goes in (Vulkan: 16 MiB), at
+ * offsets that are not multiples of 4. */
+static void copy_large(void **state) {
+  (void)state;
+  const size_t size = ((size_t)33 << 20) + 4097, n = size + 64;
+  conf_rng r = conf_rng_for(__func__);
+  kiln_context *cb = second_context();
+  kiln_buffer *a = NULL, *b = NULL;
+  check_ok(kiln_buffer_create(conf.ctx, n, 0, &a));
+  check_ok(kiln_buffer_create(cb, n, 0, &b));
+  unsigned char *ma = conf_alloc(n), *mb = conf_alloc(n);
+  conf_random_bytes(&r, ma, n);
+  conf_random_bytes(&r, mb, n);
+  check_ok(kiln_buffer_write(NULL, a, 0, ma, n));
+  check_ok(kiln_buffer_write(NULL, b, 0, mb, n));
+  check_ok(kiln_buffer_copy_peer(NULL, b, 5, NULL, a, 3, size));
+  memcpy(mb + 5, ma + 3, size);
+  check_models(a, ma, b, mb, n, "a copy of 33 MiB + 4097 bytes");
+  free(ma);
+  free(mb);
+  check_ok(kiln_buffer_destroy(a));
+  check_ok(kiln_buffer_destroy(b));
+  check_ok(kiln_context_destroy(cb));
+}
+
+static void launch(kiln_stream *s, kiln_kernel *k, kiln_buffer *buf,
+                   uint32_t n, uint32_t value) {
+  kiln_launch_config c = kiln_launch_config_1d(n, 128);
+  if (c.grid.x > 256) c.grid.x = 256;
+  const kiln_arg args[3] = {kiln_arg_buffer(buf, 0), kiln_arg_u32(n),
+                            kiln_arg_u32(value)};
+  check_ok(kiln_launch(s, k, &c, args, 3));
+}
+
+static uint32_t busy_ref(uint32_t v, uint32_t rounds) {
+  for (uint32_t i = 0; i < rounds; i++) v = v * LCG_MUL + LCG_ADD;
+  return v;
+}
+
+/* Reads `buf` on `s` and fails the test, naming `what`, at the first
+ * element that is not want[i]. */
+static void expect_u32(kiln_stream *s, kiln_buffer *buf, const uint32_t *want,
+                       size_t n, const char *what) {
+  uint32_t *got = conf_alloc(n * 4);
+  check_ok(kiln_buffer_read(s, buf, 0, got, n * 4));
+  for (size_t i = 0; i < n; i++)
+    if (got[i] != want[i])
+      fail_msg("%s: element %zu is %u, expected %u: the copy did not run "
+               "between the launches queued before and after it",
+               what, i, got[i], want[i]);
+  free(got);
+}
+
+/* The copy runs after the launches queued before it on both streams and
+ * before those queued after it: a long kernel writes the source before
+ * the copy, and one adds to it after; one writes the destination before,
+ * and one adds to it after. Nothing is synchronized in between. Between
+ * two contexts on their own streams, back on the default streams, and
+ * within one context between two streams. */
+static void copy_ordered_with_launches(void **state) {
+  (void)state;
+  enum { N = 1 << 16, ROUNDS = 256 };
+  conf_rng r = conf_rng_for(__func__);
+  kiln_context *cb = second_context();
+  size_t count;
+  const kiln_module_image *images = conf_images(&count);
+  kiln_module *mb = NULL;
+  check_ok(kiln_module_create(cb, images, count, &mb));
+  kiln_kernel *add_a = conf_kernel("conf_add_u32"),
+              *busy_a = conf_kernel("conf_busy"), *add_b = NULL,
+              *busy_b = NULL;
+  check_ok(kiln_module_get_kernel(mb, "conf_add_u32", &add_b));
+  check_ok(kiln_module_get_kernel(mb, "conf_busy", &busy_b));
+  kiln_stream *sa = NULL, *sa2 = NULL, *sb = NULL;
+  check_ok(kiln_stream_create(conf.ctx, &sa));
+  check_ok(kiln_stream_create(conf.ctx, &sa2));
+  check_ok(kiln_stream_create(cb, &sb));
+  kiln_buffer *src = NULL, *src2 = NULL, *dst = NULL;
+  check_ok(kiln_buffer_create(conf.ctx, N * 4, 0, &src));
+  check_ok(kiln_buffer_create(conf.ctx, N * 4, 0, &src2));
+  check_ok(kiln_buffer_create(cb, N * 4, 0, &dst));
+  uint32_t *x = conf_alloc(N * 4), *y = conf_alloc(N * 4),
+           *at_copy = conf_alloc(N * 4), *want = conf_alloc(N * 4);
+  conf_random_bytes(&r, x, N * 4);
+  conf_random_bytes(&r, y, N * 4);
+
+  check_ok(kiln_buffer_write(sa, src, 0, x, N * 4));
+  launch(sa, busy_a, src, N, ROUNDS);
+  launch(sa, add_a, src, N, 1);
+  check_ok(kiln_buffer_write(sb, dst, 0, y, N * 4));
+  launch(sb, busy_b, dst, N, ROUNDS);
+  check_ok(kiln_buffer_copy_peer(sb, dst, 0, sa, src, 0, N * 4));
+  launch(sa, add_a, src, N, 100);
+  launch(sb, add_b, dst, N, 1000);
+  for (size_t i = 0; i < N; i++) at_copy[i] = busy_ref(x[i], ROUNDS) + 1;
+  for (size_t i = 0; i < N; i++) want[i] = at_copy[i] + 1000;
+  expect_u32(sb, dst, want, N, "the destination, between two contexts");
+  for (size_t i = 0; i < N; i++) want[i] = at_copy[i] + 100;
+  expect_u32(sa, src, want, N, "the source, between two contexts");
+
+  /* B to A on the default streams (NULL); sa's and sb's work is done. */
+  launch(NULL, busy_b, dst, N, ROUNDS);
+  check_ok(kiln_buffer_copy_peer(NULL, src, 0, NULL, dst, 0, N * 4));
+  launch(NULL, add_b, dst, N, 7);
+  launch(NULL, add_a, src, N, 3);
+  for (size_t i = 0; i < N; i++)
+    at_copy[i] = busy_ref(at_copy[i] + 1000, ROUNDS);
+  for (size_t i = 0; i < N; i++) want[i] = at_copy[i] + 3;
+  expect_u32(NULL, src, want, N, "the destination, on default streams");
+  for (size_t i = 0; i < N; i++) want[i] = at_copy[i] + 7;
+  expect_u32(NULL, dst, want, N, "the source, on default streams");
+
+  /* One context, two streams, the destination's busy for longer. */
+  launch(sa, busy_a, src, N, ROUNDS);
+  launch(sa2, busy_a, src2, N, 4 * ROUNDS);
+  check_ok(kiln_buffer_copy_peer(sa2, src2, 0, sa, src, 0, N * 4));
+  launch(sa, add_a, src, N, 5);
+  launch(sa2, add_a, src2, N, 9);
+  for (size_t i = 0; i < N; i++)
+    at_copy[i] = busy_ref(at_copy[i] + 3, ROUNDS);
+  for (size_t i = 0; i < N; i++) want[i] = at_copy[i] + 9;
+  expect_u32(sa2, src2, want, N, "the destination, within one context");
+  for (size_t i = 0; i < N; i++) want[i] = at_copy[i] + 5;
+  expect_u32(sa, src, want, N, "the source, within one context");
+
+  free(x);
+  free(y);
+  free(at_copy);
+  free(want);
+  check_ok(kiln_buffer_destroy(src));
+  check_ok(kiln_buffer_destroy(src2));
+  check_ok(kiln_buffer_destroy(dst));
+  check_ok(kiln_stream_destroy(sa));
+  check_ok(kiln_stream_destroy(sa2));
+  check_ok(kiln_stream_destroy(sb));
+  check_ok(kiln_module_destroy(mb));
+  check_ok(kiln_context_destroy(cb));
+}
+
+/* A capturing stream on either side refuses the copy, which needs more
+ * than one context's graph; a buffer whose context was destroyed is an
+ * invalid handle. */
+static void copy_refused(void **state) {
+  (void)state;
+  kiln_context *cb = second_context();
+  kiln_buffer *a = NULL, *b = NULL;
+  kiln_stream *sa = NULL, *sb = NULL;
+  check_ok(kiln_buffer_create(conf.ctx, 64, 0, &a));
+  check_ok(kiln_buffer_create(cb, 64, 0, &b));
+  check_ok(kiln_stream_create(conf.ctx, &sa));
+  check_ok(kiln_stream_create(cb, &sb));
+  kiln_graph *g = NULL;
+  check_ok(kiln_stream_begin_capture(sa));
+  check_fails(kiln_buffer_copy_peer(sa, a, 0, NULL, b, 0, 16),
+              KILN_ERROR_INVALID_STATE);
+  check_message_has("kiln_buffer_copy_peer");
+  check_fails(kiln_buffer_copy_peer(NULL, b, 0, sa, a, 0, 16),
+              KILN_ERROR_INVALID_STATE);
+  check_ok(kiln_stream_end_capture(sa, &g));
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_stream_destroy(sa));
+  check_ok(kiln_stream_destroy(sb));
+  check_ok(kiln_buffer_destroy(a));
+  check_fails(kiln_context_destroy(cb), KILN_ERROR_OBJECTS_ALIVE);
+  kiln_buffer *c = NULL;
+  check_ok(kiln_buffer_create(conf.ctx, 64, 0, &c));
+  check_fails(kiln_buffer_copy_peer(NULL, c, 0, NULL, b, 0, 16),
+              KILN_ERROR_INVALID_HANDLE);
+  check_message_has("kiln_buffer_copy_peer");
+  check_fails(kiln_buffer_copy_peer(NULL, b, 0, NULL, c, 0, 16),
+              KILN_ERROR_INVALID_HANDLE);
+  check_fails(kiln_context_can_copy_peer(conf.ctx, cb, &(bool){false}),
+              KILN_ERROR_INVALID_HANDLE);
+  check_ok(kiln_buffer_destroy(c));
+}
+
+int conf_run_peer_tests(void) {
+  const struct CMUnitTest tests[] = {
+      CONF_TEST(peer_query),
+      CONF_TEST(copy_edges),
+      CONF_TEST(copy_large),
+      CONF_TEST(copy_ordered_with_launches),
+      CONF_TEST(copy_refused),
+  };
+  return cmocka_run_group_tests_name("peers", tests, NULL, NULL);
+}
