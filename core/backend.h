@@ -122,6 +122,9 @@ struct kiln_buffer {
   kiln_module *module;
   char *global_name;        /* owned */
   kiln_buffer *next_global; /* the module's globals */
+  /* Made by kiln_buffer_create_from_native without KILN_NATIVE_ADOPT:
+   * buffer_deinit waits for the device as always but frees nothing. */
+  bool borrowed;
 };
 
 struct kiln_host_buffer {
@@ -452,6 +455,28 @@ struct kiln_backend_ops {
    * Only for a backend whose buffer ops need nothing but device_address. */
   kiln_status (*module_global)(kiln_module *m, const char *name,
                                uint64_t *out_address, size_t *out_size);
+
+  /* Native handles (core/interop.c); each may be NULL, and the call then
+   * answers KILN_ERROR_UNSUPPORTED.
+   * context_native, stream_native: fill the backend's fields of *out
+   *   (the core zeroed it and set `backend`); stream_native submits what
+   *   is queued where the backend batches.
+   * buffer_native: likewise; the core set device_address (the caller's
+   *   first byte, buf->guard past the allocation's start) and size.
+   * stream_wait_native: later work on s waits for the foreign handle
+   *   (checked non-zero; value 0 except on Vulkan).
+   * buffer_import: as buffer_init, but on the caller's memory described by
+   *   `native` (backend and size checked, buf->size set, buf->borrowed set
+   *   unless `adopt`): check it in words, set buf->device_address. On
+   *   failure nothing is freed, whatever `adopt` says. */
+  kiln_status (*context_native)(kiln_context *ctx, kiln_native_context *out);
+  kiln_status (*buffer_native)(const kiln_buffer *buf,
+                               kiln_native_buffer *out);
+  kiln_status (*stream_native)(kiln_stream *s, kiln_native_stream *out);
+  kiln_status (*stream_wait_native)(kiln_stream *s, uint64_t handle,
+                                    uint64_t value);
+  kiln_status (*buffer_import)(kiln_buffer *buf,
+                               const kiln_native_buffer *native, bool adopt);
 
   /* Graphs (core/graph.c); all NULL for a backend without them (the
    * capture calls then answer KILN_ERROR_UNSUPPORTED), except graph_update.

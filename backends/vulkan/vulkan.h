@@ -167,6 +167,7 @@ typedef struct kiln_vulkan_stream kiln_vulkan_stream;
 typedef struct kiln_vulkan_timeline {
   VkSemaphore semaphore;
   atomic_uint refs;
+  bool foreign; /* the caller's (kiln_stream_wait_native): not destroyed */
 } kiln_vulkan_timeline;
 
 typedef struct kiln_vulkan_wait {
@@ -385,6 +386,9 @@ void kiln_vulkan_staging_release(kiln_vulkan_stream *st);
 typedef struct kiln_vulkan_buffer {
   kiln_buffer base;
   kiln_vulkan_allocation alloc;
+  /* Where byte 0 of the buffer lies in alloc.buffer: 0 for kiln's own,
+   * the caller's vk_offset for an imported one (interop.c). */
+  VkDeviceSize offset;
 } kiln_vulkan_buffer;
 
 typedef struct kiln_vulkan_host_buffer {
@@ -608,5 +612,18 @@ void kiln_vulkan_graph_deinit(kiln_graph *g);
 /* An event record or wait issued on the stream building a graph. */
 kiln_status kiln_vulkan_graph_note_event(kiln_stream *s, kiln_event *e,
                                          bool record);
+
+/* ---- Native handles (interop.c) -------------------------------------------- */
+
+kiln_status kiln_vulkan_context_native(kiln_context *ctx,
+                                       kiln_native_context *out);
+kiln_status kiln_vulkan_buffer_native(const kiln_buffer *buf,
+                                      kiln_native_buffer *out);
+kiln_status kiln_vulkan_buffer_import(kiln_buffer *buf,
+                                      const kiln_native_buffer *native,
+                                      bool adopt);
+kiln_status kiln_vulkan_stream_native(kiln_stream *s, kiln_native_stream *out);
+kiln_status kiln_vulkan_stream_wait_native(kiln_stream *s, uint64_t handle,
+                                           uint64_t value);
 
 #endif /* KILN_VULKAN_VULKAN_H */

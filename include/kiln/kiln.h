@@ -992,6 +992,135 @@ KILN_API kiln_status kiln_graph_set_arguments(kiln_graph *graph,
  * holds. NULL is a no-op. */
 KILN_API kiln_status kiln_graph_destroy(kiln_graph *graph);
 
+/* ------------------------------------------------------------------------ */
+/* Native handles: kiln's objects in other GPU code, and its objects in kiln  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Export: the *_get_native calls hand out the vendor handles under a kiln
+ * object, so that cuBLAS, NCCL, a vendor library or the application's own
+ * API calls can work on kiln's memory and streams. The handles stay kiln's:
+ * never free, destroy or reset them, and do not use them after the kiln
+ * object is destroyed. Work the caller queues on them is the caller's to
+ * order against kiln's (see kiln_native_stream) and to finish before the
+ * kiln object is destroyed. docs/interop.md has the whole set of rules.
+ *
+ * Import: the *_create_from_native calls make a kiln object of a handle
+ * the caller made. Borrowed by default: destroying the kiln object waits
+ * for kiln's work on it and leaves the handle alive, the caller's to free
+ * after. With KILN_NATIVE_ADOPT kiln owns it from a successful call on and
+ * frees it when the kiln object is destroyed (on failure it stays the
+ * caller's).
+ *
+ * Vulkan handles: dispatchable ones (VkInstance, VkPhysicalDevice,
+ * VkDevice, VkQueue) travel as void *, non-dispatchable ones (VkBuffer,
+ * VkDeviceMemory, VkSemaphore) as uint64_t, whatever the platform's
+ * VK_USE_64_BIT_PTR_DEFINES: cast with (uint64_t)(uintptr_t)h where they
+ * are pointers. Fields of another backend are zero.
+ */
+
+/* The import flag: kiln takes ownership of the native handle. */
+#define KILN_NATIVE_ADOPT (1u << 0)
+
+typedef struct kiln_native_context {
+  kiln_backend backend;
+  /* CUDA: the CUdevice and the CUcontext kiln makes current (the device's
+   * primary context unless the context was imported). */
+  int cuda_device;
+  void *cuda_context;
+  /* HIP: the device ordinal kiln selects around its calls. */
+  int hip_device;
+  /* Vulkan: the instance, physical device and device kiln uses, the queue
+   * family of all its queues, the default stream's queue, the API version
+   * the device was created for, and the vkGetInstanceProcAddr kiln loaded
+   * (cast to PFN_vkGetInstanceProcAddr; use it to reach the same loader). */
+  void *vk_instance;
+  void *vk_physical_device;
+  void *vk_device;
+  uint32_t vk_queue_family;
+  void *vk_queue;
+  uint32_t vk_api_version;
+  void (*vk_get_instance_proc_addr)(void);
+} kiln_native_context;
+
+/* Fills *out_native with the context's native handles. They belong to kiln
+ * (destroy nothing); the VkQueue is one kiln submits to from any thread
+ * under its own lock: submit to it only while no other thread calls kiln
+ * on this context, or use a queue of your own. */
+KILN_API kiln_status kiln_context_get_native(kiln_context *context,
+                                             kiln_native_context *out_native);
+
+typedef struct kiln_native_buffer {
+  kiln_backend backend;
+  /* The address kernels see of the buffer's first byte: the CUdeviceptr,
+   * the HIP device pointer, or the Vulkan buffer device address. */
+  uint64_t device_address;
+  size_t size; /* bytes from device_address that are the buffer's */
+  /* Vulkan: the VkBuffer holding it, its VkDeviceMemory, and the offset of
+   * the buffer's first byte within vk_buffer (not 0 under KILN_DEBUG=guard).
+   * The VkBuffer has transfer source and destination and shader device
+   * address usage. */
+  uint64_t vk_buffer;
+  uint64_t vk_memory;
+  uint64_t vk_offset;
+} kiln_native_buffer;
+
+/* Fills *out_native with where the buffer lives. A module's global variable
+ * is given by its address (vk_buffer 0). The memory stays kiln's: do not
+ * free it; reads and writes by foreign work follow kiln_native_stream's
+ * ordering rules. */
+KILN_API kiln_status kiln_buffer_get_native(const kiln_buffer *buffer,
+                                            kiln_native_buffer *out_native);
+
+/* Makes a kiln buffer of foreign device memory of the context's device:
+ * `native` gives backend (the context's), device_address and size (> 0);
+ * Vulkan also vk_buffer (with the usages above), vk_offset and, for
+ * KILN_NATIVE_ADOPT, vk_memory (freed after the VkBuffer; 0: none), and
+ * device_address may be 0 for kiln to look it up; vk_offset and size are
+ * multiples of 4. CUDA and HIP check that the range lies in one
+ * allocation (CUDA: of the context's device), and adopting needs the
+ * allocation's start (kiln frees it with cuMemFree / hipFree).
+ * KILN_ERROR_INVALID_ARGUMENT, in words, for a mismatch; flags other than
+ * KILN_NATIVE_ADOPT are KILN_ERROR_INVALID_ARGUMENT. The new buffer is used
+ * as any other and released with kiln_buffer_destroy (see "Import"). */
+KILN_API kiln_status kiln_buffer_create_from_native(
+    kiln_context *context, const kiln_native_buffer *native, uint32_t flags,
+    kiln_buffer **out_buffer);
+
+typedef struct kiln_native_stream {
+  kiln_backend backend;
+  /* CUDA: the CUstream; HIP: the hipStream_t. Foreign work queued on it
+   * is in order with kiln's on that stream, both ways. */
+  void *stream;
+  /* Vulkan: the queue the stream submits to, its family, and a timeline
+   * semaphore that reaches vk_semaphore_value when all the work queued on
+   * the stream before kiln_stream_get_native is done (the call submits
+   * that work). Foreign submissions wait for (semaphore, value) to come
+   * after kiln's work; kiln_stream_wait_native puts kiln's later work after
+   * theirs. Never signal kiln's semaphore. */
+  void *vk_queue;
+  uint32_t vk_queue_family;
+  uint64_t vk_semaphore;
+  uint64_t vk_semaphore_value;
+} kiln_native_stream;
+
+/* Fills *out_native with the stream's native handles (Vulkan: submitting
+ * what is queued first). NULL is KILN_ERROR_INVALID_HANDLE. The handles
+ * stay kiln's: do not destroy them, and do not wait on them in a graph
+ * capture (a capturing stream is KILN_ERROR_INVALID_STATE). */
+KILN_API kiln_status kiln_stream_get_native(kiln_stream *stream,
+                                            kiln_native_stream *out_native);
+
+/* Makes later work on `stream` wait, on the device, for foreign work:
+ * Vulkan: until the timeline semaphore `handle` (a VkSemaphore of the
+ * context's VkDevice, as uint64_t) reaches `value`; CUDA: for the CUevent
+ * `handle`, HIP: the hipEvent_t `handle` (recorded by the caller), with
+ * `value` 0. The host does not wait. The handle stays the caller's and
+ * must live until the work waiting for it is done. KILN_ERROR_INVALID_ARGUMENT
+ * for a zero handle, or a value other than 0 on CUDA or HIP. */
+KILN_API kiln_status kiln_stream_wait_native(kiln_stream *stream,
+                                             uint64_t handle, uint64_t value);
+
 #ifdef __cplusplus
 }
 #endif
