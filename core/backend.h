@@ -192,6 +192,9 @@ struct kiln_stream {
   kiln_graph *building;
   kiln_buffer *scratch; /* partial sums of the built-in reductions */
   uint64_t guard_launches; /* KILN_DEBUG=guard: launches queued on it */
+  /* Made by kiln_stream_create_from_native without KILN_NATIVE_ADOPT:
+   * stream_deinit leaves the native stream alive. */
+  bool borrowed;
 };
 
 struct kiln_event {
@@ -468,7 +471,10 @@ struct kiln_backend_ops {
    * buffer_import: as buffer_init, but on the caller's memory described by
    *   `native` (backend and size checked, buf->size set, buf->borrowed set
    *   unless `adopt`): check it in words, set buf->device_address. On
-   *   failure nothing is freed, whatever `adopt` says. */
+   *   failure nothing is freed, whatever `adopt` says.
+   * stream_import: as stream_init, on the caller's stream in `native`
+   *   (backend checked, s->borrowed set unless `adopt`); checks it in
+   *   words. On failure nothing is destroyed. */
   kiln_status (*context_native)(kiln_context *ctx, kiln_native_context *out);
   kiln_status (*buffer_native)(const kiln_buffer *buf,
                                kiln_native_buffer *out);
@@ -477,6 +483,8 @@ struct kiln_backend_ops {
                                     uint64_t value);
   kiln_status (*buffer_import)(kiln_buffer *buf,
                                const kiln_native_buffer *native, bool adopt);
+  kiln_status (*stream_import)(kiln_stream *s,
+                               const kiln_native_stream *native, bool adopt);
 
   /* Graphs (core/graph.c); all NULL for a backend without them (the
    * capture calls then answer KILN_ERROR_UNSUPPORTED), except graph_update.

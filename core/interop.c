@@ -118,6 +118,40 @@ kiln_status kiln_stream_get_native(kiln_stream *s,
   return KILN_OK;
 }
 
+kiln_status kiln_stream_create_from_native(kiln_context *ctx,
+                                           const kiln_native_stream *native,
+                                           uint32_t flags,
+                                           kiln_stream **out_stream) {
+  static const char fn[] = "kiln_stream_create_from_native";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK) return st;
+  if (!native || !out_stream)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                          native ? "out_stream" : "native");
+  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
+                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
+  if (native->backend != ctx->ops->kind)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: native->backend is %s, the context's is %s", fn,
+                          kiln_backend_name(native->backend), ctx->ops->name);
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  if (!ctx->ops->stream_import) return unsupported(ctx, fn);
+  kiln_stream *s =
+      kiln_object_alloc(ctx, KILN_OBJECT_STREAM, ctx->ops->stream_size, false);
+  if (!s) return KILN_ERROR_OUT_OF_HOST_MEMORY;
+  const bool adopt = (flags & KILN_NATIVE_ADOPT) != 0;
+  s->borrowed = !adopt;
+  st = kiln_context_result(ctx, ctx->ops->stream_import(s, native, adopt));
+  if (st != KILN_OK) {
+    kiln_object_free(s);
+    return kiln_error_in(fn, st);
+  }
+  *out_stream = s;
+  return KILN_OK;
+}
+
 kiln_status kiln_stream_wait_native(kiln_stream *s, uint64_t handle,
                                     uint64_t value) {
   static const char fn[] = "kiln_stream_wait_native";

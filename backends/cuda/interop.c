@@ -71,6 +71,34 @@ kiln_status kiln_cuda_stream_native(kiln_stream *s, kiln_native_stream *out) {
   return KILN_OK;
 }
 
+kiln_status kiln_cuda_stream_import(kiln_stream *s,
+                                    const kiln_native_stream *native,
+                                    bool adopt) {
+  static const char fn[] = "kiln_stream_create_from_native";
+  (void)adopt; /* the core set s->borrowed */
+  if (!native->stream)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: native->stream is NULL, CUDA's legacy default "
+                          "stream, which no one may destroy or wrap",
+                          fn);
+  kiln_status st = kiln_cuda_make_current(s->base.context);
+  if (st != KILN_OK) return st;
+  CUstream handle = (CUstream)native->stream;
+  CUcontext owner = NULL;
+  CUresult r = kiln_cuda_api.cuStreamGetCtx(handle, &owner);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error_as(r, KILN_ERROR_INVALID_ARGUMENT,
+                              "%s: cuStreamGetCtx(%p)", fn, native->stream);
+  CUcontext mine = kiln_cuda_context_cast(s->base.context)->handle;
+  if (owner != mine)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: the CUstream belongs to CUcontext %p, the "
+                          "kiln context's is %p",
+                          fn, (void *)owner, (void *)mine);
+  kiln_cuda_stream_cast(s)->handle = handle;
+  return KILN_OK;
+}
+
 kiln_status kiln_cuda_stream_wait_native(kiln_stream *s, uint64_t handle,
                                          uint64_t value) {
   (void)value; /* 0: the core checked it */

@@ -67,6 +67,7 @@ const kiln_backend_ops kiln_cuda_ops = {
     .stream_native = kiln_cuda_stream_native,
     .stream_wait_native = kiln_cuda_stream_wait_native,
     .buffer_import = kiln_cuda_buffer_import,
+    .stream_import = kiln_cuda_stream_import,
 
     .graph_size = sizeof(kiln_cuda_graph),
     .graph_begin = kiln_cuda_graph_begin,

@@ -62,6 +62,7 @@
   X(cuStreamSynchronize, 2000)          \
   X(cuStreamQuery, 2000)                \
   X(cuStreamWaitEvent, 3020)            \
+  X(cuStreamGetCtx, 9020)               \
   X(cuEventCreate, 2000)                \
   X(cuEventDestroy, 4000)               \
   X(cuEventRecord, 2000)                \

@@ -360,6 +360,8 @@ kiln_status kiln_hip_buffer_native(const kiln_buffer *buf,
 kiln_status kiln_hip_buffer_import(kiln_buffer *buf,
                                    const kiln_native_buffer *native,
                                    bool adopt);
+kiln_status kiln_hip_stream_import(kiln_stream *s,
+                                const kiln_native_stream *native, bool adopt);
 kiln_status kiln_hip_stream_native(kiln_stream *s, kiln_native_stream *out);
 kiln_status kiln_hip_stream_wait_native(kiln_stream *s, uint64_t handle,
                                         uint64_t value);

@@ -58,6 +58,19 @@ kiln_status kiln_hip_stream_native(kiln_stream *s, kiln_native_stream *out) {
   return KILN_OK;
 }
 
+kiln_status kiln_hip_stream_import(kiln_stream *s,
+                                   const kiln_native_stream *native,
+                                   bool adopt) {
+  (void)adopt; /* the core set s->borrowed */
+  if (!native->stream)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_stream_create_from_native: native->stream is "
+                          "NULL, HIP's default stream, which no one may "
+                          "destroy or wrap");
+  kiln_hip_stream_cast(s)->handle = (hipStream_t)native->stream;
+  return KILN_OK;
+}
+
 kiln_status kiln_hip_stream_wait_native(kiln_stream *s, uint64_t handle,
                                         uint64_t value) {
   (void)value; /* 0: the core checked it */

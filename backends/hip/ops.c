@@ -67,6 +67,7 @@ const kiln_backend_ops kiln_hip_ops = {
     .stream_native = kiln_hip_stream_native,
     .stream_wait_native = kiln_hip_stream_wait_native,
     .buffer_import = kiln_hip_buffer_import,
+    .stream_import = kiln_hip_stream_import,
 
     .graph_size = sizeof(kiln_hip_graph),
     .graph_begin = kiln_hip_graph_begin,

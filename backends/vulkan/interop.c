@@ -102,6 +102,27 @@ kiln_status kiln_vulkan_stream_native(kiln_stream *s, kiln_native_stream *out) {
   return status;
 }
 
+kiln_status kiln_vulkan_stream_import(kiln_stream *s,
+                                      const kiln_native_stream *native,
+                                      bool adopt) {
+  static const char fn[] = "kiln_stream_create_from_native";
+  kiln_vulkan_context *vc = kiln_vulkan_context_cast(s->base.context);
+  if (adopt)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: a VkQueue belongs to its VkDevice and cannot "
+                          "be adopted (KILN_NATIVE_ADOPT)",
+                          fn);
+  for (uint32_t i = 0; i < vc->queue_count; i++)
+    if ((void *)vc->queues[i].handle == native->vk_queue)
+      return kiln_vulkan_stream_setup(vc, kiln_vulkan_stream_cast(s),
+                                      &vc->queues[i]);
+  return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                        "%s: native->vk_queue %p is none of the %u queues of "
+                        "family %u that the context uses",
+                        fn, native->vk_queue, vc->queue_count,
+                        vc->phys->queue_family);
+}
+
 kiln_status kiln_vulkan_stream_wait_native(kiln_stream *s, uint64_t handle,
                                            uint64_t value) {
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);

@@ -61,6 +61,7 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .stream_native = kiln_vulkan_stream_native,
     .stream_wait_native = kiln_vulkan_stream_wait_native,
     .buffer_import = kiln_vulkan_buffer_import,
+    .stream_import = kiln_vulkan_stream_import,
 
     .graph_size = sizeof(kiln_vulkan_graph),
     .graph_begin = kiln_vulkan_graph_begin,

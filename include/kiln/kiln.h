@@ -1111,6 +1111,21 @@ typedef struct kiln_native_stream {
 KILN_API kiln_status kiln_stream_get_native(kiln_stream *stream,
                                             kiln_native_stream *out_native);
 
+/* Makes a kiln stream of a native one of the context's device: CUDA: the
+ * CUstream `native->stream` (checked to be of the context's CUcontext);
+ * HIP: the hipStream_t `native->stream` (of the context's device: HIP
+ * gives no check); Vulkan: kiln's own stream state on `native->vk_queue`,
+ * which must be one of the context's queues (kiln_context_get_native's,
+ * or any of its family that the context uses). kiln's work on it is in
+ * order with foreign work on the same CUDA or HIP stream. Borrowed, it is
+ * not destroyed by kiln_stream_destroy; KILN_NATIVE_ADOPT hands it to kiln
+ * (cuStreamDestroy / hipStreamDestroy; on Vulkan, whose queues belong to
+ * the device, KILN_ERROR_INVALID_ARGUMENT). Destroy the kiln stream before
+ * a borrowed native one. */
+KILN_API kiln_status kiln_stream_create_from_native(
+    kiln_context *context, const kiln_native_stream *native, uint32_t flags,
+    kiln_stream **out_stream);
+
 /* Makes later work on `stream` wait, on the device, for foreign work:
  * Vulkan: until the timeline semaphore `handle` (a VkSemaphore of the
  * context's VkDevice, as uint64_t) reaches `value`; CUDA: for the CUevent

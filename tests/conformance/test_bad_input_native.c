@@ -97,6 +97,41 @@ static void buffer_imports(void) {
   }
 }
 
+static void stream_imports(void) {
+  kiln_native_stream good;
+  if (kiln_stream_get_native(fx.stream, &good) != KILN_OK)
+    fail_msg("kiln_stream_get_native: %s", kiln_last_error());
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_stream_create_from_native(NULL, &good, 0, &out.stream));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_stream_create_from_native(fx.dead_ctx, &good, 0, &out.stream));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_stream_create_from_native(fx.ctx, NULL, 0, &out.stream));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_stream_create_from_native(fx.ctx, &good, 0, NULL));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_stream_create_from_native(fx.ctx, &good, 4, &out.stream));
+  kiln_native_stream n = good;
+  n.backend = good.backend == KILN_BACKEND_VULKAN ? KILN_BACKEND_CUDA
+                                                  : KILN_BACKEND_VULKAN;
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_stream_create_from_native(fx.ctx, &n, 0, &out.stream));
+  n = good;
+  if (good.backend == KILN_BACKEND_VULKAN) {
+    static uint64_t not_a_queue[4];
+    n.vk_queue = not_a_queue;
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_stream_create_from_native(fx.ctx, &n, 0, &out.stream));
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_stream_create_from_native(fx.ctx, &good, KILN_NATIVE_ADOPT,
+                                       &out.stream));
+  } else {
+    n.stream = NULL;
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_stream_create_from_native(fx.ctx, &n, 0, &out.stream));
+  }
+}
+
 static void stream_exports_and_waits(void) {
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_stream_get_native(NULL, &out.nstream));
   BAD(KILN_ERROR_INVALID_HANDLE,
@@ -136,5 +171,6 @@ void bad_native_calls(void **state) {
   context_and_buffer_exports();
   buffer_imports();
   stream_exports_and_waits();
+  stream_imports();
   bad_finish(before);
 }

@@ -111,6 +111,40 @@ static void import_borrowed(void **state) {
   check_ok(kiln_buffer_destroy(owner));
 }
 
+/* A kiln stream's native stream (Vulkan: its queue) wrapped as a second,
+ * borrowed kiln stream: work on the two is ordered through the native
+ * stream, and destroying the wrapper leaves the original working. */
+static void import_stream(void **state) {
+  (void)state;
+  uint32_t data[N], got[N];
+  for (uint32_t i = 0; i < N; i++) data[i] = i ^ 0x5a5a5a5au;
+  kiln_stream *owner, *wrapped;
+  check_ok(kiln_stream_create(conf.ctx, &owner));
+  kiln_native_stream ns;
+  check_ok(kiln_stream_get_native(owner, &ns));
+  check_ok(kiln_stream_create_from_native(conf.ctx, &ns, 0, &wrapped));
+  kiln_native_stream back;
+  check_ok(kiln_stream_get_native(wrapped, &back));
+  if (conf.backend == KILN_BACKEND_VULKAN)
+    assert_ptr_equal(back.vk_queue, ns.vk_queue);
+  else
+    assert_ptr_equal(back.stream, ns.stream);
+  kiln_buffer *buf;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof data, 0, &buf));
+  check_ok(kiln_buffer_write(wrapped, buf, 0, data, sizeof data));
+  add_u32(wrapped, buf, 0, N, 9);
+  check_ok(kiln_stream_synchronize(wrapped));
+  check_ok(kiln_stream_destroy(wrapped));
+  /* Borrowed: the native stream under `owner` still runs kiln's work. */
+  add_u32(owner, buf, 0, N, 1);
+  check_ok(kiln_buffer_read(owner, buf, 0, got, sizeof got));
+  for (uint32_t i = 0; i < N; i++)
+    if (got[i] != data[i] + 10)
+      fail_msg("word %u: 0x%08x, want 0x%08x", i, got[i], data[i] + 10);
+  check_ok(kiln_buffer_destroy(buf));
+  check_ok(kiln_stream_destroy(owner));
+}
+
 #if CONF_VULKAN_HEADERS
 typedef struct raw_vk {
   VkDevice device;
@@ -304,6 +338,7 @@ int conf_run_interop_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(export_handles),
       CONF_TEST(import_borrowed),
+      CONF_TEST(import_stream),
 #if CONF_VULKAN_HEADERS
       CONF_TEST(vulkan_raw_copy_between_kiln_ops),
 #endif
