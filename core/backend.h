@@ -472,6 +472,12 @@ struct kiln_backend_ops {
    *   `native` (backend and size checked, buf->size set, buf->borrowed set
    *   unless `adopt`): check it in words, set buf->device_address. On
    *   failure nothing is freed, whatever `adopt` says.
+   * context_import_device: the index, among the backend's devices, of the
+   *   device under `native` (probe has run; backend checked); words when
+   *   none is.
+   * context_import: as context_init (ctx->device_index and properties
+   *   set), on the caller's context or device in `native`; `adopt` as
+   *   asked (refuse it in words where it means nothing).
    * stream_import: as stream_init, on the caller's stream in `native`
    *   (backend checked, s->borrowed set unless `adopt`); checks it in
    *   words. On failure nothing is destroyed. */
@@ -483,6 +489,11 @@ struct kiln_backend_ops {
                                     uint64_t value);
   kiln_status (*buffer_import)(kiln_buffer *buf,
                                const kiln_native_buffer *native, bool adopt);
+  kiln_status (*context_import_device)(const kiln_native_context *native,
+                                       size_t *out_index);
+  kiln_status (*context_import)(kiln_context *ctx,
+                                const kiln_native_context *native,
+                                bool adopt);
   kiln_status (*stream_import)(kiln_stream *s,
                                const kiln_native_stream *native, bool adopt);
 

@@ -28,6 +28,42 @@ kiln_status kiln_context_get_native(kiln_context *ctx,
   return KILN_OK;
 }
 
+kiln_status kiln_context_create_from_native(const kiln_native_context *native,
+                                            uint32_t flags,
+                                            kiln_context **out_context) {
+  static const char fn[] = "kiln_context_create_from_native";
+  if (!native || !out_context)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                          native ? "out_context" : "native");
+  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
+                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
+  if (native->backend != KILN_BACKEND_CUDA &&
+      native->backend != KILN_BACKEND_HIP &&
+      native->backend != KILN_BACKEND_VULKAN)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: native->backend is %d; it names the backend "
+                          "of the handles (cuda, hip or vulkan)",
+                          fn, (int)native->backend);
+  const char *reason;
+  if (kiln_registry_probe(native->backend, &reason) != KILN_OK)
+    return kiln_set_error(KILN_ERROR_UNAVAILABLE,
+                          "%s: backend %s is "
+                          "unavailable: %s",
+                          fn, kiln_backend_name(native->backend), reason);
+  const kiln_backend_ops *ops = kiln_registry_get(native->backend);
+  if (!ops->context_import_device || !ops->context_import)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: the %s backend cannot do this", fn, ops->name);
+  size_t device;
+  kiln_status st = ops->context_import_device(native, &device);
+  if (st != KILN_OK) return kiln_error_in(fn, st);
+  st = kiln_context_open(fn, ops, device, native,
+                         (flags & KILN_NATIVE_ADOPT) != 0, out_context);
+  return kiln_error_in(fn, st);
+}
+
 kiln_status kiln_buffer_get_native(const kiln_buffer *buf,
                                    kiln_native_buffer *out_native) {
   static const char fn[] = "kiln_buffer_get_native";

@@ -52,6 +52,9 @@ typedef struct kiln_cuda_context {
   kiln_context base;
   CUdevice device;
   CUcontext handle; /* the device's primary context, retained */
+  /* Made by kiln_context_create_from_native: `handle` is the caller's
+   * CUcontext, neither retained nor released by kiln. */
+  bool imported;
 } kiln_cuda_context;
 
 typedef struct kiln_cuda_module {
@@ -272,6 +275,10 @@ void kiln_cuda_graph_deinit(kiln_graph *g);
 
 kiln_status kiln_cuda_context_native(kiln_context *ctx,
                                      kiln_native_context *out);
+kiln_status kiln_cuda_context_import_device(const kiln_native_context *native,
+                                        size_t *out_index);
+kiln_status kiln_cuda_context_import(kiln_context *ctx,
+                                const kiln_native_context *native, bool adopt);
 kiln_status kiln_cuda_buffer_native(const kiln_buffer *buf,
                                     kiln_native_buffer *out);
 kiln_status kiln_cuda_buffer_import(kiln_buffer *buf,

@@ -12,6 +12,57 @@ kiln_status kiln_cuda_context_native(kiln_context *ctx,
   return KILN_OK;
 }
 
+/* The device of `context`, made current for the question and the thread's
+ * own current context restored after. */
+static kiln_status device_of(CUcontext context, CUdevice *out) {
+  CUcontext previous = NULL;
+  CUresult r = kiln_cuda_api.cuCtxGetCurrent(&previous);
+  if (r == CUDA_SUCCESS) r = kiln_cuda_api.cuCtxSetCurrent(context);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error_as(r, KILN_ERROR_INVALID_ARGUMENT,
+                              "making native->cuda_context %p current",
+                              (void *)context);
+  r = kiln_cuda_api.cuCtxGetDevice(out);
+  CUresult back = kiln_cuda_api.cuCtxSetCurrent(previous);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error_as(r, KILN_ERROR_INVALID_ARGUMENT,
+                              "cuCtxGetDevice of native->cuda_context %p",
+                              (void *)context);
+  if (back != CUDA_SUCCESS)
+    return kiln_cuda_error(back, "restoring the thread's current context");
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_context_import_device(const kiln_native_context *native,
+                                            size_t *out_index) {
+  if (!native->cuda_context)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "native->cuda_context is NULL");
+  CUdevice device;
+  kiln_status st = device_of((CUcontext)native->cuda_context, &device);
+  if (st != KILN_OK) return st;
+  /* A CUdevice is its ordinal, which is kiln's device index. */
+  *out_index = (size_t)device;
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_context_import(kiln_context *base,
+                                     const kiln_native_context *native,
+                                     bool adopt) {
+  if (adopt)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln does not destroy CUDA contexts it did not "
+                          "create (a primary context is shared by the "
+                          "process): KILN_NATIVE_ADOPT is refused");
+  kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
+  CUresult r = kiln_cuda_api.cuDeviceGet(&ctx->device, (int)base->device_index);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuDeviceGet(%zu)", base->device_index);
+  ctx->handle = (CUcontext)native->cuda_context;
+  ctx->imported = true;
+  return kiln_cuda_make_current(base);
+}
+
 kiln_status kiln_cuda_buffer_native(const kiln_buffer *buf,
                                     kiln_native_buffer *out) {
   (void)buf; /* the core's device_address is the CUdeviceptr */

@@ -63,6 +63,8 @@ const kiln_backend_ops kiln_cuda_ops = {
     .event_elapsed_ms = kiln_cuda_event_elapsed_ms,
 
     .context_native = kiln_cuda_context_native,
+    .context_import_device = kiln_cuda_context_import_device,
+    .context_import = kiln_cuda_context_import,
     .buffer_native = kiln_cuda_buffer_native,
     .stream_native = kiln_cuda_stream_native,
     .stream_wait_native = kiln_cuda_stream_wait_native,

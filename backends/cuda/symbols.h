@@ -37,6 +37,7 @@
   X(cuCtxGetCurrent, 4000)              \
   X(cuCtxSetCurrent, 4000)              \
   X(cuCtxSynchronize, 2000)             \
+  X(cuCtxGetDevice, 2000)               \
   X(cuCtxSetLimit, 3010)                \
   X(cuCtxGetLimit, 3010)                \
   X(cuMemAlloc, 3020)                   \

@@ -355,6 +355,10 @@ void kiln_hip_graph_deinit(kiln_graph *g);
 
 kiln_status kiln_hip_context_native(kiln_context *ctx,
                                     kiln_native_context *out);
+kiln_status kiln_hip_context_import_device(const kiln_native_context *native,
+                                        size_t *out_index);
+kiln_status kiln_hip_context_import(kiln_context *ctx,
+                                const kiln_native_context *native, bool adopt);
 kiln_status kiln_hip_buffer_native(const kiln_buffer *buf,
                                    kiln_native_buffer *out);
 kiln_status kiln_hip_buffer_import(kiln_buffer *buf,

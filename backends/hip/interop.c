@@ -10,6 +10,28 @@ kiln_status kiln_hip_context_native(kiln_context *ctx,
   return KILN_OK;
 }
 
+kiln_status kiln_hip_context_import_device(const kiln_native_context *native,
+                                           size_t *out_index) {
+  const size_t count = kiln_hip_device_count();
+  if (native->hip_device < 0 || (size_t)native->hip_device >= count)
+    return kiln_set_error(KILN_ERROR_NOT_FOUND,
+                          "native->hip_device is %d; HIP has %zu device(s)",
+                          native->hip_device, count);
+  *out_index = (size_t)native->hip_device;
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_context_import(kiln_context *ctx,
+                                    const kiln_native_context *native,
+                                    bool adopt) {
+  (void)native; /* its device is ctx->device_index */
+  if (adopt)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "a HIP device is no object to own: "
+                          "KILN_NATIVE_ADOPT means nothing for it");
+  return kiln_hip_context_init(ctx);
+}
+
 kiln_status kiln_hip_buffer_native(const kiln_buffer *buf,
                                    kiln_native_buffer *out) {
   (void)buf; /* the core's device_address is the device pointer */

@@ -63,6 +63,8 @@ const kiln_backend_ops kiln_hip_ops = {
     .event_elapsed_ms = kiln_hip_event_elapsed_ms,
 
     .context_native = kiln_hip_context_native,
+    .context_import_device = kiln_hip_context_import_device,
+    .context_import = kiln_hip_context_import,
     .buffer_native = kiln_hip_buffer_native,
     .stream_native = kiln_hip_stream_native,
     .stream_wait_native = kiln_hip_stream_wait_native,

@@ -1041,6 +1041,13 @@ typedef struct kiln_native_context {
   void *vk_queue;
   uint32_t vk_api_version;
   void (*vk_get_instance_proc_addr)(void);
+  /* Vulkan, import only (kiln_context_create_from_native; 0 and NULL on
+   * export): how many queues of vk_queue_family the device was created
+   * with, and the pNext chain of its VkDeviceCreateInfo (the
+   * VkPhysicalDeviceFeatures2 / Vulkan12Features / feature structs it
+   * enabled), which Vulkan gives no way to ask the device for. */
+  uint32_t vk_queue_count;
+  const void *vk_enabled_features;
 } kiln_native_context;
 
 /* Fills *out_native with the context's native handles. They belong to kiln
@@ -1049,6 +1056,25 @@ typedef struct kiln_native_context {
  * on this context, or use a queue of your own. */
 KILN_API kiln_status kiln_context_get_native(kiln_context *context,
                                              kiln_native_context *out_native);
+
+/* Opens a kiln context on a device another library or the application set
+ * up, as kiln_context_create does otherwise (KILN_DEBUG and
+ * KILN_SYNC_TIMEOUT_MS apply). `native->backend` picks the backend; then
+ * CUDA: `cuda_context`, any CUcontext (a primary context, or one of the
+ * caller's), which kiln makes current around its calls; HIP: `hip_device`;
+ * Vulkan: `vk_instance`, `vk_physical_device`, `vk_device`,
+ * `vk_queue_family` (with compute), `vk_queue_count` (> 0; kiln uses up to
+ * 8 of them), `vk_api_version` (that of the VkInstance, at least 1.2) and
+ * `vk_enabled_features`. The VkDevice must come from the Vulkan loader
+ * kiln uses (libvulkan.so.1, or KILN_VULKAN_LIBRARY) and have Vulkan 1.2's
+ * bufferDeviceAddress and timelineSemaphore and shaderInt64 enabled:
+ * KILN_ERROR_UNSUPPORTED names what is missing. Borrowed: kiln_context_destroy
+ * leaves the device (and CUcontext) alive, after waiting for kiln's work;
+ * with KILN_NATIVE_ADOPT (Vulkan only: CUDA and HIP answer
+ * KILN_ERROR_INVALID_ARGUMENT) it destroys the VkDevice. */
+KILN_API kiln_status kiln_context_create_from_native(
+    const kiln_native_context *native, uint32_t flags,
+    kiln_context **out_context);
 
 typedef struct kiln_native_buffer {
   kiln_backend backend;

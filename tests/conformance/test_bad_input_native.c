@@ -19,6 +19,71 @@ static void context_and_buffer_exports(void) {
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_buffer_get_native(fx.buf, NULL));
 }
 
+static void context_imports(void) {
+  kiln_native_context good;
+  if (kiln_context_get_native(fx.ctx, &good) != KILN_OK)
+    fail_msg("kiln_context_get_native: %s", kiln_last_error());
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_context_create_from_native(NULL, 0, &out.ctx));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_context_create_from_native(&good, 0, NULL));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_context_create_from_native(&good, 2, &out.ctx));
+  kiln_native_context n = good;
+  n.backend = KILN_BACKEND_AUTO;
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_context_create_from_native(&n, 0, &out.ctx));
+  n.backend = (kiln_backend)77;
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_context_create_from_native(&n, 0, &out.ctx));
+  switch (good.backend) {
+  case KILN_BACKEND_CUDA:
+    n = good;
+    n.cuda_context = NULL;
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    break;
+  case KILN_BACKEND_HIP:
+    n = good;
+    n.hip_device = -1;
+    BAD(KILN_ERROR_NOT_FOUND,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    n.hip_device = 1 << 20;
+    BAD(KILN_ERROR_NOT_FOUND,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    break;
+  default:
+    n = good;
+    n.vk_device = NULL;
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    n = good;
+    n.vk_instance = NULL;
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    n = good;
+    n.vk_api_version = (1u << 22) | (1u << 12); /* 1.1 */
+    BAD(KILN_ERROR_UNSUPPORTED,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    n = good;
+    n.vk_queue_family = 1000;
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    n = good;
+    n.vk_queue_count = 0;
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    n.vk_queue_count = 1000;
+    BAD(KILN_ERROR_INVALID_ARGUMENT,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    n = good;
+    n.vk_enabled_features = NULL; /* nothing said enabled */
+    BAD(KILN_ERROR_UNSUPPORTED,
+        kiln_context_create_from_native(&n, 0, &out.ctx));
+    break;
+  }
+}
+
 static void buffer_imports(void) {
   kiln_native_buffer good;
   if (kiln_buffer_get_native(fx.buf, &good) != KILN_OK)
@@ -169,6 +234,7 @@ void bad_native_calls(void **state) {
   bad_fixture_init();
   int before = bad_failures();
   context_and_buffer_exports();
+  context_imports();
   buffer_imports();
   stream_exports_and_waits();
   stream_imports();

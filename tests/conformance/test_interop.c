@@ -111,6 +111,63 @@ static void import_borrowed(void **state) {
   check_ok(kiln_buffer_destroy(owner));
 }
 
+/* Runs add_u32 in `ctx` on N words and checks the result: the context
+ * works, kernels and memory included. */
+static void check_context_works(kiln_context *ctx, uint32_t add) {
+  uint32_t data[N], got[N];
+  for (uint32_t i = 0; i < N; i++) data[i] = i * 7919u;
+  size_t count;
+  const kiln_module_image *images = conf_images(&count);
+  kiln_module *m;
+  check_ok(kiln_module_create(ctx, images, count, &m));
+  kiln_kernel *k;
+  check_ok(kiln_module_get_kernel(m, "conf_add_u32", &k));
+  kiln_buffer *buf;
+  check_ok(kiln_buffer_create(ctx, sizeof data, 0, &buf));
+  check_ok(kiln_buffer_write(NULL, buf, 0, data, sizeof data));
+  const kiln_launch_config c = kiln_launch_config_1d(N, 64);
+  const kiln_arg args[3] = {kiln_arg_buffer(buf, 0), kiln_arg_u32(N),
+                            kiln_arg_u32(add)};
+  check_ok(kiln_launch(NULL, k, &c, args, 3));
+  check_ok(kiln_buffer_read(NULL, buf, 0, got, sizeof got));
+  for (uint32_t i = 0; i < N; i++)
+    if (got[i] != data[i] + add)
+      fail_msg("word %u: 0x%08x, want 0x%08x", i, got[i], data[i] + add);
+  check_ok(kiln_buffer_destroy(buf));
+  check_ok(kiln_module_destroy(m));
+}
+
+/* conf.ctx's native handles opened as a second, borrowed kiln context: it
+ * works, and destroying it leaves conf.ctx's device (CUcontext, VkDevice)
+ * alive and working. */
+static void import_context(void **state) {
+  (void)state;
+  kiln_native_context nc;
+  check_ok(kiln_context_get_native(conf.ctx, &nc));
+  kiln_context *ctx;
+  check_ok(kiln_context_create_from_native(&nc, 0, &ctx));
+  assert_int_equal(kiln_context_backend(ctx), conf.backend);
+  kiln_device_properties props;
+  check_ok(kiln_context_get_properties(ctx, &props));
+  assert_string_equal(props.name, conf.props.name);
+  kiln_native_context again;
+  check_ok(kiln_context_get_native(ctx, &again));
+  assert_ptr_equal(again.vk_device, nc.vk_device);
+  assert_ptr_equal(again.cuda_context, nc.cuda_context);
+  assert_int_equal(again.hip_device, nc.hip_device);
+  check_context_works(ctx, 4);
+  check_ok(kiln_context_destroy(ctx));
+  check_context_works(conf.ctx, 6);
+  /* Neither a CUDA context nor a HIP device is kiln's to own. */
+  if (conf.backend != KILN_BACKEND_VULKAN) {
+    kiln_context *adopted = NULL;
+    check_fails(kiln_context_create_from_native(&nc, KILN_NATIVE_ADOPT,
+                                                &adopted),
+                KILN_ERROR_INVALID_ARGUMENT);
+    assert_null(adopted);
+  }
+}
+
 /* A kiln stream's native stream (Vulkan: its queue) wrapped as a second,
  * borrowed kiln stream: work on the two is ordered through the native
  * stream, and destroying the wrapper leaves the original working. */
@@ -334,13 +391,120 @@ static void vulkan_raw_copy_between_kiln_ops(void **state) {
 }
 #endif
 
+#if CONF_VULKAN_HEADERS
+/* A VkDevice of the application's, made on the instance and physical
+ * device kiln exported, with kiln's required features unless `no_timeline`
+ * leaves timelineSemaphore out. */
+typedef struct app_device {
+  VkDevice device;
+  PFN_vkDestroyDevice destroy;
+  VkPhysicalDeviceFeatures2 f;
+  VkPhysicalDeviceVulkan12Features f12;
+} app_device;
+
+static void app_device_create(const kiln_native_context *nc, bool no_timeline,
+                              app_device *out) {
+  PFN_vkGetInstanceProcAddr gipa =
+      (PFN_vkGetInstanceProcAddr)nc->vk_get_instance_proc_addr;
+  VkInstance instance = (VkInstance)nc->vk_instance;
+  PFN_vkCreateDevice create =
+      (PFN_vkCreateDevice)gipa(instance, "vkCreateDevice");
+  out->destroy = (PFN_vkDestroyDevice)gipa(instance, "vkDestroyDevice");
+  assert_non_null(create);
+  assert_non_null(out->destroy);
+  memset(&out->f12, 0, sizeof out->f12);
+  out->f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  out->f12.bufferDeviceAddress = VK_TRUE;
+  out->f12.timelineSemaphore = no_timeline ? VK_FALSE : VK_TRUE;
+  memset(&out->f, 0, sizeof out->f);
+  out->f.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  out->f.pNext = &out->f12;
+  out->f.features.shaderInt64 = VK_TRUE;
+  const float priority = 1.0f;
+  VkDeviceQueueCreateInfo queue = {
+      .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+      .queueFamilyIndex = nc->vk_queue_family,
+      .queueCount = 1,
+      .pQueuePriorities = &priority};
+  VkDeviceCreateInfo info = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                             .pNext = &out->f,
+                             .queueCreateInfoCount = 1,
+                             .pQueueCreateInfos = &queue};
+  assert_int_equal(create((VkPhysicalDevice)nc->vk_physical_device, &info,
+                          NULL, &out->device),
+                   VK_SUCCESS);
+}
+
+static kiln_native_context app_native(const kiln_native_context *kiln_nc,
+                                      const app_device *app) {
+  kiln_native_context n;
+  memset(&n, 0, sizeof n);
+  n.backend = KILN_BACKEND_VULKAN;
+  n.vk_instance = kiln_nc->vk_instance;
+  n.vk_physical_device = kiln_nc->vk_physical_device;
+  n.vk_device = (void *)app->device;
+  n.vk_queue_family = kiln_nc->vk_queue_family;
+  n.vk_queue_count = 1;
+  n.vk_api_version = kiln_nc->vk_api_version;
+  n.vk_enabled_features = &app->f;
+  return n;
+}
+
+/* kiln on the application's own VkDevice: borrowed (kiln_context_destroy
+ * leaves it, and the application destroys it after), refused with the
+ * missing feature named, and adopted (kiln destroys it). */
+static void vulkan_context_on_application_device(void **state) {
+  (void)state;
+  if (conf.backend != KILN_BACKEND_VULKAN) {
+    printf("interop: the application-VkDevice test is Vulkan's; skipped "
+           "on %s\n",
+           kiln_backend_name(conf.backend));
+    skip();
+  }
+  kiln_native_context nc;
+  check_ok(kiln_context_get_native(conf.ctx, &nc));
+
+  app_device app;
+  app_device_create(&nc, false, &app);
+  kiln_native_context n = app_native(&nc, &app);
+  kiln_context *ctx;
+  check_ok(kiln_context_create_from_native(&n, 0, &ctx));
+  check_context_works(ctx, 2);
+  check_ok(kiln_context_destroy(ctx));
+  /* Still the application's: it works, and it destroys it. */
+  PFN_vkGetInstanceProcAddr gipa =
+      (PFN_vkGetInstanceProcAddr)nc.vk_get_instance_proc_addr;
+  PFN_vkDeviceWaitIdle idle = (PFN_vkDeviceWaitIdle)gipa(
+      (VkInstance)nc.vk_instance, "vkDeviceWaitIdle");
+  assert_int_equal(idle(app.device), VK_SUCCESS);
+  app.destroy(app.device, NULL);
+
+  app_device_create(&nc, true, &app);
+  n = app_native(&nc, &app);
+  kiln_context *refused = NULL;
+  check_fails(kiln_context_create_from_native(&n, KILN_NATIVE_ADOPT, &refused),
+              KILN_ERROR_UNSUPPORTED);
+  check_message_has("timelineSemaphore");
+  assert_null(refused);
+  app.destroy(app.device, NULL); /* a failed import leaves it ours */
+
+  app_device_create(&nc, false, &app);
+  n = app_native(&nc, &app);
+  check_ok(kiln_context_create_from_native(&n, KILN_NATIVE_ADOPT, &ctx));
+  check_context_works(ctx, 3);
+  check_ok(kiln_context_destroy(ctx)); /* destroys app.device */
+}
+#endif
+
 int conf_run_interop_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(export_handles),
       CONF_TEST(import_borrowed),
       CONF_TEST(import_stream),
+      CONF_TEST(import_context),
 #if CONF_VULKAN_HEADERS
       CONF_TEST(vulkan_raw_copy_between_kiln_ops),
+      CONF_TEST(vulkan_context_on_application_device),
 #endif
   };
   return cmocka_run_group_tests_name("interop", tests, NULL, NULL);
