@@ -122,6 +122,9 @@ struct kiln_buffer {
   kiln_module *module;
   char *global_name;        /* owned */
   kiln_buffer *next_global; /* the module's globals */
+  /* Made by kiln_buffer_create_from_native without KILN_NATIVE_ADOPT:
+   * buffer_deinit waits for the device as always but frees nothing. */
+  bool borrowed;
 };
 
 struct kiln_host_buffer {
@@ -189,6 +192,9 @@ struct kiln_stream {
   kiln_graph *building;
   kiln_buffer *scratch; /* partial sums of the built-in reductions */
   uint64_t guard_launches; /* KILN_DEBUG=guard: launches queued on it */
+  /* Made by kiln_stream_create_from_native without KILN_NATIVE_ADOPT:
+   * stream_deinit leaves the native stream alive. */
+  bool borrowed;
 };
 
 struct kiln_event {
@@ -470,6 +476,44 @@ struct kiln_backend_ops {
    * Only for a backend whose buffer ops need nothing but device_address. */
   kiln_status (*module_global)(kiln_module *m, const char *name,
                                uint64_t *out_address, size_t *out_size);
+
+  /* Native handles (core/interop.c); each may be NULL, and the call then
+   * answers KILN_ERROR_UNSUPPORTED.
+   * context_native, stream_native: fill the backend's fields of *out
+   *   (the core zeroed it and set `backend`); stream_native submits what
+   *   is queued where the backend batches.
+   * buffer_native: likewise; the core set device_address (the caller's
+   *   first byte, buf->guard past the allocation's start) and size.
+   * stream_wait_native: later work on s waits for the foreign handle
+   *   (checked non-zero; value 0 except on Vulkan).
+   * buffer_import: as buffer_init, but on the caller's memory described by
+   *   `native` (backend and size checked, buf->size set, buf->borrowed set
+   *   unless `adopt`): check it in words, set buf->device_address. On
+   *   failure nothing is freed, whatever `adopt` says.
+   * context_import_device: the index, among the backend's devices, of the
+   *   device under `native` (probe has run; backend checked); words when
+   *   none is.
+   * context_import: as context_init (ctx->device_index and properties
+   *   set), on the caller's context or device in `native`; `adopt` as
+   *   asked (refuse it in words where it means nothing).
+   * stream_import: as stream_init, on the caller's stream in `native`
+   *   (backend checked, s->borrowed set unless `adopt`); checks it in
+   *   words. On failure nothing is destroyed. */
+  kiln_status (*context_native)(kiln_context *ctx, kiln_native_context *out);
+  kiln_status (*buffer_native)(const kiln_buffer *buf,
+                               kiln_native_buffer *out);
+  kiln_status (*stream_native)(kiln_stream *s, kiln_native_stream *out);
+  kiln_status (*stream_wait_native)(kiln_stream *s, uint64_t handle,
+                                    uint64_t value);
+  kiln_status (*buffer_import)(kiln_buffer *buf,
+                               const kiln_native_buffer *native, bool adopt);
+  kiln_status (*context_import_device)(const kiln_native_context *native,
+                                       size_t *out_index);
+  kiln_status (*context_import)(kiln_context *ctx,
+                                const kiln_native_context *native,
+                                bool adopt);
+  kiln_status (*stream_import)(kiln_stream *s,
+                               const kiln_native_stream *native, bool adopt);
 
   /* Graphs (core/graph.c); all NULL for a backend without them (the
    * capture calls then answer KILN_ERROR_UNSUPPORTED), except graph_update.

@@ -47,17 +47,24 @@ kiln_status kiln_context_create(const kiln_context_options *options,
   if (!out_context)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "kiln_context_create: out_context is NULL");
+  kiln_context_options defaults = kiln_context_options_default();
+  const kiln_backend_ops *ops;
+  size_t device;
+  kiln_status st =
+      kiln_registry_select(options ? options : &defaults, &ops, &device);
+  if (st != KILN_OK) return st;
+  return kiln_context_open("kiln_context_create", ops, device, NULL, false,
+                           out_context);
+}
+
+kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
+                              size_t device, const kiln_native_context *native,
+                              bool adopt, kiln_context **out_context) {
   uint64_t timeout_ns;
   unsigned debug;
   kiln_status st = sync_timeout_from_env(&timeout_ns);
   if (st != KILN_OK || (st = kiln_debug_from_env(&debug)) != KILN_OK)
-    return kiln_error_in("kiln_context_create", st);
-  kiln_context_options defaults = kiln_context_options_default();
-  const kiln_backend_ops *ops;
-  size_t device;
-  st = kiln_registry_select(options ? options : &defaults, &ops, &device);
-  if (st != KILN_OK) return st;
-
+    return kiln_error_in(fn, st);
   kiln_context *ctx =
       kiln_object_alloc(NULL, KILN_OBJECT_CONTEXT, ops->context_size, false);
   if (!ctx) return KILN_ERROR_OUT_OF_HOST_MEMORY;
@@ -76,7 +83,8 @@ kiln_status kiln_context_create(const kiln_context_options *options,
   st = ops->device_properties(device, &ctx->properties);
   if (st == KILN_OK) {
     ctx->properties.backend = ops->kind;
-    st = ops->context_init(ctx);
+    st = native ? ops->context_import(ctx, native, adopt)
+                : ops->context_init(ctx);
   }
   if (st != KILN_OK) {
     pthread_mutex_destroy(&ctx->lock);

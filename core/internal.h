@@ -233,6 +233,14 @@ kiln_status kiln_guard_check_all(kiln_context *ctx, const char *fn);
 /* The backend registered for `backend`, or NULL when not compiled in. */
 const kiln_backend_ops *kiln_registry_get(kiln_backend backend);
 
+/* kiln_context_create's work once the backend and device are chosen
+ * (core/context.c): a context on device `device` of `ops`, made by
+ * ops->context_init, or by ops->context_import on `native` when that is
+ * not NULL (core/interop.c). Failures name `fn`. */
+kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
+                              size_t device, const kiln_native_context *native,
+                              bool adopt, kiln_context **out_context);
+
 /* Probes the backend once; KILN_OK or KILN_ERROR_UNAVAILABLE with
  * *out_reason (owned by the registry) saying why. */
 kiln_status kiln_registry_probe(kiln_backend backend, const char **out_reason);

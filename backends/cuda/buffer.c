@@ -52,6 +52,7 @@ void kiln_cuda_buffer_deinit(kiln_buffer *buf) {
    * synchronize; kiln's promise to wait must not rest on a may. */
   CUresult r = kiln_cuda_api.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuCtxSynchronize before cuMemFree");
+  if (buf->borrowed) return;
   r = kiln_cuda_api.cuMemFree(kiln_cuda_address(buf, 0));
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFree");
 }

@@ -23,7 +23,7 @@ void kiln_cuda_context_deinit(kiln_context *base) {
    * primary context, which waits for that work first (the kernel that
    * made the wait give up). kiln's reference stays until the process
    * ends, and a new context retains the same primary context. */
-  if (base->abandoned) return;
+  if (base->abandoned || ctx->imported) return;
   CUresult r = kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuDevicePrimaryCtxRelease");
   /* Releasing the last reference destroys the primary context, but leaves

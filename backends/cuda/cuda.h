@@ -55,6 +55,9 @@ typedef struct kiln_cuda_context {
   /* Bit d: peer access to device d's primary context is enabled from this
    * one (buffer.c), for copies out of that device's buffers. */
   atomic_uint_least64_t peers;
+  /* Made by kiln_context_create_from_native: `handle` is the caller's
+   * CUcontext, neither retained nor released by kiln. */
+  bool imported;
 } kiln_cuda_context;
 
 typedef struct kiln_cuda_module {
@@ -276,5 +279,24 @@ kiln_status kiln_cuda_graph_end(kiln_graph *g, kiln_stream *s, bool keep);
 kiln_status kiln_cuda_graph_launch(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_cuda_graph_update(kiln_graph *g, size_t index);
 void kiln_cuda_graph_deinit(kiln_graph *g);
+
+/* ---- Native handles (interop.c) -------------------------------------------- */
+
+kiln_status kiln_cuda_context_native(kiln_context *ctx,
+                                     kiln_native_context *out);
+kiln_status kiln_cuda_context_import_device(const kiln_native_context *native,
+                                        size_t *out_index);
+kiln_status kiln_cuda_context_import(kiln_context *ctx,
+                                const kiln_native_context *native, bool adopt);
+kiln_status kiln_cuda_buffer_native(const kiln_buffer *buf,
+                                    kiln_native_buffer *out);
+kiln_status kiln_cuda_buffer_import(kiln_buffer *buf,
+                                    const kiln_native_buffer *native,
+                                    bool adopt);
+kiln_status kiln_cuda_stream_import(kiln_stream *s,
+                                const kiln_native_stream *native, bool adopt);
+kiln_status kiln_cuda_stream_native(kiln_stream *s, kiln_native_stream *out);
+kiln_status kiln_cuda_stream_wait_native(kiln_stream *s, uint64_t handle,
+                                         uint64_t value);
 
 #endif /* KILN_BACKENDS_CUDA_CUDA_H */

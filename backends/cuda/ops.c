@@ -64,6 +64,15 @@ const kiln_backend_ops kiln_cuda_ops = {
     .event_query = kiln_cuda_event_query,
     .event_elapsed_ms = kiln_cuda_event_elapsed_ms,
 
+    .context_native = kiln_cuda_context_native,
+    .context_import_device = kiln_cuda_context_import_device,
+    .context_import = kiln_cuda_context_import,
+    .buffer_native = kiln_cuda_buffer_native,
+    .stream_native = kiln_cuda_stream_native,
+    .stream_wait_native = kiln_cuda_stream_wait_native,
+    .buffer_import = kiln_cuda_buffer_import,
+    .stream_import = kiln_cuda_stream_import,
+
     .graph_size = sizeof(kiln_cuda_graph),
     .graph_begin = kiln_cuda_graph_begin,
     .graph_launched = kiln_cuda_graph_launched,

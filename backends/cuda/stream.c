@@ -14,6 +14,7 @@ kiln_status kiln_cuda_stream_init(kiln_stream *base) {
 }
 
 void kiln_cuda_stream_deinit(kiln_stream *base) {
+  if (base->borrowed) return;
   /* The core has synchronized the stream; cuStreamDestroy would defer the
    * release past pending work anyway. */
   kiln_cuda_make_current_for_deinit(base->base.context,

@@ -37,6 +37,7 @@
   X(cuCtxGetCurrent, 4000)              \
   X(cuCtxSetCurrent, 4000)              \
   X(cuCtxSynchronize, 2000)             \
+  X(cuCtxGetDevice, 2000)               \
   X(cuCtxSetLimit, 3010)                \
   X(cuDeviceCanAccessPeer, 4000)        \
   X(cuCtxEnablePeerAccess, 4000)        \
@@ -65,6 +66,7 @@
   X(cuStreamSynchronize, 2000)          \
   X(cuStreamQuery, 2000)                \
   X(cuStreamWaitEvent, 3020)            \
+  X(cuStreamGetCtx, 9020)               \
   X(cuEventCreate, 2000)                \
   X(cuEventDestroy, 4000)               \
   X(cuEventRecord, 2000)                \

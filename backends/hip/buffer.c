@@ -36,9 +36,13 @@ void kiln_hip_buffer_deinit(kiln_buffer *buf) {
   if (!kiln_hip_device_enter_for_deinit(buf->base.context, &scope,
                                         "freeing a buffer"))
     return;
-  hipError_t err = kiln_hip_api.hipFree(kiln_hip_buffer_ptr(buf, 0));
+  /* A borrowed buffer's memory stays, but kiln's work on it must end. */
+  hipError_t err = buf->borrowed
+                       ? kiln_hip_api.hipDeviceSynchronize()
+                       : kiln_hip_api.hipFree(kiln_hip_buffer_ptr(buf, 0));
   kiln_hip_device_leave(&scope);
-  if (err != hipSuccess) kiln_hip_warn(err, "hipFree");
+  if (err != hipSuccess)
+    kiln_hip_warn(err, buf->borrowed ? "hipDeviceSynchronize" : "hipFree");
 }
 
 /* `src` must be reusable when this returns. hipMemcpyAsync gives no such

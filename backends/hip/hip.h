@@ -360,6 +360,25 @@ kiln_status kiln_hip_graph_launch(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_hip_graph_update(kiln_graph *g, size_t index);
 void kiln_hip_graph_deinit(kiln_graph *g);
 
+/* ---- Native handles (interop.c) -------------------------------------------- */
+
+kiln_status kiln_hip_context_native(kiln_context *ctx,
+                                    kiln_native_context *out);
+kiln_status kiln_hip_context_import_device(const kiln_native_context *native,
+                                        size_t *out_index);
+kiln_status kiln_hip_context_import(kiln_context *ctx,
+                                const kiln_native_context *native, bool adopt);
+kiln_status kiln_hip_buffer_native(const kiln_buffer *buf,
+                                   kiln_native_buffer *out);
+kiln_status kiln_hip_buffer_import(kiln_buffer *buf,
+                                   const kiln_native_buffer *native,
+                                   bool adopt);
+kiln_status kiln_hip_stream_import(kiln_stream *s,
+                                const kiln_native_stream *native, bool adopt);
+kiln_status kiln_hip_stream_native(kiln_stream *s, kiln_native_stream *out);
+kiln_status kiln_hip_stream_wait_native(kiln_stream *s, uint64_t handle,
+                                        uint64_t value);
+
 #endif /* KILN_HIP_API_ONLY */
 
 #endif /* KILN_HIP_HIP_H */

@@ -64,6 +64,15 @@ const kiln_backend_ops kiln_hip_ops = {
     .event_query = kiln_hip_event_query,
     .event_elapsed_ms = kiln_hip_event_elapsed_ms,
 
+    .context_native = kiln_hip_context_native,
+    .context_import_device = kiln_hip_context_import_device,
+    .context_import = kiln_hip_context_import,
+    .buffer_native = kiln_hip_buffer_native,
+    .stream_native = kiln_hip_stream_native,
+    .stream_wait_native = kiln_hip_stream_wait_native,
+    .buffer_import = kiln_hip_buffer_import,
+    .stream_import = kiln_hip_stream_import,
+
     .graph_size = sizeof(kiln_hip_graph),
     .graph_begin = kiln_hip_graph_begin,
     .graph_launched = kiln_hip_graph_launched,

@@ -16,6 +16,7 @@ kiln_status kiln_hip_stream_init(kiln_stream *s) {
 }
 
 void kiln_hip_stream_deinit(kiln_stream *s) {
+  if (s->borrowed) return;
   hipError_t err = kiln_hip_api.hipStreamDestroy(kiln_hip_stream_handle(s));
   if (err != hipSuccess) kiln_hip_warn(err, "hipStreamDestroy");
 }

@@ -41,6 +41,8 @@
     (int peer_device_id, unsigned int flags))                                 \
   X(hipError_t, hipMalloc, (void **ptr, size_t size))                         \
   X(hipError_t, hipFree, (void *ptr))                                         \
+  X(hipError_t, hipMemGetAddressRange,                                        \
+    (hipDeviceptr_t *base, size_t *size, hipDeviceptr_t ptr))                 \
   X(hipError_t, hipHostMalloc, (void **ptr, size_t size, unsigned int flags)) \
   X(hipError_t, hipHostFree, (void *ptr))                                     \
   X(hipError_t, hipMemcpyAsync,                                               \

@@ -192,7 +192,7 @@ void kiln_vulkan_buffer_deinit(kiln_buffer *buf) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(buf->base.context);
   /* Any recorded kernel may use any buffer through its address. */
   kiln_vulkan_quiesce_for_deinit(vc, "freeing a buffer");
-  kiln_vulkan_free(vc, &kiln_vulkan_buffer_cast(buf)->alloc);
+  if (!buf->borrowed) kiln_vulkan_free(vc, &kiln_vulkan_buffer_cast(buf)->alloc);
 }
 
 kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
@@ -219,7 +219,7 @@ kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
     status = staging_take(st, n, false, &at, &taken);
     if (status != KILN_OK) break;
     memcpy(st->staging.alloc.map + at, from, n);
-    status = kiln_vulkan_record_copy(st, vb->alloc.buffer, off,
+    status = kiln_vulkan_record_copy(st, vb->alloc.buffer, vb->offset + off,
                                      st->staging.alloc.buffer, at, n);
     from += n;
     off += n;
@@ -265,7 +265,7 @@ static kiln_status staged_read(kiln_vulkan_stream *st,
       if (s != KILN_OK) break;
       if (taken) {
         s = kiln_vulkan_record_copy(st, st->staging.alloc.buffer, at,
-                                    vb->alloc.buffer, off, n);
+                                    vb->alloc.buffer, vb->offset + off, n);
         if (s == KILN_OK) s = kiln_vulkan_stream_flush(st);
         if (s != KILN_OK) {
           staging_unhold(st, at);
@@ -319,9 +319,11 @@ kiln_status kiln_vulkan_buffer_copy(kiln_stream *s, kiln_buffer *dst,
                                     size_t src_off, size_t size) {
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
-  kiln_status status = kiln_vulkan_record_copy(
-      st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, dst_off,
-      kiln_vulkan_buffer_cast_const(src)->alloc.buffer, src_off, size);
+  const kiln_vulkan_buffer *d = kiln_vulkan_buffer_cast(dst);
+  const kiln_vulkan_buffer *from = kiln_vulkan_buffer_cast_const(src);
+  kiln_status status =
+      kiln_vulkan_record_copy(st, d->alloc.buffer, d->offset + dst_off,
+                              from->alloc.buffer, from->offset + src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
 }
@@ -334,9 +336,9 @@ kiln_status kiln_vulkan_buffer_fill(kiln_stream *s, kiln_buffer *dst,
   (void)pattern_size;
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
-  kiln_status status =
-      record_fill(st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, off, size,
-                  (uint32_t)pattern);
+  const kiln_vulkan_buffer *d = kiln_vulkan_buffer_cast(dst);
+  kiln_status status = record_fill(st, d->alloc.buffer, d->offset + off, size,
+                                   (uint32_t)pattern);
   kiln_vulkan_stream_unlock(st);
   return status;
 }

@@ -65,15 +65,12 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
       .queueCount = vc->queue_count,
       .pQueuePriorities = priorities,
   };
-  VkPhysicalDeviceFeatures2 f;
-  VkPhysicalDeviceVulkan11Features f11;
-  VkPhysicalDeviceVulkan12Features f12;
-  choose_features(p, &f, &f11, &f12);
+  choose_features(p, &vc->enabled, &vc->enabled11, &vc->enabled12);
   /* The spec requires enabling it on the drivers that offer it. */
   const char *portability = "VK_KHR_portability_subset";
   VkDeviceCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-      .pNext = &f,
+      .pNext = &vc->enabled,
       .queueCreateInfoCount = 1,
       .pQueueCreateInfos = &queue_info,
       .enabledExtensionCount = p->portability_subset ? 1 : 0,
@@ -242,8 +239,14 @@ kiln_status kiln_vulkan_context_init(kiln_context *ctx) {
   vc->phys = kiln_vulkan_physical_device(ctx->device_index);
   kiln_status st = create_device(vc);
   if (st != KILN_OK) return st;
-  st = kiln_vulkan_load_device(vc->device, &vc->vk);
+  vc->owns_device = true;
+  return kiln_vulkan_context_setup(vc);
+}
+
+kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
+  kiln_status st = kiln_vulkan_load_device(vc->device, &vc->vk);
   if (st != KILN_OK) {
+    if (!vc->owns_device) return st;
     /* Without the table there is no vkDestroyDevice to call either; ask
      * the loader for it directly. */
     PFN_vkVoidFunction fn =
@@ -300,7 +303,7 @@ kiln_status kiln_vulkan_context_init(kiln_context *ctx) {
     if (vc->pipeline_cache)
       vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
     destroy_queues(vc, queues);
-    vc->vk.vkDestroyDevice(vc->device, NULL);
+    if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
   }
   return st;
 }
@@ -311,18 +314,24 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
    * touch, would be invalid (and lavapipe would join the thread that runs
    * it). All of it stays, with the core's memory, until the process ends. */
   if (ctx->abandoned) return;
+  /* The caller may use a borrowed device's other queues meanwhile, which
+   * vkDeviceWaitIdle would race with: wait for kiln's own work only. */
+  if (!vc->owns_device)
+    kiln_vulkan_quiesce_for_deinit(vc, "releasing a borrowed VkDevice");
   kiln_vulkan_stream_teardown(vc->util);
   free(vc->util);
   kiln_vulkan_release_writes(vc, NULL);
   free(vc->writes);
   /* Destroying the device with work queued is invalid, and a lost device
    * may still report work pending: this is not a hot path. */
-  VkResult r = vc->vk.vkDeviceWaitIdle(vc->device);
-  if (r != VK_SUCCESS)
-    kiln_vulkan_warn(r, "vkDeviceWaitIdle before destroying the device");
+  if (vc->owns_device) {
+    VkResult r = vc->vk.vkDeviceWaitIdle(vc->device);
+    if (r != VK_SUCCESS)
+      kiln_vulkan_warn(r, "vkDeviceWaitIdle before destroying the device");
+  }
   save_pipeline_cache(vc);
   vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
-  vc->vk.vkDestroyDevice(vc->device, NULL);
+  if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
   pthread_mutex_destroy(&vc->writes_lock);
   pthread_mutex_destroy(&vc->streams_lock);
   destroy_queues(vc, vc->queue_count);

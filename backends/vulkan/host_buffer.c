@@ -28,8 +28,9 @@ kiln_status kiln_vulkan_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
                                            size_t src_off, size_t size) {
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
+  const kiln_vulkan_buffer *d = kiln_vulkan_buffer_cast(dst);
   kiln_status status = kiln_vulkan_record_copy(
-      st, kiln_vulkan_buffer_cast(dst)->alloc.buffer, dst_off,
+      st, d->alloc.buffer, d->offset + dst_off,
       kiln_vulkan_host_buffer_cast_const(src)->alloc.buffer, src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
@@ -41,9 +42,10 @@ kiln_status kiln_vulkan_buffer_read_async(kiln_stream *s,
                                           size_t dst_off, size_t size) {
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
+  const kiln_vulkan_buffer *from = kiln_vulkan_buffer_cast_const(src);
   kiln_status status = kiln_vulkan_record_copy(
       st, kiln_vulkan_host_buffer_cast(dst)->alloc.buffer, dst_off,
-      kiln_vulkan_buffer_cast_const(src)->alloc.buffer, src_off, size);
+      from->alloc.buffer, from->offset + src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
 }

@@ -58,6 +58,15 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .event_query = kiln_vulkan_event_query,
     .event_elapsed_ms = kiln_vulkan_event_elapsed_ms,
 
+    .context_native = kiln_vulkan_context_native,
+    .context_import_device = kiln_vulkan_context_import_device,
+    .context_import = kiln_vulkan_context_import,
+    .buffer_native = kiln_vulkan_buffer_native,
+    .stream_native = kiln_vulkan_stream_native,
+    .stream_wait_native = kiln_vulkan_stream_wait_native,
+    .buffer_import = kiln_vulkan_buffer_import,
+    .stream_import = kiln_vulkan_stream_import,
+
     .graph_size = sizeof(kiln_vulkan_graph),
     .graph_begin = kiln_vulkan_graph_begin,
     .graph_end = kiln_vulkan_graph_end,

@@ -42,7 +42,8 @@ static kiln_status timeline_create(kiln_vulkan_context *vc,
 void kiln_vulkan_timeline_release(kiln_vulkan_context *vc,
                                   kiln_vulkan_timeline *tl) {
   if (tl && atomic_fetch_sub(&tl->refs, 1) == 1) {
-    vc->vk.vkDestroySemaphore(vc->device, tl->semaphore, NULL);
+    if (!tl->foreign)
+      vc->vk.vkDestroySemaphore(vc->device, tl->semaphore, NULL);
     free(tl);
   }
 }

@@ -167,6 +167,7 @@ typedef struct kiln_vulkan_stream kiln_vulkan_stream;
 typedef struct kiln_vulkan_timeline {
   VkSemaphore semaphore;
   atomic_uint refs;
+  bool foreign; /* the caller's (kiln_stream_wait_native): not destroyed */
 } kiln_vulkan_timeline;
 
 typedef struct kiln_vulkan_wait {
@@ -178,6 +179,19 @@ typedef struct kiln_vulkan_context {
   kiln_context base;
   const kiln_vulkan_physical *phys;
   VkDevice device;
+  /* false for a VkDevice imported without KILN_NATIVE_ADOPT: deinit waits
+   * for kiln's streams only (the caller may still use the device's other
+   * queues) and leaves the device alive. */
+  bool owns_device;
+  /* An imported device's physical device as the context sees it: kiln's
+   * entry with the caller's queue family and enabled features (phys then
+   * points here; interop.c). */
+  kiln_vulkan_physical imported_phys;
+  /* The features the device was created with, chained enabled ->
+   * enabled11 -> enabled12: kiln_context_get_native hands them out. */
+  VkPhysicalDeviceFeatures2 enabled;
+  VkPhysicalDeviceVulkan11Features enabled11;
+  VkPhysicalDeviceVulkan12Features enabled12;
   kiln_vulkan_device_fns vk;
   kiln_vulkan_queue queues[KILN_VULKAN_MAX_QUEUES];
   uint32_t queue_count;
@@ -240,6 +254,11 @@ void kiln_vulkan_quiesce_for_deinit(kiln_vulkan_context *ctx,
                                     const char *what);
 
 kiln_status kiln_vulkan_context_init(kiln_context *ctx);
+/* The rest of context_init once vc->phys, vc->device, vc->queue_count,
+ * vc->owns_device and the enabled features are set: the device's entry
+ * points, its queues, the pipeline cache, the locks and the internal
+ * stream. On failure the device is destroyed if the context owns it. */
+kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc);
 void kiln_vulkan_context_deinit(kiln_context *ctx);
 kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx,
                                             uint64_t timeout_ns);
@@ -385,6 +404,9 @@ void kiln_vulkan_staging_release(kiln_vulkan_stream *st);
 typedef struct kiln_vulkan_buffer {
   kiln_buffer base;
   kiln_vulkan_allocation alloc;
+  /* Where byte 0 of the buffer lies in alloc.buffer: 0 for kiln's own,
+   * the caller's vk_offset for an imported one (interop.c). */
+  VkDeviceSize offset;
 } kiln_vulkan_buffer;
 
 typedef struct kiln_vulkan_host_buffer {
@@ -612,5 +634,24 @@ void kiln_vulkan_graph_deinit(kiln_graph *g);
 /* An event record or wait issued on the stream building a graph. */
 kiln_status kiln_vulkan_graph_note_event(kiln_stream *s, kiln_event *e,
                                          bool record);
+
+/* ---- Native handles (interop.c) -------------------------------------------- */
+
+kiln_status kiln_vulkan_context_native(kiln_context *ctx,
+                                       kiln_native_context *out);
+kiln_status kiln_vulkan_context_import_device(const kiln_native_context *native,
+                                        size_t *out_index);
+kiln_status kiln_vulkan_context_import(kiln_context *ctx,
+                                const kiln_native_context *native, bool adopt);
+kiln_status kiln_vulkan_buffer_native(const kiln_buffer *buf,
+                                      kiln_native_buffer *out);
+kiln_status kiln_vulkan_buffer_import(kiln_buffer *buf,
+                                      const kiln_native_buffer *native,
+                                      bool adopt);
+kiln_status kiln_vulkan_stream_import(kiln_stream *s,
+                                const kiln_native_stream *native, bool adopt);
+kiln_status kiln_vulkan_stream_native(kiln_stream *s, kiln_native_stream *out);
+kiln_status kiln_vulkan_stream_wait_native(kiln_stream *s, uint64_t handle,
+                                           uint64_t value);
 
 #endif /* KILN_VULKAN_VULKAN_H */

@@ -1028,6 +1028,176 @@ KILN_API kiln_status kiln_graph_set_arguments(kiln_graph *graph,
  * holds. NULL is a no-op. */
 KILN_API kiln_status kiln_graph_destroy(kiln_graph *graph);
 
+/* ------------------------------------------------------------------------ */
+/* Native handles: kiln's objects in other GPU code, and its objects in kiln  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Export: the *_get_native calls hand out the vendor handles under a kiln
+ * object, so that cuBLAS, NCCL, a vendor library or the application's own
+ * API calls can work on kiln's memory and streams. The handles stay kiln's:
+ * never free, destroy or reset them, and do not use them after the kiln
+ * object is destroyed. Work the caller queues on them is the caller's to
+ * order against kiln's (see kiln_native_stream) and to finish before the
+ * kiln object is destroyed. docs/interop.md has the whole set of rules.
+ *
+ * Import: the *_create_from_native calls make a kiln object of a handle
+ * the caller made. Borrowed by default: destroying the kiln object waits
+ * for kiln's work on it and leaves the handle alive, the caller's to free
+ * after. With KILN_NATIVE_ADOPT kiln owns it from a successful call on and
+ * frees it when the kiln object is destroyed (on failure it stays the
+ * caller's).
+ *
+ * Vulkan handles: dispatchable ones (VkInstance, VkPhysicalDevice,
+ * VkDevice, VkQueue) travel as void *, non-dispatchable ones (VkBuffer,
+ * VkDeviceMemory, VkSemaphore) as uint64_t, whatever the platform's
+ * VK_USE_64_BIT_PTR_DEFINES: cast with (uint64_t)(uintptr_t)h where they
+ * are pointers. Fields of another backend are zero.
+ */
+
+/* The import flag: kiln takes ownership of the native handle. */
+#define KILN_NATIVE_ADOPT (1u << 0)
+
+typedef struct kiln_native_context {
+  kiln_backend backend;
+  /* CUDA: the CUdevice and the CUcontext kiln makes current (the device's
+   * primary context unless the context was imported). */
+  int cuda_device;
+  void *cuda_context;
+  /* HIP: the device ordinal kiln selects around its calls. */
+  int hip_device;
+  /* Vulkan: the instance, physical device and device kiln uses, the queue
+   * family of all its queues, the default stream's queue, the API version
+   * the device was created for, and the vkGetInstanceProcAddr kiln loaded
+   * (cast to PFN_vkGetInstanceProcAddr; use it to reach the same loader). */
+  void *vk_instance;
+  void *vk_physical_device;
+  void *vk_device;
+  uint32_t vk_queue_family;
+  void *vk_queue;
+  uint32_t vk_api_version;
+  void (*vk_get_instance_proc_addr)(void);
+  /* Vulkan, import only (kiln_context_create_from_native; 0 and NULL on
+   * export): how many queues of vk_queue_family the device was created
+   * with, and the pNext chain of its VkDeviceCreateInfo (the
+   * VkPhysicalDeviceFeatures2 / Vulkan12Features / feature structs it
+   * enabled), which Vulkan gives no way to ask the device for. */
+  uint32_t vk_queue_count;
+  const void *vk_enabled_features;
+} kiln_native_context;
+
+/* Fills *out_native with the context's native handles. They belong to kiln
+ * (destroy nothing); the VkQueue is one kiln submits to from any thread
+ * under its own lock: submit to it only while no other thread calls kiln
+ * on this context, or use a queue of your own. */
+KILN_API kiln_status kiln_context_get_native(kiln_context *context,
+                                             kiln_native_context *out_native);
+
+/* Opens a kiln context on a device another library or the application set
+ * up, as kiln_context_create does otherwise (KILN_DEBUG and
+ * KILN_SYNC_TIMEOUT_MS apply). `native->backend` picks the backend; then
+ * CUDA: `cuda_context`, any CUcontext (a primary context, or one of the
+ * caller's), which kiln makes current around its calls; HIP: `hip_device`;
+ * Vulkan: `vk_instance`, `vk_physical_device`, `vk_device`,
+ * `vk_queue_family` (with compute), `vk_queue_count` (> 0; kiln uses up to
+ * 8 of them), `vk_api_version` (that of the VkInstance, at least 1.2) and
+ * `vk_enabled_features`. The VkDevice must come from the Vulkan loader
+ * kiln uses (libvulkan.so.1, or KILN_VULKAN_LIBRARY) and have Vulkan 1.2's
+ * bufferDeviceAddress and timelineSemaphore and shaderInt64 enabled:
+ * KILN_ERROR_UNSUPPORTED names what is missing. Borrowed: kiln_context_destroy
+ * leaves the device (and CUcontext) alive, after waiting for kiln's work;
+ * with KILN_NATIVE_ADOPT (Vulkan only: CUDA and HIP answer
+ * KILN_ERROR_INVALID_ARGUMENT) it destroys the VkDevice. */
+KILN_API kiln_status kiln_context_create_from_native(
+    const kiln_native_context *native, uint32_t flags,
+    kiln_context **out_context);
+
+typedef struct kiln_native_buffer {
+  kiln_backend backend;
+  /* The address kernels see of the buffer's first byte: the CUdeviceptr,
+   * the HIP device pointer, or the Vulkan buffer device address. */
+  uint64_t device_address;
+  size_t size; /* bytes from device_address that are the buffer's */
+  /* Vulkan: the VkBuffer holding it, its VkDeviceMemory, and the offset of
+   * the buffer's first byte within vk_buffer (not 0 under KILN_DEBUG=guard).
+   * The VkBuffer has transfer source and destination and shader device
+   * address usage. */
+  uint64_t vk_buffer;
+  uint64_t vk_memory;
+  uint64_t vk_offset;
+} kiln_native_buffer;
+
+/* Fills *out_native with where the buffer lives. A module's global variable
+ * is given by its address (vk_buffer 0). The memory stays kiln's: do not
+ * free it; reads and writes by foreign work follow kiln_native_stream's
+ * ordering rules. */
+KILN_API kiln_status kiln_buffer_get_native(const kiln_buffer *buffer,
+                                            kiln_native_buffer *out_native);
+
+/* Makes a kiln buffer of foreign device memory of the context's device:
+ * `native` gives backend (the context's), device_address and size (> 0);
+ * Vulkan also vk_buffer (with the usages above), vk_offset and, for
+ * KILN_NATIVE_ADOPT, vk_memory (freed after the VkBuffer; 0: none), and
+ * device_address may be 0 for kiln to look it up; vk_offset and size are
+ * multiples of 4. CUDA and HIP check that the range lies in one
+ * allocation (CUDA: of the context's device), and adopting needs the
+ * allocation's start (kiln frees it with cuMemFree / hipFree).
+ * KILN_ERROR_INVALID_ARGUMENT, in words, for a mismatch; flags other than
+ * KILN_NATIVE_ADOPT are KILN_ERROR_INVALID_ARGUMENT. The new buffer is used
+ * as any other and released with kiln_buffer_destroy (see "Import"). */
+KILN_API kiln_status kiln_buffer_create_from_native(
+    kiln_context *context, const kiln_native_buffer *native, uint32_t flags,
+    kiln_buffer **out_buffer);
+
+typedef struct kiln_native_stream {
+  kiln_backend backend;
+  /* CUDA: the CUstream; HIP: the hipStream_t. Foreign work queued on it
+   * is in order with kiln's on that stream, both ways. */
+  void *stream;
+  /* Vulkan: the queue the stream submits to, its family, and a timeline
+   * semaphore that reaches vk_semaphore_value when all the work queued on
+   * the stream before kiln_stream_get_native is done (the call submits
+   * that work). Foreign submissions wait for (semaphore, value) to come
+   * after kiln's work; kiln_stream_wait_native puts kiln's later work after
+   * theirs. Never signal kiln's semaphore. */
+  void *vk_queue;
+  uint32_t vk_queue_family;
+  uint64_t vk_semaphore;
+  uint64_t vk_semaphore_value;
+} kiln_native_stream;
+
+/* Fills *out_native with the stream's native handles (Vulkan: submitting
+ * what is queued first). NULL is KILN_ERROR_INVALID_HANDLE. The handles
+ * stay kiln's: do not destroy them, and do not wait on them in a graph
+ * capture (a capturing stream is KILN_ERROR_INVALID_STATE). */
+KILN_API kiln_status kiln_stream_get_native(kiln_stream *stream,
+                                            kiln_native_stream *out_native);
+
+/* Makes a kiln stream of a native one of the context's device: CUDA: the
+ * CUstream `native->stream` (checked to be of the context's CUcontext);
+ * HIP: the hipStream_t `native->stream` (of the context's device: HIP
+ * gives no check); Vulkan: kiln's own stream state on `native->vk_queue`,
+ * which must be one of the context's queues (kiln_context_get_native's,
+ * or any of its family that the context uses). kiln's work on it is in
+ * order with foreign work on the same CUDA or HIP stream. Borrowed, it is
+ * not destroyed by kiln_stream_destroy; KILN_NATIVE_ADOPT hands it to kiln
+ * (cuStreamDestroy / hipStreamDestroy; on Vulkan, whose queues belong to
+ * the device, KILN_ERROR_INVALID_ARGUMENT). Destroy the kiln stream before
+ * a borrowed native one. */
+KILN_API kiln_status kiln_stream_create_from_native(
+    kiln_context *context, const kiln_native_stream *native, uint32_t flags,
+    kiln_stream **out_stream);
+
+/* Makes later work on `stream` wait, on the device, for foreign work:
+ * Vulkan: until the timeline semaphore `handle` (a VkSemaphore of the
+ * context's VkDevice, as uint64_t) reaches `value`; CUDA: for the CUevent
+ * `handle`, HIP: the hipEvent_t `handle` (recorded by the caller), with
+ * `value` 0. The host does not wait. The handle stays the caller's and
+ * must live until the work waiting for it is done. KILN_ERROR_INVALID_ARGUMENT
+ * for a zero handle, or a value other than 0 on CUDA or HIP. */
+KILN_API kiln_status kiln_stream_wait_native(kiln_stream *stream,
+                                             uint64_t handle, uint64_t value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,7 +3,8 @@
  * test_bad_input.c (the checks, the objects, the cases of backends,
  * devices, contexts, streams and events, and the runner),
  * test_bad_input_buffers.c, test_bad_input_kernels.c (modules,
- * compiling, launches, built-in kernels) and test_bad_input_graphs.c.
+ * compiling, launches, built-in kernels), test_bad_input_graphs.c and
+ * test_bad_input_native.c (native handles).
  *
  * A case is one call with one bad input and the status kiln.h documents
  * for it, BAD(expected, call): kiln must answer with that status and a
@@ -53,6 +54,9 @@ typedef struct bad_outs {
   float ms;
   kiln_device_properties props;
   kiln_module_build_info info;
+  kiln_native_context nctx;
+  kiln_native_buffer nbuf;
+  kiln_native_stream nstream;
 } bad_outs;
 
 extern bad_outs out, bad_untouched;
@@ -116,5 +120,6 @@ void bad_compile_calls(void **state);
 void bad_launch_calls(void **state);
 void bad_builtin_calls(void **state);
 void bad_graph_calls(void **state);
+void bad_native_calls(void **state);
 
 #endif /* KILN_TESTS_CONFORMANCE_BAD_INPUT_H */

@@ -111,6 +111,7 @@ int main(void) {
   failed += conf_run_stream_tests();
   failed += conf_run_peer_tests();
   failed += conf_run_graph_tests();
+  failed += conf_run_interop_tests();
   failed += conf_run_error_tests();
   failed += conf_run_compile_tests();
   failed += conf_run_bad_input_tests();

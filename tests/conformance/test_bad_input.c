@@ -633,6 +633,7 @@ int conf_run_bad_input_tests(void) {
       CONF_TEST(bad_backend_and_device_calls),
       CONF_TEST(bad_context_calls),
       CONF_TEST(bad_buffer_calls),
+      CONF_TEST(bad_native_calls),
       CONF_TEST(bad_host_buffer_calls),
       CONF_TEST(bad_module_calls),
       CONF_TEST(bad_compile_calls),

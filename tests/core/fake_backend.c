@@ -1,5 +1,6 @@
 /* The fake backend of tests/core: see fake_backend.h. */
 #include "fake_backend.h"
+#include "fake_objects.h"
 
 #include <ctype.h>
 #include <setjmp.h>
@@ -11,49 +12,6 @@
 #include <time.h>
 
 #include <cmocka.h>
-
-/* Written by every init into the bytes past the core's struct and checked by
- * every deinit: a core that allocated less than ops->X_size, or handed one
- * object's deinit another's block, trips it (or AddressSanitizer). */
-#define FAKE_TAG 0x66616b65u
-
-typedef struct fake_context {
-  kiln_context base;
-  uint32_t tag;
-} fake_context;
-
-typedef struct fake_buffer {
-  kiln_buffer base;
-  unsigned char *mem;
-  uint32_t tag;
-} fake_buffer;
-
-typedef struct fake_host_buffer {
-  kiln_host_buffer base;
-  uint32_t tag;
-} fake_host_buffer;
-
-typedef struct fake_module {
-  kiln_module base;
-  char *text; /* every image's text, joined by spaces */
-  uint32_t tag;
-} fake_module;
-
-typedef struct fake_kernel {
-  kiln_kernel base;
-  uint32_t tag;
-} fake_kernel;
-
-typedef struct fake_stream {
-  kiln_stream base;
-  uint32_t tag;
-} fake_stream;
-
-typedef struct fake_event {
-  kiln_event base;
-  uint64_t ns; /* CLOCK_MONOTONIC at the last record */
-  uint32_t tag;
-} fake_event;
 
 static const char *const op_names[FAKE_OP_COUNT] = {
     "context_init",
@@ -769,6 +727,7 @@ void fake_init(fake_backend *fb, kiln_backend kind) {
   o->event_record = event_record;
   o->stream_wait_event = stream_wait_event;
   fake_graph_ops(o);
+  fake_interop_ops(o);
   o->event_synchronize = event_synchronize;
   o->event_query = event_query;
   o->event_elapsed_ms = event_elapsed_ms;

@@ -111,6 +111,8 @@ typedef struct fake_backend {
   char last_target[64];
   size_t launch_count;
   fake_launch launches[FAKE_LAUNCH_LOG]; /* the last ones, a ring */
+  /* kiln_stream_wait_native's last handle and value. */
+  uint64_t last_wait_handle, last_wait_value;
   uint64_t last_fill_pattern;
   size_t last_fill_pattern_size;
 } fake_backend;
@@ -121,6 +123,11 @@ kiln_status fake_enter(fake_backend *fb, fake_op op);
 
 /* Fills the graph ops of a fake's table (fake_graph.c). */
 void fake_graph_ops(kiln_backend_ops *ops);
+
+/* Fills the native-handle ops of a fake's table (fake_interop.c): device
+ * memory is host memory, so an imported buffer is the caller's malloc'd
+ * block, freed by kiln only when adopted. The context ops are left NULL. */
+void fake_interop_ops(kiln_backend_ops *ops);
 
 /* Resets `fb` to an available fake of `kind` with one discrete GPU. */
 void fake_init(fake_backend *fb, kiln_backend kind);

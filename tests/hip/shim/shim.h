@@ -59,6 +59,7 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuCtxGetLimit, 3010)              \
   X(cuMemAlloc, 3020)                 \
   X(cuMemFree, 3020)                  \
+  X(cuMemGetAddressRange, 3020)       \
   X(cuMemHostAlloc, 2020)             \
   X(cuMemFreeHost, 2000)              \
   X(cuMemcpyAsync, 4000)              \

@@ -37,6 +37,18 @@ hipError_t hipFree(void *ptr) {
   return shim_error(shim_cu.cuMemFree(SHIM_DEVPTR(ptr)), "cuMemFree");
 }
 
+hipError_t hipMemGetAddressRange(hipDeviceptr_t *base, size_t *size,
+                                 hipDeviceptr_t ptr) {
+  if (!base || !size) return hipErrorInvalidValue;
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  CUdeviceptr start = 0;
+  err = shim_error(shim_cu.cuMemGetAddressRange(&start, size, SHIM_DEVPTR(ptr)),
+                   "cuMemGetAddressRange");
+  if (err == hipSuccess) *base = (hipDeviceptr_t)(uintptr_t)start;
+  return err;
+}
+
 hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags) {
   if (!ptr || flags != hipHostMallocDefault) return hipErrorInvalidValue;
   *ptr = NULL;

@@ -1,0 +1,213 @@
+/* Native handles in and out (kiln.h, "Native handles"; docs/interop.md):
+ * the checks every backend would otherwise repeat, then the backend's op. */
+#include <string.h>
+
+#include "core/internal.h"
+
+static kiln_status unsupported(const kiln_context *ctx, const char *fn) {
+  return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                        "%s: the %s backend cannot do this", fn,
+                        ctx->ops->name);
+}
+
+kiln_status kiln_context_get_native(kiln_context *ctx,
+                                    kiln_native_context *out_native) {
+  static const char fn[] = "kiln_context_get_native";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK) return st;
+  if (!out_native)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_native is NULL",
+                          fn);
+  if (!ctx->ops->context_native) return unsupported(ctx, fn);
+  kiln_native_context n;
+  memset(&n, 0, sizeof n);
+  n.backend = ctx->ops->kind;
+  st = kiln_context_result(ctx, ctx->ops->context_native(ctx, &n));
+  if (st != KILN_OK) return kiln_error_in(fn, st);
+  *out_native = n;
+  return KILN_OK;
+}
+
+kiln_status kiln_context_create_from_native(const kiln_native_context *native,
+                                            uint32_t flags,
+                                            kiln_context **out_context) {
+  static const char fn[] = "kiln_context_create_from_native";
+  if (!native || !out_context)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                          native ? "out_context" : "native");
+  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
+                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
+  if (native->backend != KILN_BACKEND_CUDA &&
+      native->backend != KILN_BACKEND_HIP &&
+      native->backend != KILN_BACKEND_VULKAN)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: native->backend is %d; it names the backend "
+                          "of the handles (cuda, hip or vulkan)",
+                          fn, (int)native->backend);
+  const char *reason;
+  if (kiln_registry_probe(native->backend, &reason) != KILN_OK)
+    return kiln_set_error(KILN_ERROR_UNAVAILABLE,
+                          "%s: backend %s is "
+                          "unavailable: %s",
+                          fn, kiln_backend_name(native->backend), reason);
+  const kiln_backend_ops *ops = kiln_registry_get(native->backend);
+  if (!ops->context_import_device || !ops->context_import)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: the %s backend cannot do this", fn, ops->name);
+  size_t device;
+  kiln_status st = ops->context_import_device(native, &device);
+  if (st != KILN_OK) return kiln_error_in(fn, st);
+  st = kiln_context_open(fn, ops, device, native,
+                         (flags & KILN_NATIVE_ADOPT) != 0, out_context);
+  return kiln_error_in(fn, st);
+}
+
+kiln_status kiln_buffer_get_native(const kiln_buffer *buf,
+                                   kiln_native_buffer *out_native) {
+  static const char fn[] = "kiln_buffer_get_native";
+  kiln_status st = kiln_object_check(buf, KILN_OBJECT_BUFFER, fn, "buffer");
+  if (st != KILN_OK) return st;
+  if (!out_native)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_native is NULL",
+                          fn);
+  kiln_context *ctx = buf->base.context;
+  if (!ctx->ops->buffer_native) return unsupported(ctx, fn);
+  kiln_native_buffer n;
+  memset(&n, 0, sizeof n);
+  n.backend = ctx->ops->kind;
+  n.device_address = buf->device_address + buf->guard;
+  n.size = buf->size;
+  st = kiln_context_result(ctx, ctx->ops->buffer_native(buf, &n));
+  if (st != KILN_OK) return kiln_error_in(fn, st);
+  *out_native = n;
+  return KILN_OK;
+}
+
+kiln_status kiln_buffer_create_from_native(kiln_context *ctx,
+                                           const kiln_native_buffer *native,
+                                           uint32_t flags,
+                                           kiln_buffer **out_buffer) {
+  static const char fn[] = "kiln_buffer_create_from_native";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK) return st;
+  if (!native || !out_buffer)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                          native ? "out_buffer" : "native");
+  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
+                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
+  if (native->backend != ctx->ops->kind)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: native->backend is %s, the context's is %s", fn,
+                          kiln_backend_name(native->backend), ctx->ops->name);
+  if (native->size == 0)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: native->size is 0; a buffer holds at least one "
+                          "byte",
+                          fn);
+  if (native->device_address > UINT64_MAX - native->size)
+    return kiln_set_error(KILN_ERROR_OVERFLOW,
+                          "%s: native->device_address 0x%llx plus size %zu "
+                          "passes the end of the address space",
+                          fn, (unsigned long long)native->device_address,
+                          native->size);
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  if (!ctx->ops->buffer_import) return unsupported(ctx, fn);
+  kiln_buffer *buf =
+      kiln_object_alloc(ctx, KILN_OBJECT_BUFFER, ctx->ops->buffer_size, false);
+  if (!buf) return KILN_ERROR_OUT_OF_HOST_MEMORY;
+  /* No guard bytes: the memory around foreign memory is not kiln's. */
+  buf->size = native->size;
+  const bool adopt = (flags & KILN_NATIVE_ADOPT) != 0;
+  buf->borrowed = !adopt;
+  st = kiln_context_result(ctx, ctx->ops->buffer_import(buf, native, adopt));
+  if (st != KILN_OK) {
+    kiln_object_free(buf);
+    return kiln_error_in(fn, st);
+  }
+  *out_buffer = buf;
+  return KILN_OK;
+}
+
+kiln_status kiln_stream_get_native(kiln_stream *s,
+                                   kiln_native_stream *out_native) {
+  static const char fn[] = "kiln_stream_get_native";
+  kiln_status st = kiln_object_check(s, KILN_OBJECT_STREAM, fn, "stream");
+  if (st != KILN_OK) return st;
+  if (!out_native)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_native is NULL",
+                          fn);
+  kiln_context *ctx = s->base.context;
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  /* Foreign work ordered on a capturing stream would land in no graph. */
+  if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
+  if (!ctx->ops->stream_native) return unsupported(ctx, fn);
+  kiln_native_stream n;
+  memset(&n, 0, sizeof n);
+  n.backend = ctx->ops->kind;
+  st = kiln_context_result(ctx, ctx->ops->stream_native(s, &n));
+  if (st != KILN_OK) return kiln_error_in(fn, st);
+  *out_native = n;
+  return KILN_OK;
+}
+
+kiln_status kiln_stream_create_from_native(kiln_context *ctx,
+                                           const kiln_native_stream *native,
+                                           uint32_t flags,
+                                           kiln_stream **out_stream) {
+  static const char fn[] = "kiln_stream_create_from_native";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK) return st;
+  if (!native || !out_stream)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                          native ? "out_stream" : "native");
+  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
+                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
+  if (native->backend != ctx->ops->kind)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: native->backend is %s, the context's is %s", fn,
+                          kiln_backend_name(native->backend), ctx->ops->name);
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  if (!ctx->ops->stream_import) return unsupported(ctx, fn);
+  kiln_stream *s =
+      kiln_object_alloc(ctx, KILN_OBJECT_STREAM, ctx->ops->stream_size, false);
+  if (!s) return KILN_ERROR_OUT_OF_HOST_MEMORY;
+  const bool adopt = (flags & KILN_NATIVE_ADOPT) != 0;
+  s->borrowed = !adopt;
+  st = kiln_context_result(ctx, ctx->ops->stream_import(s, native, adopt));
+  if (st != KILN_OK) {
+    kiln_object_free(s);
+    return kiln_error_in(fn, st);
+  }
+  *out_stream = s;
+  return KILN_OK;
+}
+
+kiln_status kiln_stream_wait_native(kiln_stream *s, uint64_t handle,
+                                    uint64_t value) {
+  static const char fn[] = "kiln_stream_wait_native";
+  kiln_status st = kiln_object_check(s, KILN_OBJECT_STREAM, fn, "stream");
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = s->base.context;
+  if (handle == 0)
+    return kiln_set_error(
+        KILN_ERROR_INVALID_ARGUMENT,
+        "%s: handle is 0; it names the %s to wait for", fn,
+        ctx->ops->kind == KILN_BACKEND_VULKAN ? "timeline semaphore" : "event");
+  if (value != 0 && ctx->ops->kind != KILN_BACKEND_VULKAN)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: value is %llu; on %s the event alone says "
+                          "when, and value must be 0",
+                          fn, (unsigned long long)value, ctx->ops->name);
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
+  if (!ctx->ops->stream_wait_native) return unsupported(ctx, fn);
+  return kiln_error_in(
+      fn,
+      kiln_context_result(ctx, ctx->ops->stream_wait_native(s, handle, value)));
+}
