@@ -39,11 +39,30 @@ static kiln_status timeline_create(kiln_vulkan_context *vc,
   return KILN_OK;
 }
 
+/* The semaphore's last signal may be seen before the driver is done with
+ * it: Mesa's timeline emulation (lavapipe 22.3) still locks the
+ * semaphore's mutex to release the signalled point after a waiter can see
+ * the value, and destroying it then was a use after free in the driver's
+ * queue thread (the conformance suite's context teardowns, 1 run in about
+ * 7 on lavapipe). Every queue is drained first; this runs only when a
+ * timeline's last user lets go, after its stream is destroyed. */
+static void drain_queues(kiln_vulkan_context *vc) {
+  for (uint32_t i = 0; i < vc->queue_count; i++) {
+    pthread_mutex_lock(&vc->queues[i].lock);
+    VkResult r = vc->vk.vkQueueWaitIdle(vc->queues[i].handle);
+    pthread_mutex_unlock(&vc->queues[i].lock);
+    if (r != VK_SUCCESS)
+      kiln_vulkan_warn(r, "vkQueueWaitIdle before destroying a semaphore");
+  }
+}
+
 void kiln_vulkan_timeline_release(kiln_vulkan_context *vc,
                                   kiln_vulkan_timeline *tl) {
   if (tl && atomic_fetch_sub(&tl->refs, 1) == 1) {
-    if (!tl->foreign)
+    if (!tl->foreign) {
+      drain_queues(vc);
       vc->vk.vkDestroySemaphore(vc->device, tl->semaphore, NULL);
+    }
     free(tl);
   }
 }
