@@ -10,6 +10,28 @@ static kiln_status unsupported(const kiln_context *ctx, const char *fn) {
                         ctx->ops->name);
 }
 
+/* What every import checks first: `native` and the out-parameter given,
+ * only known flags, and (for imports into a context, ctx not NULL) a
+ * native handle of the context's own backend. */
+static kiln_status check_import(const char *fn, kiln_context *ctx,
+                                kiln_backend backend, bool have_native,
+                                const void *out, const char *out_name,
+                                uint32_t flags) {
+  if (!have_native || !out)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
+                          have_native ? out_name : "native");
+  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
+                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
+  if (!ctx) return KILN_OK;
+  if (backend != ctx->ops->kind)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: native->backend is %s, the context's is %s", fn,
+                          kiln_backend_name(backend), ctx->ops->name);
+  return KILN_OK;
+}
+
 kiln_status kiln_context_get_native(kiln_context *ctx,
                                     kiln_native_context *out_native) {
   static const char fn[] = "kiln_context_get_native";
@@ -32,13 +54,9 @@ kiln_status kiln_context_create_from_native(const kiln_native_context *native,
                                             uint32_t flags,
                                             kiln_context **out_context) {
   static const char fn[] = "kiln_context_create_from_native";
-  if (!native || !out_context)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                          native ? "out_context" : "native");
-  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
-                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
+  kiln_status st = check_import(fn, NULL, KILN_BACKEND_AUTO, native != NULL,
+                                out_context, "out_context", flags);
+  if (st != KILN_OK) return st;
   if (native->backend != KILN_BACKEND_CUDA &&
       native->backend != KILN_BACKEND_HIP &&
       native->backend != KILN_BACKEND_VULKAN)
@@ -57,7 +75,7 @@ kiln_status kiln_context_create_from_native(const kiln_native_context *native,
     return kiln_set_error(KILN_ERROR_UNSUPPORTED,
                           "%s: the %s backend cannot do this", fn, ops->name);
   size_t device;
-  kiln_status st = ops->context_import_device(native, &device);
+  st = ops->context_import_device(native, &device);
   if (st != KILN_OK) return kiln_error_in(fn, st);
   st = kiln_context_open(fn, ops, device, native,
                          (flags & KILN_NATIVE_ADOPT) != 0, out_context);
@@ -92,17 +110,10 @@ kiln_status kiln_buffer_create_from_native(kiln_context *ctx,
   static const char fn[] = "kiln_buffer_create_from_native";
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
-  if (!native || !out_buffer)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                          native ? "out_buffer" : "native");
-  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
-                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
-  if (native->backend != ctx->ops->kind)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: native->backend is %s, the context's is %s", fn,
-                          kiln_backend_name(native->backend), ctx->ops->name);
+  if ((st = check_import(fn, ctx, native ? native->backend : KILN_BACKEND_AUTO,
+                         native != NULL, out_buffer, "out_buffer", flags)) !=
+      KILN_OK)
+    return st;
   if (native->size == 0)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: native->size is 0; a buffer holds at least one "
@@ -161,17 +172,10 @@ kiln_status kiln_stream_create_from_native(kiln_context *ctx,
   static const char fn[] = "kiln_stream_create_from_native";
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
-  if (!native || !out_stream)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is NULL", fn,
-                          native ? "out_stream" : "native");
-  if (flags & ~(uint32_t)KILN_NATIVE_ADOPT)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: unknown flags 0x%x (only KILN_NATIVE_ADOPT)", fn,
-                          (unsigned)(flags & ~(uint32_t)KILN_NATIVE_ADOPT));
-  if (native->backend != ctx->ops->kind)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: native->backend is %s, the context's is %s", fn,
-                          kiln_backend_name(native->backend), ctx->ops->name);
+  if ((st = check_import(fn, ctx, native ? native->backend : KILN_BACKEND_AUTO,
+                         native != NULL, out_stream, "out_stream", flags)) !=
+      KILN_OK)
+    return st;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   if (!ctx->ops->stream_import) return unsupported(ctx, fn);
   kiln_stream *s =
