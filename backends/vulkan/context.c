@@ -66,15 +66,23 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
       .pQueuePriorities = priorities,
   };
   choose_features(p, &vc->enabled, &vc->enabled11, &vc->enabled12);
+  const char *extensions[2];
+  uint32_t extension_count = 0;
   /* The spec requires enabling it on the drivers that offer it. */
-  const char *portability = "VK_KHR_portability_subset";
+  if (p->portability_subset)
+    extensions[extension_count++] = "VK_KHR_portability_subset";
+  /* Some drivers (NVIDIA's) let device-local allocations go on past the
+   * heap's size, evicting to system memory; the budget is how kiln knows
+   * when the device is full. */
+  if (p->memory_budget)
+    extensions[extension_count++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
   VkDeviceCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
       .pNext = &vc->enabled,
       .queueCreateInfoCount = 1,
       .pQueueCreateInfos = &queue_info,
-      .enabledExtensionCount = p->portability_subset ? 1 : 0,
-      .ppEnabledExtensionNames = p->portability_subset ? &portability : NULL,
+      .enabledExtensionCount = extension_count,
+      .ppEnabledExtensionNames = extension_count ? extensions : NULL,
   };
   VkResult r =
       kiln_vulkan_lib.vkCreateDevice(p->handle, &info, NULL, &vc->device);
@@ -82,6 +90,7 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
     vc->device = VK_NULL_HANDLE;
     return kiln_vulkan_error(r, "vkCreateDevice");
   }
+  vc->budget = p->memory_budget;
   return KILN_OK;
 }
 
@@ -404,6 +413,21 @@ static int memory_rank(const kiln_vulkan_physical *p,
   return (cached ? 0 : 1) + (discrete && local ? 2 : 0);
 }
 
+/* The heaps' budgets and what this process uses of them, or false where
+ * the device does not say. */
+static bool memory_budget(kiln_vulkan_context *vc,
+                          VkPhysicalDeviceMemoryBudgetPropertiesEXT *out) {
+  if (!vc->budget) return false;
+  *out = (VkPhysicalDeviceMemoryBudgetPropertiesEXT){
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+  VkPhysicalDeviceMemoryProperties2 props = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+      .pNext = out};
+  kiln_vulkan_lib.vkGetPhysicalDeviceMemoryProperties2(vc->phys->handle,
+                                                       &props);
+  return true;
+}
+
 static kiln_status allocate_memory(kiln_vulkan_context *vc,
                                    const VkMemoryRequirements *req,
                                    kiln_vulkan_memory_use use,
@@ -419,15 +443,28 @@ static kiln_status allocate_memory(kiln_vulkan_context *vc,
       .pNext = device_address ? &flags_info : NULL,
       .allocationSize = req->size,
   };
+  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget;
+  const bool budgeted = memory_budget(vc, &budget);
   VkResult last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
   bool tried = false;
+  int full_heap = -1;
   for (int rank = 0; rank <= 4; rank++) {
+    /* Device memory that did not fit in video memory is refused rather
+     * than placed in system memory behind the caller's back. */
+    if (rank == 4 && (tried || full_heap >= 0)) break;
     for (uint32_t i = 0; i < mem->memoryTypeCount; i++) {
       const VkMemoryType *type = &mem->memoryTypes[i];
+      const uint32_t heap = type->heapIndex;
       if (!(req->memoryTypeBits & (1u << i)) ||
           memory_rank(vc->phys, type->propertyFlags, use) != rank ||
-          mem->memoryHeaps[type->heapIndex].size < req->size)
+          mem->memoryHeaps[heap].size < req->size)
         continue;
+      if (budgeted && (budget.heapUsage[heap] > budget.heapBudget[heap] ||
+                       req->size > budget.heapBudget[heap] -
+                                       budget.heapUsage[heap])) {
+        full_heap = (int)heap;
+        continue;
+      }
       info.memoryTypeIndex = i;
       tried = true;
       last = vc->vk.vkAllocateMemory(vc->device, &info, NULL, out);
@@ -440,6 +477,15 @@ static kiln_status allocate_memory(kiln_vulkan_context *vc,
         return kiln_vulkan_error(last, "vkAllocateMemory");
     }
   }
+  if (!tried && full_heap >= 0)
+    return kiln_set_error(
+        use == KILN_VULKAN_MEMORY_DEVICE ? KILN_ERROR_OUT_OF_DEVICE_MEMORY
+                                         : KILN_ERROR_OUT_OF_HOST_MEMORY,
+        "%llu bytes do not fit in the budget of the Vulkan device's memory "
+        "heap %d: %llu of its %llu bytes are in use (VK_EXT_memory_budget)",
+        (unsigned long long)req->size, full_heap,
+        (unsigned long long)budget.heapUsage[full_heap],
+        (unsigned long long)budget.heapBudget[full_heap]);
   if (!tried)
     return kiln_set_error(
         use == KILN_VULKAN_MEMORY_DEVICE ? KILN_ERROR_OUT_OF_DEVICE_MEMORY

@@ -327,6 +327,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   bool portability =
       has_extension(exts, ext_count, "VK_KHR_portability_subset");
   bool pci = has_extension(exts, ext_count, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+  bool budget =
+      has_extension(exts, ext_count, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   free(exts);
 
   VkPhysicalDeviceVulkan12Features f12 = {
@@ -400,6 +402,7 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   out->queue_count = queues;
   out->timestamp_valid_bits = timestamp_bits;
   out->portability_subset = portability;
+  out->memory_budget = budget;
   out->features = f;
   out->features.pNext = NULL;
   out->features11 = f11;

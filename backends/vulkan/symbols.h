@@ -21,6 +21,7 @@
   X(vkGetPhysicalDeviceProperties2)           \
   X(vkGetPhysicalDeviceFeatures2)             \
   X(vkGetPhysicalDeviceMemoryProperties)      \
+  X(vkGetPhysicalDeviceMemoryProperties2)     \
   X(vkGetPhysicalDeviceQueueFamilyProperties) \
   X(vkCreateDevice)                           \
   X(vkGetDeviceProcAddr)

@@ -130,6 +130,7 @@ typedef struct kiln_vulkan_physical {
   uint32_t queue_count;
   uint32_t timestamp_valid_bits;
   bool portability_subset; /* must be enabled when present */
+  bool memory_budget;      /* VK_EXT_memory_budget */
   /* Supported features, chained; context.c enables a subset. */
   VkPhysicalDeviceFeatures2 features;
   VkPhysicalDeviceVulkan11Features features11;
@@ -183,6 +184,9 @@ typedef struct kiln_vulkan_context {
    * for kiln's streams only (the caller may still use the device's other
    * queues) and leaves the device alive. */
   bool owns_device;
+  /* VK_EXT_memory_budget is enabled: allocations stay within the heap's
+   * budget. */
+  bool budget;
   /* An imported device's physical device as the context sees it: kiln's
    * entry with the caller's queue family and enabled features (phys then
    * points here; interop.c). */
@@ -346,6 +350,13 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st);
 /* Submits what was recorded, and any waits still pending. */
 kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st);
+/* Waits at most timeout_ns (KILN_WAIT_FOREVER: no limit) for `semaphore`
+ * to reach `value`: KILN_ERROR_TIMEOUT naming `what` then, and
+ * KILN_ERROR_DEVICE_LOST as soon as the device is lost, also on drivers
+ * that report that to submissions only. */
+kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
+                                       VkSemaphore semaphore, uint64_t value,
+                                       const char *what, uint64_t timeout_ns);
 /* Waits until the stream reaches `value`, submitting first if needed, for
  * at most timeout_ns: KILN_ERROR_TIMEOUT then. */
 kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,
