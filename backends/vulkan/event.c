@@ -24,19 +24,8 @@ kiln_status kiln_vulkan_event_init(kiln_event *e) {
 static kiln_status wait_timeline(kiln_vulkan_context *vc,
                                  kiln_vulkan_timeline *tl, uint64_t value,
                                  uint64_t timeout_ns) {
-  VkSemaphoreWaitInfo info = {
-      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-      .semaphoreCount = 1,
-      .pSemaphores = &tl->semaphore,
-      .pValues = &value,
-  };
-  VkResult r = vc->vk.vkWaitSemaphores(vc->device, &info, timeout_ns);
-  if (r == VK_TIMEOUT)
-    return kiln_set_error(KILN_ERROR_TIMEOUT,
-                          "vkWaitSemaphores: the event's work was still "
-                          "running after %.1f ms",
-                          (double)timeout_ns / 1e6);
-  return r == VK_SUCCESS ? KILN_OK : kiln_vulkan_error(r, "vkWaitSemaphores");
+  return kiln_vulkan_wait_semaphore(vc, tl->semaphore, value,
+                                    "the event's work", timeout_ns);
 }
 
 /* KILN_OK once the event's mark is reached, KILN_ERROR_NOT_READY before. */

@@ -24,15 +24,13 @@ static kiln_vulkan_graph *graph_cast(kiln_graph *g) {
 static void wait_replays(kiln_vulkan_graph *vg) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(vg->base.base.context);
   for (size_t i = 0; i < vg->replay_count; i++) {
-    VkSemaphoreWaitInfo info = {
-        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-        .semaphoreCount = 1,
-        .pSemaphores = &vg->replays[i].timeline->semaphore,
-        .pValues = &vg->replays[i].value,
-    };
     /* Nothing may be reset or freed while in use: without limit, as
-     * every backend deinit waits. */
-    vc->vk.vkWaitSemaphores(vc->device, &info, UINT64_MAX);
+     * every backend deinit waits (a lost device ends the wait). */
+    if (kiln_vulkan_wait_semaphore(vc, vg->replays[i].timeline->semaphore,
+                                   vg->replays[i].value, "a graph's replay",
+                                   KILN_WAIT_FOREVER) != KILN_OK)
+      kiln_log(KILN_LOG_WARN, "vulkan: waiting for a graph's replays: %s",
+               kiln_last_error());
     kiln_vulkan_timeline_release(vc, vg->replays[i].timeline);
   }
   vg->replay_count = 0;

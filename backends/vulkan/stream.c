@@ -116,6 +116,47 @@ kiln_status kiln_vulkan_stream_poll(kiln_vulkan_stream *st) {
   return KILN_OK;
 }
 
+/* How long one vkWaitSemaphores may block before kiln asks whether the
+ * device was lost: NVIDIA's driver reports a kernel's fault to a
+ * submission only, and a wait for the faulted work would never end. */
+#define LOST_PROBE_NS UINT64_C(250000000)
+
+kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
+                                       VkSemaphore semaphore, uint64_t value,
+                                       const char *what,
+                                       uint64_t timeout_ns) {
+  VkSemaphoreWaitInfo info = {
+      .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+      .semaphoreCount = 1,
+      .pSemaphores = &semaphore,
+      .pValues = &value,
+  };
+  uint64_t waited = 0;
+  for (;;) {
+    /* KILN_WAIT_FOREVER is UINT64_MAX, larger than any slice. */
+    const uint64_t left = timeout_ns - waited;
+    const uint64_t slice = left < LOST_PROBE_NS ? left : LOST_PROBE_NS;
+    const uint64_t start = kiln_now_ns();
+    VkResult r = vc->vk.vkWaitSemaphores(vc->device, &info, slice);
+    if (r == VK_SUCCESS) return KILN_OK;
+    if (r != VK_TIMEOUT) return kiln_vulkan_error(r, "vkWaitSemaphores");
+    /* An empty submission reports a lost device without waiting. */
+    pthread_mutex_lock(&vc->queues[0].lock);
+    r = vc->vk.vkQueueSubmit(vc->queues[0].handle, 0, NULL, VK_NULL_HANDLE);
+    pthread_mutex_unlock(&vc->queues[0].lock);
+    if (r == VK_ERROR_DEVICE_LOST)
+      return kiln_vulkan_error(r, "vkQueueSubmit, while waiting for %s",
+                               what);
+    const uint64_t spent = kiln_now_ns() - start;
+    waited += spent > slice ? spent : slice;
+    if (timeout_ns != KILN_WAIT_FOREVER && waited >= timeout_ns)
+      return kiln_set_error(KILN_ERROR_TIMEOUT,
+                            "vkWaitSemaphores: %s was still running after "
+                            "%.1f ms",
+                            what, (double)timeout_ns / 1e6);
+  }
+}
+
 kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,
                                         uint64_t value, uint64_t timeout_ns) {
   if (value > st->submitted) {
@@ -123,21 +164,10 @@ kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,
     if (s != KILN_OK) return s;
   }
   if (st->completed < value) {
-    VkSemaphoreWaitInfo info = {
-        .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-        .semaphoreCount = 1,
-        .pSemaphores = &st->timeline->semaphore,
-        .pValues = &value,
-    };
-    /* KILN_WAIT_FOREVER is UINT64_MAX, Vulkan's "no limit" too. */
-    VkResult r =
-        st->ctx->vk.vkWaitSemaphores(st->ctx->device, &info, timeout_ns);
-    if (r == VK_TIMEOUT)
-      return kiln_set_error(KILN_ERROR_TIMEOUT,
-                            "vkWaitSemaphores: the stream's work was still "
-                            "running after %.1f ms",
-                            (double)timeout_ns / 1e6);
-    if (r != VK_SUCCESS) return kiln_vulkan_error(r, "vkWaitSemaphores");
+    kiln_status s = kiln_vulkan_wait_semaphore(
+        st->ctx, st->timeline->semaphore, value, "the stream's work",
+        timeout_ns);
+    if (s != KILN_OK) return s;
   }
   return kiln_vulkan_stream_poll(st);
 }
