@@ -195,6 +195,10 @@ struct kiln_stream {
   /* Made by kiln_stream_create_from_native without KILN_NATIVE_ADOPT:
    * stream_deinit leaves the native stream alive. */
   bool borrowed;
+  /* Set under the context's lock once the stream's last work is done and
+   * its native stream is about to go: the walks over a context's streams
+   * leave it alone. */
+  bool retiring;
 };
 
 struct kiln_event {
@@ -612,6 +616,13 @@ kiln_status kiln_poll_until(kiln_status (*done)(void *arg), void *arg,
 kiln_status kiln_poll_streams(kiln_context *ctx,
                               kiln_status (*query)(kiln_stream *s),
                               uint64_t timeout_ns);
+
+/* Waits, without bound, for the work queued so far on every stream of ctx
+ * (the default one included; not one that builds a graph), so that memory
+ * the work may use can be freed: backends whose free does not promise that
+ * wait call it first. `before` words a failure's warning ("freeing a
+ * buffer"). */
+void kiln_sync_streams(kiln_context *ctx, const char *before);
 
 /* ---- Hashing and the disk cache (core/hash.c, core/cache.c) --------------- */
 

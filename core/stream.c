@@ -49,9 +49,25 @@ static kiln_status streams_done(void *arg) {
   pthread_mutex_lock(&p->ctx->lock);
   for (kiln_object *o = p->ctx->objects.next;
        st == KILN_OK && o != &p->ctx->objects; o = o->next)
-    if (o->type == KILN_OBJECT_STREAM) st = p->query((kiln_stream *)o);
+    if (o->type == KILN_OBJECT_STREAM && !((kiln_stream *)o)->retiring)
+      st = p->query((kiln_stream *)o);
   pthread_mutex_unlock(&p->ctx->lock);
   return st;
+}
+
+void kiln_sync_streams(kiln_context *ctx, const char *before) {
+  /* Stream by stream, not the driver's device-wide wait: that one waits
+   * for the device to be idle, which other threads that keep launching
+   * can put off for as long as they launch. */
+  pthread_mutex_lock(&ctx->lock);
+  for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next) {
+    kiln_stream *s = (kiln_stream *)o;
+    if (o->type != KILN_OBJECT_STREAM || s->retiring || s->building) continue;
+    if (ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER) != KILN_OK)
+      kiln_log(KILN_LOG_WARN, "%s: waiting for a stream before %s: %s",
+               ctx->ops->name, before, kiln_last_error());
+  }
+  pthread_mutex_unlock(&ctx->lock);
 }
 
 kiln_status kiln_poll_streams(kiln_context *ctx,
@@ -175,6 +191,9 @@ void kiln_stream_release(kiln_stream *s) {
    * which then stays, internal, until the context goes. */
   if (s->scratch && !atomic_load(&s->scratch->base.graph_refs))
     kiln_buffer_release(s->scratch);
+  pthread_mutex_lock(&ctx->lock);
+  s->retiring = true;
+  pthread_mutex_unlock(&ctx->lock);
   ctx->ops->stream_deinit(s);
   kiln_object_free(s);
 }

@@ -24,9 +24,7 @@ kiln_status kiln_cuda_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
 void kiln_cuda_host_buffer_deinit(kiln_host_buffer *hb) {
   kiln_cuda_make_current_for_deinit(hb->base.context, "freeing a host buffer");
   /* Asynchronous copies on any stream may still read or write it. */
-  CUresult r = kiln_cuda_api.cuCtxSynchronize();
-  if (r != CUDA_SUCCESS)
-    kiln_cuda_warn(r, "cuCtxSynchronize before cuMemFreeHost");
-  r = kiln_cuda_api.cuMemFreeHost(hb->data);
+  kiln_sync_streams(hb->base.context, "freeing a host buffer");
+  CUresult r = kiln_cuda_api.cuMemFreeHost(hb->data);
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFreeHost");
 }

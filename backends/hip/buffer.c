@@ -37,12 +37,14 @@ void kiln_hip_buffer_deinit(kiln_buffer *buf) {
                                         "freeing a buffer"))
     return;
   /* A borrowed buffer's memory stays, but kiln's work on it must end. */
-  hipError_t err = buf->borrowed
-                       ? kiln_hip_api.hipDeviceSynchronize()
-                       : kiln_hip_api.hipFree(kiln_hip_buffer_ptr(buf, 0));
+  if (buf->borrowed) {
+    kiln_sync_streams(buf->base.context, "letting go of a borrowed buffer");
+    kiln_hip_device_leave(&scope);
+    return;
+  }
+  hipError_t err = kiln_hip_api.hipFree(kiln_hip_buffer_ptr(buf, 0));
   kiln_hip_device_leave(&scope);
-  if (err != hipSuccess)
-    kiln_hip_warn(err, buf->borrowed ? "hipDeviceSynchronize" : "hipFree");
+  if (err != hipSuccess) kiln_hip_warn(err, "hipFree");
 }
 
 /* `src` must be reusable when this returns. hipMemcpyAsync gives no such
