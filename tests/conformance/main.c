@@ -3,14 +3,19 @@
  * here; every other failure to set up is a failure. KILN_TEST_SEED=N
  * repeats a run's random data; KILN_CONF_FILTER=PATTERN runs only the tests
  * whose names match it (cmocka's wildcards * and ?, e.g. 'threads_*'),
- * KILN_CONF_SKIP=PATTERN leaves out those that match it.
+ * KILN_CONF_SKIP=PATTERN leaves out those that match it, and
+ * KILN_CONF_GROUPS=faults,threads runs only those groups of tests (the
+ * names are in main's table), e.g. to run the suites of several backends
+ * side by side on one GPU but those that exhaust or stall it alone.
  * A run that seems stuck tells where each thread is: send SIGUSR2 to each
  * of its threads (tgkill; scripts/gpu-verify.sh does) and each writes its
  * stack to stderr, as addresses for addr2line. */
 #include <execinfo.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,6 +23,19 @@
 #include "conformance.h"
 
 #define EXIT_SKIP 77
+
+/* Whether `name` is one of the comma-separated words of `list`. */
+static bool in_list(const char *list, const char *name) {
+  const size_t len = strlen(name);
+  for (const char *p = list; *p;) {
+    const char *end = strchr(p, ',');
+    const size_t n = end ? (size_t)(end - p) : strlen(p);
+    if (n == len && strncmp(p, name, len) == 0) return true;
+    if (!end) break;
+    p = end + 1;
+  }
+  return false;
+}
 
 static uint64_t pick_seed(void) {
   const char *v = getenv("KILN_TEST_SEED");
@@ -103,22 +121,31 @@ int main(void) {
   const char *skip = getenv("KILN_CONF_SKIP");
   if (skip && *skip) cmocka_set_skip_filter(skip);
 
+  static const struct {
+    const char *name;
+    int (*run)(void);
+  } groups[] = {
+      {"device", conf_run_device_tests},
+      {"buffers", conf_run_buffer_tests},
+      {"kernels", conf_run_kernel_tests},
+      {"builtins", conf_run_builtin_tests},
+      {"streams", conf_run_stream_tests},
+      {"peers", conf_run_peer_tests},
+      {"graphs", conf_run_graph_tests},
+      {"interop", conf_run_interop_tests},
+      {"errors", conf_run_error_tests},
+      {"compile", conf_run_compile_tests},
+      {"bad-input", conf_run_bad_input_tests},
+      {"threads", conf_run_thread_tests},
+      {"guard", conf_run_guard_tests},
+      {"globals", conf_run_global_tests},
+      {"faults", conf_run_fault_tests},
+  };
+  const char *only = getenv("KILN_CONF_GROUPS");
   int failed = 0;
-  failed += conf_run_device_tests();
-  failed += conf_run_buffer_tests();
-  failed += conf_run_kernel_tests();
-  failed += conf_run_builtin_tests();
-  failed += conf_run_stream_tests();
-  failed += conf_run_peer_tests();
-  failed += conf_run_graph_tests();
-  failed += conf_run_interop_tests();
-  failed += conf_run_error_tests();
-  failed += conf_run_compile_tests();
-  failed += conf_run_bad_input_tests();
-  failed += conf_run_thread_tests();
-  failed += conf_run_guard_tests();
-  failed += conf_run_global_tests();
-  failed += conf_run_fault_tests();
+  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
+    if (!only || !*only || in_list(only, groups[i].name))
+      failed += groups[i].run();
 
   st = conf_release_module();
   if (st == KILN_OK)
