@@ -81,6 +81,10 @@ struct kiln_context {
   /* KILN_SYNC_TIMEOUT_MS in nanoseconds, else KILN_WAIT_FOREVER: the bound
    * of the waits the core asks for, and of a backend's own waits. */
   uint64_t sync_timeout_ns;
+  /* How host threads wait (never KILN_SYNC_DEFAULT), set before
+   * context_init: CUDA and HIP set the device's scheduling flag from it,
+   * Vulkan waits in its own loop accordingly. */
+  kiln_sync_policy sync;
   /* Set before context_deinit when kiln_context_destroy's wait timed out:
    * work may still be running, so deinit must neither wait for it nor free
    * what it may touch. The core then frees none of the context's objects
@@ -93,6 +97,11 @@ struct kiln_context {
 
 /* A timeout of no limit. */
 #define KILN_WAIT_FOREVER UINT64_MAX
+
+/* How long KILN_SYNC_AUTO spins before it blocks: longer than a launch's
+ * round trip on current GPUs (10-20 us), short enough that a long wait
+ * wastes little. */
+#define KILN_SYNC_AUTO_SPIN_NS 100000u
 
 struct kiln_buffer {
   kiln_object base;
@@ -190,6 +199,8 @@ struct kiln_stream {
    * into the backend's own graph: every op issued on it belongs to that
    * graph (between graph_begin and graph_end). */
   kiln_graph *building;
+  /* 0 to properties.max_stream_priority (checked), set before stream_init. */
+  uint32_t priority;
   kiln_buffer *scratch; /* partial sums of the built-in reductions */
   uint64_t guard_launches; /* KILN_DEBUG=guard: launches queued on it */
   /* Made by kiln_stream_create_from_native without KILN_NATIVE_ADOPT:
@@ -204,6 +215,10 @@ struct kiln_stream {
 struct kiln_event {
   kiln_object base;
   bool recorded;
+  /* kiln_event_flags, checked, set before event_init. The core answers
+   * event_elapsed_ms for NO_TIMING events itself; event_synchronize of a
+   * BLOCKING event sleeps in the driver whatever the context's policy. */
+  uint32_t flags;
   /* KILN_DEBUG=guard: the stream of the last record and its
    * guard_launches then; those launches are done once the event is. */
   const kiln_stream *guard_stream;
@@ -372,8 +387,10 @@ struct kiln_backend_ops {
   size_t context_size, buffer_size, host_buffer_size, module_size,
       kernel_size, stream_size, event_size;
 
-  /* ctx->device_index and ctx->properties are set. The core creates the
-   * default stream after this returns. */
+  /* ctx->device_index, ctx->properties and ctx->sync are set. Init may
+   * complete the properties with what only a context tells (CUDA's and
+   * HIP's max_stream_priority). The core creates the default stream after
+   * this returns. */
   kiln_status (*context_init)(kiln_context *ctx);
   void (*context_deinit)(kiln_context *ctx); /* see ctx->abandoned */
   /* The three waits (context, stream, event) return within about
@@ -610,6 +627,16 @@ uint64_t kiln_now_ns(void);
 kiln_status kiln_poll_until(kiln_status (*done)(void *arg), void *arg,
                             uint64_t timeout_ns);
 
+/* An unbounded wait as `policy` says, for drivers whose own wait either
+ * spins or sleeps: query(arg) answers KILN_OK once the work is done and
+ * KILN_ERROR_NOT_READY before (any other status ends the wait), sleep(arg)
+ * waits by blocking. SPIN polls, YIELD polls giving up the core between
+ * looks, BLOCK sleeps, AUTO polls for KILN_SYNC_AUTO_SPIN_NS and then
+ * sleeps. */
+kiln_status kiln_wait_as(kiln_sync_policy policy,
+                         kiln_status (*query)(void *arg),
+                         kiln_status (*sleep)(void *arg), void *arg);
+
 /* kiln_poll_until for a whole context, for drivers whose device-wide wait
  * has no bound: polls query(s) (KILN_OK once s is done, NOT_READY while it
  * runs) over every stream of ctx, the default one included. */
@@ -620,9 +647,9 @@ kiln_status kiln_poll_streams(kiln_context *ctx,
 /* Waits, without bound, for the work queued so far on every stream of ctx
  * (the default one included; not one that builds a graph), so that memory
  * the work may use can be freed: backends whose free does not promise that
- * wait call it first. `before` words a failure's warning ("freeing a
- * buffer"). */
-void kiln_sync_streams(kiln_context *ctx, const char *before);
+ * wait call it first, and context waits. The first failure is returned
+ * (the other streams are still waited for). */
+kiln_status kiln_sync_streams(kiln_context *ctx);
 
 /* ---- Hashing and the disk cache (core/hash.c, core/cache.c) --------------- */
 

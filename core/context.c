@@ -3,6 +3,7 @@
  * device-wide synchronization. */
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/internal.h"
 
@@ -10,6 +11,7 @@ kiln_context_options kiln_context_options_default(void) {
   kiln_context_options o;
   o.backend = KILN_BACKEND_AUTO;
   o.device_index = KILN_DEVICE_FROM_ENV;
+  o.sync = KILN_SYNC_DEFAULT;
   return o;
 }
 
@@ -42,6 +44,41 @@ static kiln_status sync_timeout_from_env(uint64_t *out_ns) {
   return st;
 }
 
+static const char *const sync_names[] = {
+    [KILN_SYNC_AUTO] = "auto",
+    [KILN_SYNC_SPIN] = "spin",
+    [KILN_SYNC_YIELD] = "yield",
+    [KILN_SYNC_BLOCK] = "block",
+};
+
+/* The policy in force: the options' unless DEFAULT, else KILN_SYNC's, else
+ * AUTO. KILN_SYNC is checked even when the options decide, so that a typo
+ * in it never goes unseen. */
+static kiln_status sync_policy(const char *fn, kiln_sync_policy asked,
+                               kiln_sync_policy *out) {
+  kiln_sync_policy env = KILN_SYNC_AUTO;
+  const char *v = kiln_getenv("KILN_SYNC");
+  if (v) {
+    int i = KILN_SYNC_AUTO;
+    while (i <= KILN_SYNC_BLOCK && strcasecmp(v, sync_names[i]) != 0) i++;
+    if (i > KILN_SYNC_BLOCK)
+      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                            "%s: KILN_SYNC=\"%s\" is no sync policy; it "
+                            "takes auto, spin, yield or block (unset or "
+                            "empty: auto)",
+                            fn, v);
+    env = (kiln_sync_policy)i;
+  }
+  if ((unsigned)asked > KILN_SYNC_BLOCK)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: options->sync is %d, which is "
+                          "no kiln_sync_policy (KILN_SYNC_DEFAULT, _AUTO, "
+                          "_SPIN, _YIELD or _BLOCK)",
+                          fn, (int)asked);
+  *out = asked == KILN_SYNC_DEFAULT ? env : asked;
+  return KILN_OK;
+}
+
 kiln_status kiln_context_create(const kiln_context_options *options,
                                 kiln_context **out_context) {
   if (!out_context)
@@ -53,17 +90,21 @@ kiln_status kiln_context_create(const kiln_context_options *options,
   kiln_status st =
       kiln_registry_select(options ? options : &defaults, &ops, &device);
   if (st != KILN_OK) return st;
-  return kiln_context_open("kiln_context_create", ops, device, NULL, false,
-                           out_context);
+  return kiln_context_open("kiln_context_create", ops, device,
+                           options ? options->sync : KILN_SYNC_DEFAULT, NULL,
+                           false, out_context);
 }
 
 kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
-                              size_t device, const kiln_native_context *native,
-                              bool adopt, kiln_context **out_context) {
+                              size_t device, kiln_sync_policy asked,
+                              const kiln_native_context *native, bool adopt,
+                              kiln_context **out_context) {
   uint64_t timeout_ns;
   unsigned debug;
+  kiln_sync_policy sync = KILN_SYNC_AUTO;
   kiln_status st = sync_timeout_from_env(&timeout_ns);
-  if (st != KILN_OK || (st = kiln_debug_from_env(&debug)) != KILN_OK)
+  if (st != KILN_OK || (st = kiln_debug_from_env(&debug)) != KILN_OK ||
+      (st = sync_policy(fn, asked, &sync)) != KILN_OK)
     return kiln_error_in(fn, st);
   kiln_context *ctx =
       kiln_object_alloc(NULL, KILN_OBJECT_CONTEXT, ops->context_size, false);
@@ -75,6 +116,7 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
   }
   ctx->base.context = ctx;
   ctx->sync_timeout_ns = timeout_ns;
+  ctx->sync = sync;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->ops = ops;
   ctx->device_index = device;
@@ -91,7 +133,7 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
     kiln_object_free(ctx);
     return st;
   }
-  st = kiln_stream_create_internal(ctx, true, &ctx->default_stream);
+  st = kiln_stream_create_internal(ctx, true, 0, &ctx->default_stream);
   if (st == KILN_OK && (debug & KILN_DEBUG_GUARD) &&
       (st = kiln_guard_init(ctx)) != KILN_OK)
     kiln_stream_release(ctx->default_stream);
@@ -244,6 +286,18 @@ kiln_status kiln_context_synchronize(kiln_context *ctx) {
   st = kiln_context_wait(ctx, fn, NULL);
   if (st == KILN_OK && ctx->guard) st = kiln_guard_check_launched(ctx, fn);
   return st;
+}
+
+kiln_status kiln_context_get_sync_policy(const kiln_context *ctx,
+                                         kiln_sync_policy *out_policy) {
+  static const char fn[] = "kiln_context_get_sync_policy";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK) return st;
+  if (!out_policy)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_policy is NULL",
+                          fn);
+  *out_policy = ctx->sync;
+  return KILN_OK;
 }
 
 kiln_status kiln_context_default_stream(kiln_context *ctx,

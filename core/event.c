@@ -2,17 +2,25 @@
  * and to time the work between. */
 #include "core/internal.h"
 
-kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out_event) {
-  static const char fn[] = "kiln_event_create";
+static kiln_status create_event(const char *fn, kiln_context *ctx,
+                                uint32_t flags, kiln_event **out_event) {
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if (!out_event)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_event is NULL",
                           fn);
+  const uint32_t known = KILN_EVENT_NO_TIMING | KILN_EVENT_BLOCKING;
+  if (flags & ~known)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: flags 0x%x has bits that are no "
+                          "kiln_event_flags (0x%x); known: "
+                          "KILN_EVENT_NO_TIMING, KILN_EVENT_BLOCKING",
+                          fn, (unsigned)flags, (unsigned)(flags & ~known));
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   kiln_event *e =
       kiln_object_alloc(ctx, KILN_OBJECT_EVENT, ctx->ops->event_size, false);
   if (!e) return KILN_ERROR_OUT_OF_HOST_MEMORY;
+  e->flags = flags;
   st = kiln_context_result(ctx, ctx->ops->event_init(e));
   if (st != KILN_OK) {
     kiln_object_free(e);
@@ -20,6 +28,15 @@ kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out_event) {
   }
   *out_event = e;
   return KILN_OK;
+}
+
+kiln_status kiln_event_create_with_flags(kiln_context *ctx, uint32_t flags,
+                                         kiln_event **out_event) {
+  return create_event("kiln_event_create_with_flags", ctx, flags, out_event);
+}
+
+kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out_event) {
+  return create_event("kiln_event_create", ctx, KILN_EVENT_DEFAULT, out_event);
 }
 
 void kiln_event_release(kiln_event *e) {
@@ -125,6 +142,12 @@ kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
   if (!out_ms)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_ms is NULL",
                           fn);
+  if ((start->flags | end->flags) & KILN_EVENT_NO_TIMING)
+    return kiln_set_error(
+        KILN_ERROR_INVALID_STATE,
+        "%s: the %s event was created with "
+        "KILN_EVENT_NO_TIMING and has no timestamp",
+        fn, start->flags & KILN_EVENT_NO_TIMING ? "start" : "end");
   if (!ctx->ops->event_elapsed_ms)
     return kiln_set_error(KILN_ERROR_UNSUPPORTED,
                           "%s: the %s backend cannot time events", fn,

@@ -89,7 +89,7 @@ kiln_status kiln_guard_init(kiln_context *ctx) {
                           "kiln_context_create: out of host memory setting "
                           "up KILN_DEBUG=guard");
   }
-  kiln_status st = kiln_stream_create_internal(ctx, false, &g->stream);
+  kiln_status st = kiln_stream_create_internal(ctx, false, 0, &g->stream);
   if (st != KILN_OK) {
     pthread_mutex_destroy(&g->lock);
     free(g);

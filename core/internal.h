@@ -123,9 +123,10 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
 kiln_status kiln_compile_options_check(const char *fn,
                                        const kiln_compile_options *options);
 
-/* Creates a stream; `is_default` marks the context's own. */
+/* Creates a stream; `is_default` marks the context's own. `priority` is
+ * checked already. */
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
-                                        kiln_stream **out);
+                                        uint32_t priority, kiln_stream **out);
 
 /* ---- Launches (core/launch.c) and graphs (core/graph.c) -------------------- */
 
@@ -236,10 +237,12 @@ const kiln_backend_ops *kiln_registry_get(kiln_backend backend);
 /* kiln_context_create's work once the backend and device are chosen
  * (core/context.c): a context on device `device` of `ops`, made by
  * ops->context_init, or by ops->context_import on `native` when that is
- * not NULL (core/interop.c). Failures name `fn`. */
+ * not NULL (core/interop.c), waiting as `asked` says (KILN_SYNC_DEFAULT:
+ * as KILN_SYNC says). Failures name `fn`. */
 kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
-                              size_t device, const kiln_native_context *native,
-                              bool adopt, kiln_context **out_context);
+                              size_t device, kiln_sync_policy asked,
+                              const kiln_native_context *native, bool adopt,
+                              kiln_context **out_context);
 
 /* Probes the backend once; KILN_OK or KILN_ERROR_UNAVAILABLE with
  * *out_reason (owned by the registry) saying why. */

@@ -77,7 +77,7 @@ kiln_status kiln_context_create_from_native(const kiln_native_context *native,
   size_t device;
   st = ops->context_import_device(native, &device);
   if (st != KILN_OK) return kiln_error_in(fn, st);
-  st = kiln_context_open(fn, ops, device, native,
+  st = kiln_context_open(fn, ops, device, KILN_SYNC_DEFAULT, native,
                          (flags & KILN_NATIVE_ADOPT) != 0, out_context);
   return kiln_error_in(fn, st);
 }

@@ -1,6 +1,7 @@
 /* Streams: in-order queues of work; each context has a default one. And the
  * bounded waits that every call waiting for the device goes through. */
 #include <stdio.h>
+#include <sched.h>
 #include <time.h>
 
 #include "core/internal.h"
@@ -55,19 +56,35 @@ static kiln_status streams_done(void *arg) {
   return st;
 }
 
-void kiln_sync_streams(kiln_context *ctx, const char *before) {
+kiln_status kiln_sync_streams(kiln_context *ctx) {
   /* Stream by stream, not the driver's device-wide wait: that one waits
    * for the device to be idle, which other threads that keep launching
    * can put off for as long as they launch. */
+  kiln_status first = KILN_OK;
   pthread_mutex_lock(&ctx->lock);
   for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next) {
     kiln_stream *s = (kiln_stream *)o;
     if (o->type != KILN_OBJECT_STREAM || s->retiring || s->building) continue;
-    if (ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER) != KILN_OK)
-      kiln_log(KILN_LOG_WARN, "%s: waiting for a stream before %s: %s",
-               ctx->ops->name, before, kiln_last_error());
+    kiln_status st = ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER);
+    if (first == KILN_OK) first = st;
   }
   pthread_mutex_unlock(&ctx->lock);
+  return first;
+}
+
+kiln_status kiln_wait_as(kiln_sync_policy policy,
+                         kiln_status (*query)(void *arg),
+                         kiln_status (*sleep)(void *arg), void *arg) {
+  if (policy == KILN_SYNC_BLOCK) return sleep(arg);
+  const uint64_t start = kiln_now_ns();
+  for (;;) {
+    kiln_status st = query(arg);
+    if (st != KILN_ERROR_NOT_READY) return st;
+    if (policy == KILN_SYNC_YIELD) sched_yield();
+    if (policy == KILN_SYNC_AUTO &&
+        kiln_now_ns() - start >= KILN_SYNC_AUTO_SPIN_NS)
+      return sleep(arg);
+  }
 }
 
 kiln_status kiln_poll_streams(kiln_context *ctx,
@@ -157,11 +174,12 @@ kiln_status kiln_event_wait(kiln_event *e, const char *fn,
 /* ---- Streams --------------------------------------------------------------- */
 
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
-                                        kiln_stream **out) {
+                                        uint32_t priority, kiln_stream **out) {
   kiln_stream *s = kiln_object_alloc(ctx, KILN_OBJECT_STREAM,
                                      ctx->ops->stream_size, is_default);
   if (!s) return KILN_ERROR_OUT_OF_HOST_MEMORY;
   s->is_default = is_default;
+  s->priority = priority;
   kiln_status st = kiln_context_result(ctx, ctx->ops->stream_init(s));
   if (st != KILN_OK) {
     kiln_object_free(s);
@@ -171,15 +189,37 @@ kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
   return KILN_OK;
 }
 
-kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out_stream) {
-  static const char fn[] = "kiln_stream_create";
+static kiln_status create_stream(const char *fn, kiln_context *ctx,
+                                 const kiln_stream_options *options,
+                                 kiln_stream **out_stream) {
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if (!out_stream)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_stream is NULL",
                           fn);
+  uint32_t priority = options ? options->priority : 0;
+  uint32_t max = ctx->properties.max_stream_priority;
+  if (priority > max)
+    return kiln_set_error(
+        KILN_ERROR_OUT_OF_RANGE,
+        "%s: priority %u is beyond this device's range, 0 "
+        "to %u (max_stream_priority of the context's "
+        "properties%s)",
+        fn, (unsigned)priority, (unsigned)max,
+        max == 0 ? "; the device has no stream priorities" : "");
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  return kiln_stream_create_internal(ctx, false, out_stream);
+  return kiln_stream_create_internal(ctx, false, priority, out_stream);
+}
+
+kiln_status kiln_stream_create_with_options(kiln_context *ctx,
+                                            const kiln_stream_options *options,
+                                            kiln_stream **out_stream) {
+  return create_stream("kiln_stream_create_with_options", ctx, options,
+                       out_stream);
+}
+
+kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out_stream) {
+  return create_stream("kiln_stream_create", ctx, NULL, out_stream);
 }
 
 void kiln_stream_release(kiln_stream *s) {

@@ -18,11 +18,11 @@ static const kiln_backend backends[] = {KILN_BACKEND_CUDA, KILN_BACKEND_HIP,
 #define BACKEND_COUNT (sizeof backends / sizeof backends[0])
 
 static const char *const environment[] = {
-    "KILN_BACKEND",           "KILN_DEVICE",          "KILN_LOG",
-    "KILN_CUDA_LIBRARY",      "KILN_HIP_LIBRARY",     "KILN_VULKAN_LIBRARY",
-    "KILN_VULKAN_VALIDATION", "KILN_NVRTC_LIBRARY",   "KILN_HIPRTC_LIBRARY",
-    "KILN_SHADERC_LIBRARY",   "KILN_CACHE",           "KILN_CACHE_DIR",
-    "KILN_CACHE_MAX_BYTES",
+    "KILN_BACKEND",           "KILN_DEVICE",        "KILN_LOG",
+    "KILN_CUDA_LIBRARY",      "KILN_HIP_LIBRARY",   "KILN_VULKAN_LIBRARY",
+    "KILN_VULKAN_VALIDATION", "KILN_NVRTC_LIBRARY", "KILN_HIPRTC_LIBRARY",
+    "KILN_SHADERC_LIBRARY",   "KILN_CACHE",         "KILN_CACHE_DIR",
+    "KILN_CACHE_MAX_BYTES",   "KILN_SYNC",          "KILN_SYNC_TIMEOUT_MS",
 };
 
 static void usage(FILE *to) {
@@ -90,6 +90,11 @@ static void print_device(kiln_backend backend, size_t index,
   print_bytes("max shared memory per block", p->max_shared_memory_per_block);
   print_bytes("  with opt-in", p->max_shared_memory_per_block_optin);
   printf("    %-28s= %u\n", "subgroup size", p->subgroup_size);
+  if (backend == KILN_BACKEND_VULKAN || p->max_stream_priority > 0)
+    printf("    %-28s= 0 to %u\n", "stream priorities", p->max_stream_priority);
+  else
+    printf("    %-28s= reported by a context (kiln_context_get_properties)\n",
+           "stream priorities");
   printf("    %-28s= %zu bytes\n", "max kernel argument list",
          p->max_kernel_argument_bytes);
   printf("    %-28s= %s\n", "API version", p->api_version);

@@ -50,7 +50,9 @@ void kiln_cuda_buffer_deinit(kiln_buffer *buf) {
   kiln_cuda_make_current_for_deinit(buf->base.context, "freeing a buffer");
   /* Queued work on any stream may still use the buffer. cuMemFree "may"
    * synchronize; kiln's promise to wait must not rest on a may. */
-  kiln_sync_streams(buf->base.context, "freeing a buffer");
+  if (kiln_sync_streams(buf->base.context) != KILN_OK)
+    kiln_log(KILN_LOG_WARN, "cuda: waiting for the streams before freeing a "
+             "buffer: %s", kiln_last_error());
   if (buf->borrowed) return;
   CUresult r = kiln_cuda_api.cuMemFree(kiln_cuda_address(buf, 0));
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFree");

@@ -3,6 +3,18 @@
  * kiln's own that would split the device's memory and serialize with it. */
 #include "backends/cuda/cuda.h"
 
+/* Kiln's priorities count up from the driver's default (0) towards its
+ * greatest, which CUDA numbers downwards (0 to -5 on current GPUs). The
+ * range needs a current context, so it is known from here on. */
+kiln_status kiln_cuda_context_priorities(kiln_context *base) {
+  int least = 0, greatest = 0;
+  CUresult r = kiln_cuda_api.cuCtxGetStreamPriorityRange(&least, &greatest);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuCtxGetStreamPriorityRange");
+  base->properties.max_stream_priority = greatest < 0 ? (uint32_t)-greatest : 0;
+  return KILN_OK;
+}
+
 kiln_status kiln_cuda_context_init(kiln_context *base) {
   kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
   CUresult r = kiln_cuda_api.cuDeviceGet(&ctx->device, (int)base->device_index);
@@ -13,6 +25,7 @@ kiln_status kiln_cuda_context_init(kiln_context *base) {
     return kiln_cuda_error(r, "cuDevicePrimaryCtxRetain on %s",
                            base->properties.name);
   kiln_status st = kiln_cuda_make_current(base);
+  if (st == KILN_OK) st = kiln_cuda_context_priorities(base);
   if (st != KILN_OK) kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
   return st;
 }
@@ -45,13 +58,14 @@ kiln_status kiln_cuda_context_synchronize(kiln_context *ctx,
                                          uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
-  /* cuCtxSynchronize has no bound: poll kiln's streams first, so that only
-   * work they have finished (or other code's in the primary context) is
-   * left for it to wait on. */
-  if (timeout_ns != KILN_WAIT_FOREVER &&
-      (st = kiln_poll_streams(ctx, kiln_cuda_stream_query, timeout_ns)) !=
-          KILN_OK)
-    return st;
+  /* cuCtxSynchronize has no bound and waits as the primary context's
+   * flag says: kiln's streams are waited for first, polled within the
+   * bound or as the policy says, so that only work they have finished (or
+   * other code's in the primary context) is left for it. */
+  st = timeout_ns != KILN_WAIT_FOREVER
+           ? kiln_poll_streams(ctx, kiln_cuda_stream_query, timeout_ns)
+           : kiln_sync_streams(ctx);
+  if (st != KILN_OK) return st;
   CUresult r = kiln_cuda_api.cuCtxSynchronize();
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuCtxSynchronize");
   return KILN_OK;

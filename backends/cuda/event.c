@@ -1,5 +1,7 @@
-/* Events: CUevents with timing enabled (cuEventCreate's default flags), so
- * every event can both order streams and time work. */
+/* Events: CUevents, timed unless created with KILN_EVENT_NO_TIMING
+ * (CU_EVENT_DISABLE_TIMING), waited for by blocking rather than by the
+ * context's scheduling flag with KILN_EVENT_BLOCKING
+ * (CU_EVENT_BLOCKING_SYNC). */
 #include "backends/cuda/cuda.h"
 
 static CUevent handle_of(const kiln_event *e) {
@@ -14,7 +16,15 @@ kiln_status kiln_cuda_event_init(kiln_event *base) {
   kiln_cuda_event *e = kiln_cuda_event_cast(base);
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
-  CUresult r = kiln_cuda_api.cuEventCreate(&e->handle, CU_EVENT_DEFAULT);
+  unsigned flags = CU_EVENT_DEFAULT;
+  if (base->flags & KILN_EVENT_NO_TIMING) flags |= CU_EVENT_DISABLE_TIMING;
+  /* cuEventSynchronize then sleeps, which the policy's waits that sleep
+   * need; spinning policies never call it. */
+  const kiln_sync_policy sync = base->base.context->sync;
+  if ((base->flags & KILN_EVENT_BLOCKING) || sync == KILN_SYNC_AUTO ||
+      sync == KILN_SYNC_BLOCK)
+    flags |= CU_EVENT_BLOCKING_SYNC;
+  CUresult r = kiln_cuda_api.cuEventCreate(&e->handle, flags);
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventCreate");
   return KILN_OK;
 }
@@ -52,15 +62,20 @@ kiln_status kiln_cuda_stream_wait_event(kiln_stream *s, kiln_event *e) {
 
 static kiln_status event_done(void *e) { return kiln_cuda_event_query(e); }
 
-kiln_status kiln_cuda_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
-  kiln_status st = kiln_cuda_make_current(e->base.context);
-  if (st != KILN_OK) return st;
-  /* As for streams: poll only when the wait is bounded. */
-  if (timeout_ns != KILN_WAIT_FOREVER)
-    return kiln_poll_until(event_done, e, timeout_ns);
+static kiln_status event_sleep(void *e) {
   CUresult r = kiln_cuda_api.cuEventSynchronize(handle_of(e));
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventSynchronize");
   return KILN_OK;
+}
+
+kiln_status kiln_cuda_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
+  kiln_status st = kiln_cuda_make_current(e->base.context);
+  if (st != KILN_OK) return st;
+  if (timeout_ns != KILN_WAIT_FOREVER)
+    return kiln_poll_until(event_done, e, timeout_ns);
+  return kiln_wait_as((e->flags & KILN_EVENT_BLOCKING) ? KILN_SYNC_BLOCK
+                                                       : e->base.context->sync,
+                      event_done, event_sleep, e);
 }
 
 kiln_status kiln_cuda_event_query(kiln_event *e) {

@@ -24,7 +24,9 @@ kiln_status kiln_cuda_host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
 void kiln_cuda_host_buffer_deinit(kiln_host_buffer *hb) {
   kiln_cuda_make_current_for_deinit(hb->base.context, "freeing a host buffer");
   /* Asynchronous copies on any stream may still read or write it. */
-  kiln_sync_streams(hb->base.context, "freeing a host buffer");
+  if (kiln_sync_streams(hb->base.context) != KILN_OK)
+    kiln_log(KILN_LOG_WARN, "cuda: waiting for the streams before freeing a "
+             "host buffer: %s", kiln_last_error());
   CUresult r = kiln_cuda_api.cuMemFreeHost(hb->data);
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFreeHost");
 }

@@ -60,7 +60,8 @@ kiln_status kiln_cuda_context_import(kiln_context *base,
     return kiln_cuda_error(r, "cuDeviceGet(%zu)", base->device_index);
   ctx->handle = (CUcontext)native->cuda_context;
   ctx->imported = true;
-  return kiln_cuda_make_current(base);
+  kiln_status st = kiln_cuda_make_current(base);
+  return st == KILN_OK ? kiln_cuda_context_priorities(base) : st;
 }
 
 kiln_status kiln_cuda_buffer_native(const kiln_buffer *buf,
@@ -147,7 +148,7 @@ kiln_status kiln_cuda_stream_import(kiln_stream *s,
                           "kiln context's is %p",
                           fn, (void *)owner, (void *)mine);
   kiln_cuda_stream_cast(s)->handle = handle;
-  return KILN_OK;
+  return kiln_cuda_stream_init_sleeper(kiln_cuda_stream_cast(s));
 }
 
 kiln_status kiln_cuda_stream_wait_native(kiln_stream *s, uint64_t handle,

@@ -8,19 +8,35 @@ kiln_status kiln_cuda_stream_init(kiln_stream *base) {
   kiln_cuda_stream *s = kiln_cuda_stream_cast(base);
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
-  CUresult r = kiln_cuda_api.cuStreamCreate(&s->handle, CU_STREAM_NON_BLOCKING);
-  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuStreamCreate");
-  return KILN_OK;
+  /* kiln's priority p is CUDA's -p (context.c). */
+  CUresult r = kiln_cuda_api.cuStreamCreateWithPriority(
+      &s->handle, CU_STREAM_NON_BLOCKING, -(int)base->priority);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuStreamCreateWithPriority(%d)",
+                           -(int)base->priority);
+  st = kiln_cuda_stream_init_sleeper(s);
+  if (st != KILN_OK) kiln_cuda_api.cuStreamDestroy(s->handle);
+  return st;
+}
+
+kiln_status kiln_cuda_stream_init_sleeper(kiln_cuda_stream *s) {
+  CUresult r = kiln_cuda_api.cuEventCreate(
+      &s->sleeper, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
+  if (r == CUDA_SUCCESS) return KILN_OK;
+  s->sleeper = NULL;
+  return kiln_cuda_error(r, "cuEventCreate (a stream's wait)");
 }
 
 void kiln_cuda_stream_deinit(kiln_stream *base) {
-  if (base->borrowed) return;
+  kiln_cuda_stream *s = kiln_cuda_stream_cast(base);
   /* The core has synchronized the stream; cuStreamDestroy would defer the
    * release past pending work anyway. */
   kiln_cuda_make_current_for_deinit(base->base.context,
                                     "destroying a stream");
-  CUresult r =
-      kiln_cuda_api.cuStreamDestroy(kiln_cuda_stream_cast(base)->handle);
+  CUresult r = kiln_cuda_api.cuEventDestroy(s->sleeper);
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuEventDestroy (a stream's wait)");
+  if (base->borrowed) return;
+  r = kiln_cuda_api.cuStreamDestroy(s->handle);
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuStreamDestroy");
 }
 
@@ -35,17 +51,25 @@ static kiln_status stream_done(void *base) {
   return kiln_cuda_stream_query(base);
 }
 
+/* Sleeps until the stream's work so far is done. */
+static kiln_status stream_sleep(void *base) {
+  kiln_cuda_stream *s = kiln_cuda_stream_cast(base);
+  CUresult r = kiln_cuda_api.cuEventRecord(s->sleeper, s->handle);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuEventRecord (a stream's wait)");
+  r = kiln_cuda_api.cuEventSynchronize(s->sleeper);
+  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventSynchronize");
+  return KILN_OK;
+}
+
 kiln_status kiln_cuda_stream_synchronize(kiln_stream *base,
                                          uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
-  /* cuStreamSynchronize has no bound; polling has, and is used only then,
-   * since each NOT_READY it meets is an API error in compute-sanitizer's
-   * report. */
+  /* cuStreamSynchronize has no bound, and waits as the primary context's
+   * scheduling flag says: kiln polls, or sleeps on an event, itself. */
   if (timeout_ns != KILN_WAIT_FOREVER)
     return kiln_poll_until(stream_done, base, timeout_ns);
-  CUresult r =
-      kiln_cuda_api.cuStreamSynchronize(kiln_cuda_stream_cast(base)->handle);
-  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuStreamSynchronize");
-  return KILN_OK;
+  return kiln_wait_as(base->base.context->sync, stream_done, stream_sleep,
+                      base);
 }

@@ -38,7 +38,9 @@ void kiln_hip_buffer_deinit(kiln_buffer *buf) {
     return;
   /* A borrowed buffer's memory stays, but kiln's work on it must end. */
   if (buf->borrowed) {
-    kiln_sync_streams(buf->base.context, "letting go of a borrowed buffer");
+    if (kiln_sync_streams(buf->base.context) != KILN_OK)
+      kiln_log(KILN_LOG_WARN, "hip: waiting for the streams before letting "
+               "go of a borrowed buffer: %s", kiln_last_error());
     kiln_hip_device_leave(&scope);
     return;
   }

@@ -41,6 +41,20 @@ void kiln_hip_device_leave(const kiln_hip_device_scope *scope) {
     kiln_hip_warn(err, "hipSetDevice back to the thread's device");
 }
 
+/* Kiln's priorities count up from the runtime's default (0) towards its
+ * greatest, which HIP numbers downwards; AMD's priorities below the
+ * default are not offered. The device is current. */
+kiln_status kiln_hip_context_priorities(kiln_context *ctx) {
+  int least = 0, greatest = 0;
+  hipError_t err =
+      kiln_hip_api.hipDeviceGetStreamPriorityRange(&least, &greatest);
+  if (err != hipSuccess)
+    return kiln_hip_error(err,
+                          "hipDeviceGetStreamPriorityRange");
+  ctx->properties.max_stream_priority = greatest < 0 ? (uint32_t)-greatest : 0;
+  return KILN_OK;
+}
+
 kiln_status kiln_hip_context_init(kiln_context *ctx) {
   kiln_hip_context_cast(ctx)->device = (int)ctx->device_index;
   /* A device the runtime cannot select fails here rather than in the
@@ -48,21 +62,24 @@ kiln_status kiln_hip_context_init(kiln_context *ctx) {
   kiln_hip_device_scope scope;
   kiln_status st = kiln_hip_device_enter(ctx, &scope);
   if (st != KILN_OK) return st;
+  st = kiln_hip_context_priorities(ctx);
   kiln_hip_device_leave(&scope);
-  return KILN_OK;
+  return st;
 }
 
 void kiln_hip_context_deinit(kiln_context *ctx) { (void)ctx; }
 
 kiln_status kiln_hip_context_synchronize(kiln_context *ctx,
                                         uint64_t timeout_ns) {
-  /* hipDeviceSynchronize has no bound: poll kiln's streams first, so that
-   * only work they have finished (or other code's) is left for it. */
-  kiln_status st = KILN_OK;
-  if (timeout_ns != KILN_WAIT_FOREVER &&
-      (st = kiln_poll_streams(ctx, kiln_hip_stream_query, timeout_ns)) !=
-          KILN_OK)
-    return st;
+  /* hipDeviceSynchronize has no bound and waits as the process's device
+   * flag says: kiln's streams are waited for first, polled within the
+   * bound or as the policy says, so that only work they have finished (or
+   * other code's) is left for it. */
+  kiln_status st =
+      timeout_ns != KILN_WAIT_FOREVER
+          ? kiln_poll_streams(ctx, kiln_hip_stream_query, timeout_ns)
+          : kiln_sync_streams(ctx);
+  if (st != KILN_OK) return st;
   kiln_hip_device_scope scope;
   if ((st = kiln_hip_device_enter(ctx, &scope)) != KILN_OK) return st;
   hipError_t err = kiln_hip_api.hipDeviceSynchronize();

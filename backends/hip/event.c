@@ -1,13 +1,22 @@
-/* Events: native HIP events, with timing, recorded on and waited for by
- * streams. */
+/* Events: native HIP events, recorded on and waited for by streams; timed
+ * unless made with KILN_EVENT_NO_TIMING (hipEventDisableTiming), and
+ * waited for by blocking with KILN_EVENT_BLOCKING (hipEventBlockingSync). */
 #include "backends/hip/hip.h"
 
 kiln_status kiln_hip_event_init(kiln_event *e) {
   kiln_hip_device_scope scope;
   kiln_status st = kiln_hip_device_enter(e->base.context, &scope);
   if (st != KILN_OK) return st;
+  unsigned flags = hipEventDefault;
+  if (e->flags & KILN_EVENT_NO_TIMING) flags |= hipEventDisableTiming;
+  /* hipEventSynchronize then sleeps, which the policy's waits that sleep
+   * need; spinning policies never call it. */
+  const kiln_sync_policy sync = e->base.context->sync;
+  if ((e->flags & KILN_EVENT_BLOCKING) || sync == KILN_SYNC_AUTO ||
+      sync == KILN_SYNC_BLOCK)
+    flags |= hipEventBlockingSync;
   hipError_t err = kiln_hip_api.hipEventCreateWithFlags(
-      &kiln_hip_event_cast(e)->handle, hipEventDefault);
+      &kiln_hip_event_cast(e)->handle, flags);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
     return kiln_hip_error(err, "hipEventCreateWithFlags");
@@ -47,14 +56,18 @@ kiln_status kiln_hip_stream_wait_event(kiln_stream *s, kiln_event *e) {
 
 static kiln_status event_done(void *e) { return kiln_hip_event_query(e); }
 
+static kiln_status event_sleep(void *e) {
+  hipError_t err = kiln_hip_api.hipEventSynchronize(kiln_hip_event_handle(e));
+  if (err != hipSuccess) return kiln_hip_error(err, "hipEventSynchronize");
+  return KILN_OK;
+}
+
 kiln_status kiln_hip_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
-  /* As for streams: poll only when the wait is bounded. */
   if (timeout_ns != KILN_WAIT_FOREVER)
     return kiln_poll_until(event_done, e, timeout_ns);
-  hipError_t err = kiln_hip_api.hipEventSynchronize(kiln_hip_event_handle(e));
-  if (err != hipSuccess)
-    return kiln_hip_error(err, "hipEventSynchronize");
-  return KILN_OK;
+  return kiln_wait_as((e->flags & KILN_EVENT_BLOCKING) ? KILN_SYNC_BLOCK
+                                                       : e->base.context->sync,
+                      event_done, event_sleep, e);
 }
 
 kiln_status kiln_hip_event_query(kiln_event *e) {

@@ -7,17 +7,34 @@ kiln_status kiln_hip_stream_init(kiln_stream *s) {
   kiln_hip_device_scope scope;
   kiln_status st = kiln_hip_device_enter(s->base.context, &scope);
   if (st != KILN_OK) return st;
-  hipError_t err = kiln_hip_api.hipStreamCreateWithFlags(
-      &kiln_hip_stream_cast(s)->handle, hipStreamNonBlocking);
+  /* kiln's priority p is HIP's -p (context.c). */
+  kiln_hip_stream *hs = kiln_hip_stream_cast(s);
+  hipError_t err = kiln_hip_api.hipStreamCreateWithPriority(
+      &hs->handle, hipStreamNonBlocking, -(int)s->priority);
+  if (err != hipSuccess) {
+    kiln_hip_device_leave(&scope);
+    return kiln_hip_error(err, "hipStreamCreateWithPriority");
+  }
+  st = kiln_hip_stream_init_sleeper(hs);
+  if (st != KILN_OK) kiln_hip_api.hipStreamDestroy(hs->handle);
   kiln_hip_device_leave(&scope);
-  if (err != hipSuccess)
-    return kiln_hip_error(err, "hipStreamCreateWithFlags");
-  return KILN_OK;
+  return st;
+}
+
+kiln_status kiln_hip_stream_init_sleeper(kiln_hip_stream *s) {
+  hipError_t err = kiln_hip_api.hipEventCreateWithFlags(
+      &s->sleeper, hipEventBlockingSync | hipEventDisableTiming);
+  if (err == hipSuccess) return KILN_OK;
+  s->sleeper = NULL;
+  return kiln_hip_error(err, "hipEventCreateWithFlags (a stream's wait)");
 }
 
 void kiln_hip_stream_deinit(kiln_stream *s) {
+  hipError_t err =
+      kiln_hip_api.hipEventDestroy(kiln_hip_stream_cast(s)->sleeper);
+  if (err != hipSuccess) kiln_hip_warn(err, "hipEventDestroy (a stream's wait)");
   if (s->borrowed) return;
-  hipError_t err = kiln_hip_api.hipStreamDestroy(kiln_hip_stream_handle(s));
+  err = kiln_hip_api.hipStreamDestroy(kiln_hip_stream_handle(s));
   if (err != hipSuccess) kiln_hip_warn(err, "hipStreamDestroy");
 }
 
@@ -30,14 +47,22 @@ kiln_status kiln_hip_stream_query(kiln_stream *s) {
 
 static kiln_status stream_done(void *s) { return kiln_hip_stream_query(s); }
 
+/* Sleeps until the stream's work so far is done. */
+static kiln_status stream_sleep(void *s) {
+  kiln_hip_stream *hs = kiln_hip_stream_cast(s);
+  hipError_t err = kiln_hip_api.hipEventRecord(hs->sleeper, hs->handle);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, "hipEventRecord (a stream's wait)");
+  err = kiln_hip_api.hipEventSynchronize(hs->sleeper);
+  if (err != hipSuccess) return kiln_hip_error(err, "hipEventSynchronize");
+  return KILN_OK;
+}
+
 kiln_status kiln_hip_stream_synchronize(kiln_stream *s, uint64_t timeout_ns) {
-  /* hipStreamSynchronize has no bound; polling has, and is used only then
-   * (as on CUDA, where each NOT_READY is a sanitizer-reported API error). */
+  /* hipStreamSynchronize has no bound, and waits as the device's flag
+   * (the whole process's) says: kiln polls, or sleeps on an event,
+   * itself. */
   if (timeout_ns != KILN_WAIT_FOREVER)
     return kiln_poll_until(stream_done, s, timeout_ns);
-  hipError_t err =
-      kiln_hip_api.hipStreamSynchronize(kiln_hip_stream_handle(s));
-  if (err != hipSuccess)
-    return kiln_hip_error(err, "hipStreamSynchronize");
-  return KILN_OK;
+  return kiln_wait_as(s->base.context->sync, stream_done, stream_sleep, s);
 }

@@ -28,6 +28,8 @@
   X(hipError_t, hipGetDeviceCount, (int *count))                              \
   X(hipError_t, hipGetDevice, (int *device_id))                               \
   X(hipError_t, hipSetDevice, (int device_id))                                \
+  X(hipError_t, hipDeviceGetStreamPriorityRange,                              \
+    (int *least_priority, int *greatest_priority))                            \
   X(hipError_t, hipDeviceGet, (hipDevice_t *device, int ordinal))             \
   X(hipError_t, hipDeviceGetName, (char *name, int len, hipDevice_t device))  \
   X(hipError_t, hipDeviceTotalMem, (size_t *bytes, hipDevice_t device))       \
@@ -72,6 +74,8 @@
     (const void *func, hipFuncAttribute attr, int value))                     \
   X(hipError_t, hipStreamCreateWithFlags,                                     \
     (hipStream_t *stream, unsigned int flags))                                \
+  X(hipError_t, hipStreamCreateWithPriority,                                  \
+    (hipStream_t *stream, unsigned int flags, int priority))                  \
   X(hipError_t, hipStreamDestroy, (hipStream_t stream))                       \
   X(hipError_t, hipStreamSynchronize, (hipStream_t stream))                   \
   X(hipError_t, hipStreamQuery, (hipStream_t stream))                         \
@@ -230,9 +234,11 @@
 #define KILN_HIP_LIMITS_ROCM6(X) X(hipLimitStackSize, 0x00)
 
 /* Flags, which HIP #defines. */
-#define KILN_HIP_FLAGS(X)      \
-  X(hipStreamNonBlocking, 0x1) \
-  X(hipEventDefault, 0x0)      \
+#define KILN_HIP_FLAGS(X)       \
+  X(hipStreamNonBlocking, 0x1)  \
+  X(hipEventDefault, 0x0)       \
+  X(hipEventBlockingSync, 0x1)  \
+  X(hipEventDisableTiming, 0x2) \
   X(hipHostMallocDefault, 0x0)
 
 /* Of hipStreamCaptureMode and hipStreamCaptureStatus, the values kiln

@@ -57,8 +57,12 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   vc->queue_count = p->queue_count < KILN_VULKAN_MAX_QUEUES
                         ? p->queue_count
                         : KILN_VULKAN_MAX_QUEUES;
+  /* The last queue takes the streams of priority 1, at a higher queue
+   * priority than the others (device.c reports the range). */
   float priorities[KILN_VULKAN_MAX_QUEUES];
-  for (uint32_t i = 0; i < vc->queue_count; i++) priorities[i] = 1.0f;
+  for (uint32_t i = 0; i < vc->queue_count; i++)
+    priorities[i] =
+        vc->queue_count >= 2 && i + 1 < vc->queue_count ? 0.5f : 1.0f;
   VkDeviceQueueCreateInfo queue_info = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
       .queueFamilyIndex = p->queue_family,

@@ -439,6 +439,9 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   kp->max_shared_memory_per_block = lim->maxComputeSharedMemorySize;
   kp->max_shared_memory_per_block_optin = lim->maxComputeSharedMemorySize;
   kp->subgroup_size = p11.subgroupSize;
+  /* Two levels, one queue of the family set apart for urgent streams
+   * (context.c), where the family has a queue to spare. */
+  kp->max_stream_priority = queues >= 2 ? 1 : 0;
   kp->max_kernel_argument_bytes = lim->maxPushConstantsSize < KILN_MAX_ARG_BYTES
                                       ? lim->maxPushConstantsSize
                                       : KILN_MAX_ARG_BYTES;

@@ -1,11 +1,13 @@
 /* Events: a value on the timeline semaphore of the stream where the event
- * was recorded, plus a timestamp query for timing. */
+ * was recorded, plus a timestamp query for timing (none for an event made
+ * with KILN_EVENT_NO_TIMING, whose record is then one submission). */
 #include "backends/vulkan/vulkan.h"
 
 kiln_status kiln_vulkan_event_init(kiln_event *e) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(e->base.context);
   kiln_vulkan_event *ve = kiln_vulkan_event_cast(e);
-  if (vc->phys->timestamp_valid_bits == 0) return KILN_OK;
+  if (vc->phys->timestamp_valid_bits == 0 || (e->flags & KILN_EVENT_NO_TIMING))
+    return KILN_OK;
   VkQueryPoolCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
       .queryType = VK_QUERY_TYPE_TIMESTAMP,
@@ -19,13 +21,13 @@ kiln_status kiln_vulkan_event_init(kiln_event *e) {
   return KILN_OK;
 }
 
-/* Waits at most timeout_ns (KILN_WAIT_FOREVER, Vulkan's UINT64_MAX: no
- * limit) for the timeline to reach `value`. */
+/* Waits at most timeout_ns (KILN_WAIT_FOREVER: no limit) for the timeline
+ * to reach `value`, as the context's policy says unless `block`. */
 static kiln_status wait_timeline(kiln_vulkan_context *vc,
                                  kiln_vulkan_timeline *tl, uint64_t value,
-                                 uint64_t timeout_ns) {
+                                 uint64_t timeout_ns, bool block) {
   return kiln_vulkan_wait_semaphore(vc, tl->semaphore, value,
-                                    "the event's work", timeout_ns);
+                                    "the event's work", timeout_ns, block);
 }
 
 /* KILN_OK once the event's mark is reached, KILN_ERROR_NOT_READY before. */
@@ -46,8 +48,8 @@ void kiln_vulkan_event_deinit(kiln_event *e) {
   if (ve->timeline) {
     /* The timestamp write may still be pending (the core has waited within
      * its bound already). */
-    if (wait_timeline(vc, ve->timeline, ve->value, KILN_WAIT_FOREVER) !=
-        KILN_OK)
+    if (wait_timeline(vc, ve->timeline, ve->value, KILN_WAIT_FOREVER,
+                      false) != KILN_OK)
       kiln_log(KILN_LOG_WARN, "vulkan: waiting for an event before "
                "destroying it failed: %s", kiln_last_error());
     kiln_vulkan_timeline_release(vc, ve->timeline);
@@ -67,7 +69,7 @@ kiln_status kiln_vulkan_event_record(kiln_event *e, kiln_stream *s) {
    * order already keeps them apart. */
   if (ve->queries && ve->timeline && ve->timeline != st->timeline)
     status = wait_timeline(vc, ve->timeline, ve->value,
-                           vc->base.sync_timeout_ns);
+                           vc->base.sync_timeout_ns, false);
   VkCommandBuffer cmd;
   if (status == KILN_OK && ve->queries &&
       (status = kiln_vulkan_stream_open(st, &cmd)) == KILN_OK) {
@@ -108,7 +110,7 @@ kiln_status kiln_vulkan_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
   kiln_vulkan_event *ve = kiln_vulkan_event_cast(e);
   if (!ve->timeline) return KILN_OK;
   return wait_timeline(kiln_vulkan_context_cast(e->base.context), ve->timeline,
-                       ve->value, timeout_ns);
+                       ve->value, timeout_ns, e->flags & KILN_EVENT_BLOCKING);
 }
 
 kiln_status kiln_vulkan_event_query(kiln_event *e) {

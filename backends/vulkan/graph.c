@@ -28,7 +28,7 @@ static void wait_replays(kiln_vulkan_graph *vg) {
      * every backend deinit waits (a lost device ends the wait). */
     if (kiln_vulkan_wait_semaphore(vc, vg->replays[i].timeline->semaphore,
                                    vg->replays[i].value, "a graph's replay",
-                                   KILN_WAIT_FOREVER) != KILN_OK)
+                                   KILN_WAIT_FOREVER, true) != KILN_OK)
       kiln_log(KILN_LOG_WARN, "vulkan: waiting for a graph's replays: %s",
                kiln_last_error());
     kiln_vulkan_timeline_release(vc, vg->replays[i].timeline);

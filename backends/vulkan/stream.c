@@ -1,6 +1,7 @@
 /* Streams: commands recorded into a command buffer and submitted in
  * batches, a timeline semaphore per stream counting the submissions, and
  * the barriers that keep each stream in order. */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -116,44 +117,88 @@ kiln_status kiln_vulkan_stream_poll(kiln_vulkan_stream *st) {
   return KILN_OK;
 }
 
-/* How long one vkWaitSemaphores may block before kiln asks whether the
- * device was lost: NVIDIA's driver reports a kernel's fault to a
- * submission only, and a wait for the faulted work would never end. */
+/* How long one vkWaitSemaphores may block, or polling go on, before kiln
+ * asks whether the device was lost: NVIDIA's driver reports a kernel's
+ * fault to a submission only, and a wait for the faulted work would never
+ * end. */
 #define LOST_PROBE_NS UINT64_C(250000000)
 
-kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
-                                       VkSemaphore semaphore, uint64_t value,
-                                       const char *what,
-                                       uint64_t timeout_ns) {
+/* KILN_ERROR_DEVICE_LOST in words if an empty submission, which reports a
+ * lost device without waiting, says so; else KILN_OK. */
+static kiln_status probe_lost(kiln_vulkan_context *vc, const char *what) {
+  pthread_mutex_lock(&vc->queues[0].lock);
+  VkResult r =
+      vc->vk.vkQueueSubmit(vc->queues[0].handle, 0, NULL, VK_NULL_HANDLE);
+  pthread_mutex_unlock(&vc->queues[0].lock);
+  if (r == VK_ERROR_DEVICE_LOST)
+    return kiln_vulkan_error(r, "vkQueueSubmit, while waiting for %s", what);
+  return KILN_OK;
+}
+
+/* Sleeps in the driver until the semaphore reaches `value` (VK_SUCCESS) or
+ * timeout_ns pass (VK_TIMEOUT). */
+static VkResult sleep_for(kiln_vulkan_context *vc, VkSemaphore semaphore,
+                          uint64_t value, uint64_t timeout_ns) {
   VkSemaphoreWaitInfo info = {
       .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
       .semaphoreCount = 1,
       .pSemaphores = &semaphore,
       .pValues = &value,
   };
-  uint64_t waited = 0;
+  return vc->vk.vkWaitSemaphores(vc->device, &info, timeout_ns);
+}
+
+/* Looks at the semaphore until it reaches `value` (VK_SUCCESS) or
+ * budget_ns pass (VK_TIMEOUT), yielding the core between looks or not.
+ * The counter is read first, so a wait for finished work costs one call. */
+static VkResult poll_for(kiln_vulkan_context *vc, VkSemaphore semaphore,
+                         uint64_t value, uint64_t budget_ns, bool yield) {
+  const uint64_t start = kiln_now_ns();
   for (;;) {
-    /* KILN_WAIT_FOREVER is UINT64_MAX, larger than any slice. */
-    const uint64_t left = timeout_ns - waited;
-    const uint64_t slice = left < LOST_PROBE_NS ? left : LOST_PROBE_NS;
-    const uint64_t start = kiln_now_ns();
-    VkResult r = vc->vk.vkWaitSemaphores(vc->device, &info, slice);
+    uint64_t now_value = 0;
+    VkResult r =
+        vc->vk.vkGetSemaphoreCounterValue(vc->device, semaphore, &now_value);
+    if (r != VK_SUCCESS || now_value >= value) return r;
+    if (kiln_now_ns() - start >= budget_ns) return VK_TIMEOUT;
+    if (yield) sched_yield();
+  }
+}
+
+kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
+                                       VkSemaphore semaphore, uint64_t value,
+                                       const char *what, uint64_t timeout_ns,
+                                       bool block) {
+  const uint64_t start = kiln_now_ns();
+  const kiln_sync_policy policy = block ? KILN_SYNC_BLOCK : vc->base.sync;
+  const bool polls = policy == KILN_SYNC_SPIN || policy == KILN_SYNC_YIELD;
+  /* auto: spin a little first, for the latency of short waits. */
+  if (policy == KILN_SYNC_AUTO) {
+    const uint64_t spin = timeout_ns < KILN_SYNC_AUTO_SPIN_NS
+                              ? timeout_ns
+                              : KILN_SYNC_AUTO_SPIN_NS;
+    VkResult r = poll_for(vc, semaphore, value, spin, false);
     if (r == VK_SUCCESS) return KILN_OK;
-    if (r != VK_TIMEOUT) return kiln_vulkan_error(r, "vkWaitSemaphores");
-    /* An empty submission reports a lost device without waiting. */
-    pthread_mutex_lock(&vc->queues[0].lock);
-    r = vc->vk.vkQueueSubmit(vc->queues[0].handle, 0, NULL, VK_NULL_HANDLE);
-    pthread_mutex_unlock(&vc->queues[0].lock);
-    if (r == VK_ERROR_DEVICE_LOST)
-      return kiln_vulkan_error(r, "vkQueueSubmit, while waiting for %s",
-                               what);
+    if (r != VK_TIMEOUT)
+      return kiln_vulkan_error(r, "vkGetSemaphoreCounterValue");
+  }
+  for (;;) {
     const uint64_t spent = kiln_now_ns() - start;
-    waited += spent > slice ? spent : slice;
-    if (timeout_ns != KILN_WAIT_FOREVER && waited >= timeout_ns)
+    if (timeout_ns != KILN_WAIT_FOREVER && spent >= timeout_ns)
       return kiln_set_error(KILN_ERROR_TIMEOUT,
-                            "vkWaitSemaphores: %s was still running after "
-                            "%.1f ms",
-                            what, (double)timeout_ns / 1e6);
+                            "%s was still running after %.1f ms", what,
+                            (double)spent / 1e6);
+    /* KILN_WAIT_FOREVER is UINT64_MAX, larger than any slice. */
+    const uint64_t left = timeout_ns - spent;
+    const uint64_t slice = left < LOST_PROBE_NS ? left : LOST_PROBE_NS;
+    VkResult r = polls ? poll_for(vc, semaphore, value, slice,
+                                  policy == KILN_SYNC_YIELD)
+                       : sleep_for(vc, semaphore, value, slice);
+    if (r == VK_SUCCESS) return KILN_OK;
+    if (r != VK_TIMEOUT)
+      return kiln_vulkan_error(r, "%s", polls ? "vkGetSemaphoreCounterValue"
+                                              : "vkWaitSemaphores");
+    kiln_status st = probe_lost(vc, what);
+    if (st != KILN_OK) return st;
   }
 }
 
@@ -164,12 +209,15 @@ kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,
     if (s != KILN_OK) return s;
   }
   if (st->completed < value) {
-    kiln_status s = kiln_vulkan_wait_semaphore(
-        st->ctx, st->timeline->semaphore, value, "the stream's work",
-        timeout_ns);
+    kiln_status s =
+        kiln_vulkan_wait_semaphore(st->ctx, st->timeline->semaphore, value,
+                                   "the stream's work", timeout_ns, false);
     if (s != KILN_OK) return s;
+    /* Reached: no need to ask the driver again. */
+    st->completed = value;
   }
-  return kiln_vulkan_stream_poll(st);
+  retire(st);
+  return KILN_OK;
 }
 
 kiln_status kiln_vulkan_stream_wait(kiln_vulkan_stream *st, uint64_t value) {
@@ -642,7 +690,11 @@ void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
 
 kiln_status kiln_vulkan_stream_init(kiln_stream *s) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(s->base.context);
-  unsigned i = atomic_fetch_add(&vc->next_queue, 1) % vc->queue_count;
+  /* Priority 1 (possible only with two queues or more): the last queue,
+   * created with the higher queue priority; the rest share the others. */
+  unsigned normal = vc->queue_count >= 2 ? vc->queue_count - 1 : 1;
+  unsigned i = s->priority > 0 ? vc->queue_count - 1
+                               : atomic_fetch_add(&vc->next_queue, 1) % normal;
   return kiln_vulkan_stream_setup(vc, kiln_vulkan_stream_cast(s),
                                   &vc->queues[i]);
 }

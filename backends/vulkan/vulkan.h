@@ -350,13 +350,16 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st);
 /* Submits what was recorded, and any waits still pending. */
 kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st);
-/* Waits at most timeout_ns (KILN_WAIT_FOREVER: no limit) for `semaphore`
- * to reach `value`: KILN_ERROR_TIMEOUT naming `what` then, and
- * KILN_ERROR_DEVICE_LOST as soon as the device is lost, also on drivers
- * that report that to submissions only. */
+/* Waits, as the context's sync policy says (`block` forces sleeping in
+ * vkWaitSemaphores), until `semaphore` reaches `value`, for at most
+ * timeout_ns (KILN_WAIT_FOREVER: no limit): KILN_ERROR_TIMEOUT naming
+ * `what` ("the stream's work") then, and KILN_ERROR_DEVICE_LOST as soon as
+ * the device is lost, also on drivers that report that to submissions
+ * only. Needs no lock. */
 kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
                                        VkSemaphore semaphore, uint64_t value,
-                                       const char *what, uint64_t timeout_ns);
+                                       const char *what, uint64_t timeout_ns,
+                                       bool block);
 /* Waits until the stream reaches `value`, submitting first if needed, for
  * at most timeout_ns: KILN_ERROR_TIMEOUT then. */
 kiln_status kiln_vulkan_stream_wait_for(kiln_vulkan_stream *st,

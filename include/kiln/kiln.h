@@ -299,6 +299,12 @@ typedef struct kiln_device_properties {
    * (a CPU driver such as lavapipe, a Vulkan driver without
    * VK_EXT_pci_bus_info). */
   char pci_bus_id[16];
+  /* Streams take a priority from 0 (the default) to this, the most
+   * urgent; 0 where the device has none. CUDA and HIP tell the range only
+   * to a context: kiln_device_get_properties gives 0 there, and
+   * kiln_context_get_properties the device's (5 on an H100: CUDA's 0 to
+   * -5). Vulkan: 1 where the compute queue family has two queues, else 0. */
+  uint32_t max_stream_priority;
 } kiln_device_properties;
 
 /* Fills *out_properties for device `index` of `backend`.
@@ -323,6 +329,31 @@ typedef struct kiln_event kiln_event;
 /* Use the environment (KILN_BACKEND, KILN_DEVICE) for this field. */
 #define KILN_DEVICE_FROM_ENV SIZE_MAX
 
+/* How a host thread waits for the device (the synchronize calls, reads,
+ * destroys). KILN_SYNC=auto|spin|yield|block (in any case), read when a
+ * context is created, chooses for contexts whose options say DEFAULT; any
+ * other value fails kiln_context_create with KILN_ERROR_INVALID_ARGUMENT.
+ *  - SPIN polls without pause: the lowest latency, a whole core busy.
+ *  - YIELD polls, giving the core to other threads between looks.
+ *  - BLOCK sleeps in the driver until the device signals: no CPU used,
+ *    tens of microseconds more per wait.
+ *  - AUTO spins for up to 100 us, then blocks: short waits cost what
+ *    spinning does, long ones little CPU.
+ * The policy is the context's: kiln polls (cuStreamQuery, hipStreamQuery,
+ * vkGetSemaphoreCounterValue) or sleeps (on an event made with
+ * CU_EVENT_BLOCKING_SYNC or hipEventBlockingSync, in vkWaitSemaphores)
+ * itself, and never sets the device's scheduling flag, which every user of
+ * the device in the process shares. Polling's "not ready" answers appear
+ * in compute-sanitizer's API-error report; BLOCK has none. Waits stay
+ * bounded by KILN_SYNC_TIMEOUT_MS under every policy. */
+typedef enum kiln_sync_policy {
+  KILN_SYNC_DEFAULT = 0, /* KILN_SYNC's choice; AUTO when it is unset */
+  KILN_SYNC_AUTO = 1,
+  KILN_SYNC_SPIN = 2,
+  KILN_SYNC_YIELD = 3,
+  KILN_SYNC_BLOCK = 4,
+} kiln_sync_policy;
+
 typedef struct kiln_context_options {
   /* A backend, or KILN_BACKEND_AUTO for KILN_BACKEND's choice (and the
    * automatic choice when KILN_BACKEND is unset or "auto"). */
@@ -330,9 +361,14 @@ typedef struct kiln_context_options {
   /* A device index within the backend, or KILN_DEVICE_FROM_ENV for
    * KILN_DEVICE (default 0; under auto, the best device). */
   size_t device_index;
+  /* How the host waits; KILN_SYNC_DEFAULT for KILN_SYNC's choice. An
+   * explicit policy wins over KILN_SYNC (which is still checked). Added
+   * last, so that {backend, device} initializers keep their meaning. */
+  kiln_sync_policy sync;
 } kiln_context_options;
 
-/* Options that defer to the environment: backend AUTO, device from env. */
+/* Options that defer to the environment: backend AUTO, device from env,
+ * sync policy DEFAULT. */
 KILN_API kiln_context_options kiln_context_options_default(void);
 
 /* Opens a context on one device; `options` may be NULL for the defaults.
@@ -363,6 +399,11 @@ KILN_API kiln_status kiln_context_get_properties(
 
 /* Waits until all work submitted to every stream of the context is done. */
 KILN_API kiln_status kiln_context_synchronize(kiln_context *context);
+
+/* The synchronisation policy in force for the context (never DEFAULT:
+ * what the options or KILN_SYNC chose, else AUTO). */
+KILN_API kiln_status kiln_context_get_sync_policy(const kiln_context *context,
+                                                  kiln_sync_policy *out_policy);
 
 /* Memory the device sets aside for what kernels do at run time, in bytes.
  * A limit belongs to the device (CUDA: its primary context, shared with
@@ -897,6 +938,26 @@ KILN_API kiln_status kiln_context_default_stream(kiln_context *context,
 KILN_API kiln_status kiln_stream_create(kiln_context *context,
                                         kiln_stream **out_stream);
 
+typedef struct kiln_stream_options {
+  /* From 0, the default stream's, to max_stream_priority of the context's
+   * properties, the most urgent: the device starts work of a more urgent
+   * stream first when several have work waiting (it does not preempt
+   * running kernels). CUDA/HIP: a native stream priority; Vulkan: streams
+   * above 0 go to a queue created with a higher queue priority, a hint
+   * the driver may ignore. A priority beyond the range is
+   * KILN_ERROR_OUT_OF_RANGE (nothing is clamped, so a program learns
+   * that the device cannot give it): portable code asks for at most
+   * max_stream_priority, which is 0 where there are no priorities. */
+  uint32_t priority;
+} kiln_stream_options;
+
+/* As kiln_stream_create, with `options` (NULL: as kiln_stream_create).
+ * KILN_ERROR_OUT_OF_RANGE, naming the range, for a priority beyond
+ * max_stream_priority. Destroy with kiln_stream_destroy. */
+KILN_API kiln_status kiln_stream_create_with_options(
+    kiln_context *context, const kiln_stream_options *options,
+    kiln_stream **out_stream);
+
 /* Waits for the stream's work, then releases it. The default stream cannot
  * be destroyed (KILN_ERROR_INVALID_ARGUMENT). NULL is a no-op. */
 KILN_API kiln_status kiln_stream_destroy(kiln_stream *stream);
@@ -920,6 +981,24 @@ KILN_API kiln_status kiln_stream_synchronize_timeout(kiln_stream *stream,
 /* Creates an event, a point in a stream to wait on or to time from. */
 KILN_API kiln_status kiln_event_create(kiln_context *context,
                                        kiln_event **out_event);
+
+typedef enum kiln_event_flags {
+  KILN_EVENT_DEFAULT = 0,
+  /* No timestamp: cheaper to record (CUDA/HIP DisableTiming, Vulkan no
+   * timestamp query); kiln_event_elapsed_ms on it is
+   * KILN_ERROR_INVALID_STATE. */
+  KILN_EVENT_NO_TIMING = 1u << 0,
+  /* kiln_event_synchronize sleeps until the mark is reached instead of
+   * following the context's sync policy (CUDA/HIP BlockingSync, Vulkan
+   * vkWaitSemaphores): no CPU used, more latency. */
+  KILN_EVENT_BLOCKING = 1u << 1,
+} kiln_event_flags;
+
+/* As kiln_event_create, with kiln_event_flags or'ed in `flags`; an unknown
+ * bit is KILN_ERROR_INVALID_ARGUMENT. Destroy with kiln_event_destroy. */
+KILN_API kiln_status kiln_event_create_with_flags(kiln_context *context,
+                                                  uint32_t flags,
+                                                  kiln_event **out_event);
 
 /* Releases the event (after the work it marks, if recorded). NULL: no-op. */
 KILN_API kiln_status kiln_event_destroy(kiln_event *event);
@@ -947,7 +1026,7 @@ KILN_API kiln_status kiln_event_query(kiln_event *event);
  * so negative when the device reached `end` first (recorded first, or on
  * another stream that ran ahead), on every backend. KILN_ERROR_NOT_READY
  * if either has not completed; KILN_ERROR_INVALID_STATE if either was not
- * recorded. */
+ * recorded or was created with KILN_EVENT_NO_TIMING. */
 KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                            float *out_ms);
 

@@ -50,6 +50,7 @@ typedef struct bad_outs {
   kiln_graph *graph;
   bool capturing;
   kiln_backend backend;
+  kiln_sync_policy policy;
   size_t count;
   float ms;
   kiln_device_properties props;

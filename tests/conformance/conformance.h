@@ -107,6 +107,7 @@ int conf_run_buffer_tests(void);
 int conf_run_kernel_tests(void);
 int conf_run_builtin_tests(void);
 int conf_run_stream_tests(void);
+int conf_run_sync_tests(void);
 int conf_run_error_tests(void);
 int conf_run_compile_tests(void);
 int conf_run_bad_input_tests(void);

@@ -132,6 +132,7 @@ int main(void) {
       {"streams", conf_run_stream_tests},
       {"peers", conf_run_peer_tests},
       {"graphs", conf_run_graph_tests},
+      {"sync", conf_run_sync_tests},
       {"interop", conf_run_interop_tests},
       {"errors", conf_run_error_tests},
       {"compile", conf_run_compile_tests},

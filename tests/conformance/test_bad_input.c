@@ -173,7 +173,8 @@ static void recorded_event(kiln_context *ctx, kiln_event **e) {
 void bad_fixture_init(void) {
   if (fx.ready) return;
   fx.ctx = conf.ctx;
-  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV,
+                            KILN_SYNC_DEFAULT};
   check_ok(kiln_context_create(&o, &fx.other));
   check_ok(kiln_context_create(&o, &fx.dead_ctx));
   check_ok(kiln_context_destroy(fx.dead_ctx));
@@ -332,7 +333,8 @@ static void bad_backend_and_device_calls(void **state) {
     snprintf(bad_detail, sizeof bad_detail, "backend %s",
              kiln_backend_name(be));
     BAD(KILN_ERROR_UNAVAILABLE,
-        kiln_context_create(&(kiln_context_options){be, 0}, &out.ctx));
+        kiln_context_create(&(kiln_context_options){be, 0, KILN_SYNC_DEFAULT},
+                            &out.ctx));
     size_t none = 1;
     VALUE("kiln_device_count",
           kiln_device_count(be, &none) == KILN_OK && none == 0);
@@ -391,16 +393,20 @@ static void bad_context_calls(void **state) {
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_context_create(NULL, NULL));
   BAD(KILN_ERROR_INVALID_ARGUMENT,
       kiln_context_create(
-          &(kiln_context_options){(kiln_backend)99, KILN_DEVICE_FROM_ENV},
+          &(kiln_context_options){(kiln_backend)99, KILN_DEVICE_FROM_ENV,
+                                  KILN_SYNC_DEFAULT},
           &out.ctx));
   BAD(KILN_ERROR_INVALID_ARGUMENT,
-      kiln_context_create(&(kiln_context_options){(kiln_backend)-1, 0},
-                          &out.ctx));
+      kiln_context_create(
+          &(kiln_context_options){(kiln_backend)-1, 0, KILN_SYNC_DEFAULT},
+          &out.ctx));
   BAD(KILN_ERROR_NOT_FOUND,
-      kiln_context_create(&(kiln_context_options){conf.backend, devices},
-                          &out.ctx));
+      kiln_context_create(
+          &(kiln_context_options){conf.backend, devices, KILN_SYNC_DEFAULT},
+          &out.ctx));
   BAD(KILN_ERROR_NOT_FOUND,
-      kiln_context_create(&(kiln_context_options){conf.backend, SIZE_MAX - 1},
+      kiln_context_create(&(kiln_context_options){conf.backend, SIZE_MAX - 1,
+                                                  KILN_SYNC_DEFAULT},
                           &out.ctx));
   ENV(KILN_ERROR_NOT_FOUND, "KILN_BACKEND", "bogus");
   ENV(KILN_ERROR_NOT_FOUND, "KILN_BACKEND", " vulkan");
@@ -424,6 +430,27 @@ static void bad_context_calls(void **state) {
     ENV(KILN_ERROR_INVALID_ARGUMENT, "KILN_SYNC_TIMEOUT_MS", not_times[i]);
   ENV(KILN_ERROR_INVALID_ARGUMENT, "KILN_DEBUG", "bogus");
   ENV(KILN_ERROR_INVALID_ARGUMENT, "KILN_DEBUG", "guard,bogus");
+  static const char *const not_policies[] = {"busy",       " spin", "block ",
+                                             "spin,block", "0",     "blocking"};
+  for (size_t i = 0; i < sizeof not_policies / sizeof not_policies[0]; i++)
+    ENV(KILN_ERROR_INVALID_ARGUMENT, "KILN_SYNC", not_policies[i]);
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_context_create(
+          &(kiln_context_options){conf.backend, KILN_DEVICE_FROM_ENV,
+                                  (kiln_sync_policy)5},
+          &out.ctx));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_context_create(
+          &(kiln_context_options){conf.backend, KILN_DEVICE_FROM_ENV,
+                                  (kiln_sync_policy)-1},
+          &out.ctx));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_get_sync_policy(NULL, &out.policy));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_get_sync_policy(fx.dead_ctx, &out.policy));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_get_sync_policy(AS(kiln_context, fx.buf), &out.policy));
+  BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_context_get_sync_policy(fx.ctx, NULL));
 
   BAD(KILN_OK, kiln_context_destroy(NULL));
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_context_destroy(fx.dead_ctx));
@@ -497,6 +524,23 @@ static void bad_stream_and_event_calls(void **state) {
   BAD(KILN_ERROR_INVALID_HANDLE,
       kiln_stream_create(AS(kiln_context, fx.stream), &out.stream));
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_stream_create(fx.ctx, NULL));
+  kiln_device_properties props;
+  check_ok(kiln_context_get_properties(fx.ctx, &props));
+  const kiln_stream_options beyond = {props.max_stream_priority + 1};
+  const kiln_stream_options most = {UINT32_MAX};
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_stream_create_with_options(NULL, NULL, &out.stream));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_stream_create_with_options(fx.dead_ctx, NULL, &out.stream));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_stream_create_with_options(AS(kiln_context, fx.ev), NULL,
+                                      &out.stream));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_stream_create_with_options(fx.ctx, NULL, NULL));
+  BAD(KILN_ERROR_OUT_OF_RANGE,
+      kiln_stream_create_with_options(fx.ctx, &beyond, &out.stream));
+  BAD(KILN_ERROR_OUT_OF_RANGE,
+      kiln_stream_create_with_options(fx.ctx, &most, &out.stream));
   BAD(KILN_OK, kiln_stream_destroy(NULL));
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_stream_destroy(fx.def));
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_stream_destroy(other_default));
@@ -518,6 +562,19 @@ static void bad_stream_and_event_calls(void **state) {
   BAD(KILN_ERROR_INVALID_HANDLE,
       kiln_event_create(AS(kiln_context, fx.buf), &out.event));
   BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_event_create(fx.ctx, NULL));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_event_create_with_flags(NULL, 0, &out.event));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_event_create_with_flags(fx.dead_ctx, 0, &out.event));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_event_create_with_flags(AS(kiln_context, fx.stream), 0, &out.event));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_event_create_with_flags(fx.ctx, KILN_EVENT_NO_TIMING, NULL));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_event_create_with_flags(fx.ctx, 1u << 2, &out.event));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_event_create_with_flags(fx.ctx, KILN_EVENT_BLOCKING | 1u << 31,
+                                   &out.event));
   BAD(KILN_OK, kiln_event_destroy(NULL));
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_event_destroy(fx.dead_ev));
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_event_destroy(AS(kiln_event, fx.stream)));

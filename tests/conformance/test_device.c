@@ -147,7 +147,8 @@ static void two_contexts_at_once(void **state) {
   (void)state;
   conf_rng r = conf_rng_for(__func__);
   kiln_context *other;
-  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV,
+                            KILN_SYNC_DEFAULT};
   check_ok(kiln_context_create(&o, &other));
   enum { N = 100003 };
   unsigned char *a = conf_alloc(N), *b = conf_alloc(N), *got = conf_alloc(N);

@@ -60,7 +60,8 @@ static void bad_offsets_and_sizes(void **state) {
 static void objects_of_another_context(void **state) {
   (void)state;
   kiln_context *other;
-  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV,
+                            KILN_SYNC_DEFAULT};
   check_ok(kiln_context_create(&o, &other));
   kiln_buffer *mine, *theirs;
   kiln_stream *their_stream;

@@ -100,7 +100,8 @@ static bool expect_status(kiln_status st, kiln_status want, const char *call,
 }
 
 static kiln_context *child_context(void) {
-  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV,
+                            KILN_SYNC_DEFAULT};
   kiln_context *ctx = NULL;
   kiln_status st = kiln_context_create(&o, &ctx);
   return expect_status(st, KILN_OK, "kiln_context_create", NULL) ? ctx : NULL;
@@ -405,7 +406,8 @@ static int wild_child(void) {
    * KILN_ERROR_DEVICE_LOST): there the new context, or its first launch,
    * is lost too, in words. */
   const bool keeps_fault = conf.backend != KILN_BACKEND_VULKAN;
-  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV,
+                           KILN_SYNC_DEFAULT};
   kiln_context *fresh = NULL;
   st = kiln_context_create(&o, &fresh);
   if (st == KILN_OK) {

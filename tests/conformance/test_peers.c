@@ -11,7 +11,8 @@
 
 /* A second context on conf.ctx's backend and device. */
 static kiln_context *second_context(void) {
-  kiln_context_options o = {conf.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = conf.backend;
   kiln_context *ctx = NULL;
   check_ok(kiln_context_create(&o, &ctx));
   return ctx;

@@ -778,7 +778,7 @@ int fake_fixture_setup(void **state) {
   fake_init(&f->fb, KILN_BACKEND_VULKAN);
   fake_backend *list[] = {&f->fb};
   fake_install(list, 1);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   if (kiln_context_create(&o, &f->ctx) != KILN_OK) {
     print_error("fixture: kiln_context_create failed: %s\n", kiln_last_error());
     free(f);

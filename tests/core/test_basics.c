@@ -53,7 +53,7 @@ static char *capture_end(capture *c) {
 /* Makes kiln log at three levels: info (a context is created), warn (it is
  * destroyed with an object alive) and debug (a call fails). */
 static void make_noise(void) {
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   kiln_buffer *b;
   check_ok(kiln_context_create(&o, &ctx));

@@ -204,7 +204,7 @@ static void wrong_type_and_destroyed_handles(void **state) {
 
 static void objects_of_another_context(void **state) {
   fake_fixture *f = *state;
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *other;
   check_ok(kiln_context_create(&o, &other));
   kiln_buffer *a, *b;

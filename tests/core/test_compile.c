@@ -462,7 +462,7 @@ static void hip_takes_cuda_text_when_it_has_no_hip(void **state) {
   fake_init(&hip, KILN_BACKEND_HIP);
   fake_backend *fb = &hip;
   fake_install(&fb, 1);
-  kiln_context_options o = {KILN_BACKEND_HIP, 0};
+  kiln_context_options o = {KILN_BACKEND_HIP, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   check_ok(kiln_context_create(&o, &ctx));
   kiln_source both[] = {

@@ -126,7 +126,7 @@ static void retried_after_fix(kiln_backend kind, const char *variable) {
   fb.available = true;
   check_fails(kiln_backend_available(kind, NULL), KILN_ERROR_UNAVAILABLE);
   kiln_context *ctx = NULL;
-  kiln_context_options o = {kind, 0};
+  kiln_context_options o = {kind, 0, KILN_SYNC_DEFAULT};
   check_fails(kiln_context_create(&o, &ctx), KILN_ERROR_UNAVAILABLE);
   assert_int_equal(fb.probe_calls, 1);
 
@@ -159,7 +159,7 @@ static void unsetting_the_variable_retries_in_context_create(void **state) {
   install(fb);
   setenv("KILN_VULKAN_LIBRARY", "/nonexistent", 1);
   kiln_context *ctx = NULL;
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   check_fails(kiln_context_create(&o, &ctx), KILN_ERROR_UNAVAILABLE);
   check_message_has("cannot load /nonexistent");
   fb->available = true;

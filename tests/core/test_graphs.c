@@ -166,7 +166,7 @@ static void a_failed_build_abandons_the_capture(void **state) {
 static void context_destroy_releases_graphs(void **state) {
   fake_fixture *f = *state;
   const long before = fake_live_objects(&f->fb);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   check_ok(kiln_context_create(&o, &ctx));
   kiln_module *m;
@@ -195,7 +195,7 @@ static void no_graphs_is_unsupported(void **state) {
   fb.ops.graph_begin = NULL;
   fake_backend *list[] = {&fb};
   fake_install(list, 1);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   check_ok(kiln_context_create(&o, &ctx));
   kiln_stream *s;

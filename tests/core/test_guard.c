@@ -95,7 +95,7 @@ static void debug_values(void **state) {
   (void)state;
   static const char *const bad[] = {"bogus", "guard,bogus", "Guard", " guard",
                                     "guard,", ",guard", "guard=1"};
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     kiln_context *ctx = NULL;
     setenv("KILN_DEBUG", bad[i], 1);
@@ -429,7 +429,7 @@ static void every_sync_point_checks(void **state) {
 
 static void context_destroy_checks_every_buffer(void **state) {
   (void)state;
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   setenv("KILN_DEBUG", "guard", 1);
   check_ok(kiln_context_create(&o, &ctx));

@@ -48,7 +48,7 @@ static void make_live(handles *h) {
 
 /* One dead handle of every type, each destroyed by its own function. */
 static void make_dead(handles *h) {
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   check_ok(kiln_context_create(&o, &h->dead_ctx));
   check_ok(kiln_context_destroy(h->dead_ctx));
   check_ok(kiln_buffer_create(h->ctx, 64, 0, &h->dead_buf));
@@ -281,7 +281,7 @@ static void handles_released_with_their_context(void **state) {
   fake_fixture *f = *state;
   handles h = {.ctx = f->ctx};
   make_live(&h);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *other;
   check_ok(kiln_context_create(&o, &other));
   h.dead_ctx = other;
@@ -315,7 +315,7 @@ static int same_size_setup(void **state) {
       o->kernel_size = o->stream_size = o->event_size = largest;
   fake_backend *list[] = {&f->fb};
   fake_install(list, 1);
-  kiln_context_options opts = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options opts = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   if (kiln_context_create(&opts, &f->ctx) != KILN_OK) {
     free(f);
     return -1;

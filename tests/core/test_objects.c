@@ -26,7 +26,7 @@ static kiln_module *load(kiln_context *ctx, const char *text) {
 static void destroy_reports_live_objects(void **state) {
   fake_fixture *f = *state;
   const long before = fake_live_objects(&f->fb);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   check_ok(kiln_context_create(&o, &ctx));
   kiln_buffer *b1, *b2;
@@ -65,7 +65,7 @@ static void destroy_reports_live_objects(void **state) {
 static void device_lost_is_sticky(void **state) {
   fake_fixture *f = *state;
   const long before = fake_live_objects(&f->fb);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   check_ok(kiln_context_create(&o, &ctx));
   kiln_buffer *b, *c;
@@ -149,7 +149,7 @@ static void device_lost_from_any_op(void **state) {
   const fake_op ops[] = {FAKE_OP_WRITE,       FAKE_OP_READ,
                          FAKE_OP_FILL,        FAKE_OP_STREAM_SYNCHRONIZE,
                          FAKE_OP_EVENT_QUERY, FAKE_OP_BUFFER_INIT};
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     kiln_context *ctx;
     kiln_buffer *b, *extra;
@@ -522,7 +522,7 @@ static void sgemm_of_empty_matrices(void **state) {
 
 static void no_builtin_kernels(void **state) {
   fake_fixture *f = *state;
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   f->fb.ops.builtin_images = NULL;
   check_ok(kiln_context_create(&o, &ctx));
@@ -646,7 +646,7 @@ static void threads_share_a_context(void **state) {
  * the list, with the other that can crash a faulty core. */
 static void missing_backend_operations(void **state) {
   fake_fixture *f = *state;
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   f->fb.ops.buffer_write_async = NULL;
   f->fb.ops.buffer_read_async = NULL;

@@ -166,7 +166,7 @@ static void options_override_environment(void **state) {
   install_all(f);
   setenv("KILN_BACKEND", "cuda", 1);
   setenv("KILN_DEVICE", "1", 1);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   expect_context(&o, KILN_BACKEND_VULKAN, f->vulkan.devices[0].name);
   o.device_index = KILN_DEVICE_FROM_ENV;
   expect_context(&o, KILN_BACKEND_VULKAN, f->vulkan.devices[1].name);
@@ -337,7 +337,7 @@ static void context_properties_match_the_device(void **state) {
   fake_set_devices(&f->vulkan, 2, two);
   fake_backend *list[] = {&f->vulkan};
   fake_install(list, 1);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 1};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 1, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   check_ok(kiln_context_create(&o, &ctx));
   kiln_device_properties a, b;

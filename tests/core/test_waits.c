@@ -42,7 +42,7 @@ static uint64_t cpu_ns(void) {
 }
 
 static kiln_context *create_context(void) {
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx = NULL;
   check_ok(kiln_context_create(&o, &ctx));
   return ctx;
@@ -131,7 +131,7 @@ static void timeout_from_the_environment(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     setenv(ENV, bad[i], 1);
     kiln_context *ctx = f->ctx; /* must stay untouched */
-    kiln_context_options o = {KILN_BACKEND_VULKAN, 0};
+    kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
     check_fails(kiln_context_create(&o, &ctx), KILN_ERROR_INVALID_ARGUMENT);
     assert_ptr_equal(ctx, f->ctx);
     check_message_has(ENV);

@@ -69,6 +69,9 @@ typedef struct bench {
 /* ---- sections (each returns 0, or -1 after reporting an error) ----------- */
 
 int bench_launch(bench *b);
+/* The launch section's comparisons for a backend other than CUDA, once the
+ * comparator is open: see launch.c. */
+int bench_launch_beside_raw(bench *b);
 int bench_stream(bench *b);
 int bench_reduce(bench *b);
 int bench_transfer(bench *b);

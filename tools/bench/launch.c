@@ -1,7 +1,10 @@
 /* Launch cost, on host clocks: an empty kernel launched many times in a row
  * (the host's cost per launch, and the time until all of them are done),
- * and launch-then-synchronize round trips, through kiln and through the raw
- * driver with the same kernel bytes. */
+ * and launch-then-synchronize round trips, through kiln (under every sync
+ * policy too) and through the raw driver with the same kernel bytes. On a
+ * backend other than CUDA, kiln is measured with no CUDA context in the
+ * process and the raw driver afterwards (bench_launch_beside_raw), since
+ * two APIs' contexts on one GPU time-slice against each other. */
 #include <stdlib.h>
 
 #include "bench.h"
@@ -15,6 +18,9 @@ extern const size_t kiln_bench_images_count;
 #define QUICK_LAUNCHES 2000u
 #define ROUND_TRIPS 1000u
 #define QUICK_ROUND_TRIPS 50u
+/* The long runs of each sync policy's context: only its round trips are
+ * reported. */
+#define POLICY_LAUNCHES 1000u
 #define BLOCK 32u
 /* The kernel's buffer: BLOCK floats it writes in the check launch, then
  * BLOCK that must keep SENTINEL. */
@@ -94,7 +100,7 @@ out:
 }
 
 typedef struct kiln_launcher {
-  bench *b;
+  kiln_stream *stream;
   kiln_kernel *kernel;
   kiln_launch_config config;
   kiln_arg args[2];
@@ -102,13 +108,13 @@ typedef struct kiln_launcher {
 
 static int kiln_launch_one(void *self) {
   kiln_launcher *k = self;
-  kiln_status st = kiln_launch(k->b->stream, k->kernel, &k->config, k->args, 2);
+  kiln_status st = kiln_launch(k->stream, k->kernel, &k->config, k->args, 2);
   return st == KILN_OK ? 0 : bench_kiln_error("kiln_launch", st);
 }
 
 static int kiln_wait(void *self) {
   kiln_launcher *k = self;
-  kiln_status st = kiln_stream_synchronize(k->b->stream);
+  kiln_status st = kiln_stream_synchronize(k->stream);
   return st == KILN_OK ? 0 : bench_kiln_error("kiln_stream_synchronize", st);
 }
 
@@ -129,8 +135,9 @@ static int raw_wait(void *self) {
   return cuda_raw_sync(((raw_launcher *)self)->raw);
 }
 
-/* Measures kiln's launcher `k` and, where the comparator has the kernel,
- * the raw driver's, interleaved; the raw figures stay negative otherwise. */
+/* Measures kiln's launcher `k` (none: NULL) and, where the comparator has
+ * the kernel, the raw driver's, interleaved; the raw figures stay negative
+ * otherwise. */
 static int measure_with_raw(bench *b, const launcher *k, unsigned count,
                             unsigned trips, launch_figures *kiln_f,
                             launch_figures *raw_f) {
@@ -143,13 +150,14 @@ static int measure_with_raw(bench *b, const launcher *k, unsigned count,
   int result = 0;
   if (cuda_raw_function(b->raw, "kiln_bench_empty", &r.function) != 0) {
     cuda_raw_no_kernel("launch", "kiln_bench_empty");
-    result = measure(b, k, 1, count, trips, kiln_f);
+    if (k) result = measure(b, k, 1, count, trips, kiln_f);
   } else if ((result = cuda_raw_alloc(b->raw, FLOATS * 4, &r.out)) == 0) {
-    launcher both[2] = {*k, {raw_launch_one, raw_wait, &r}};
+    launcher both[2] = {{raw_launch_one, raw_wait, &r}, {0}};
+    if (k) both[1] = *k;
     launch_figures f[2];
-    result = measure(b, both, 2, count, trips, f);
-    *kiln_f = f[0];
-    *raw_f = f[1];
+    result = measure(b, both, k ? 2 : 1, count, trips, f);
+    *raw_f = f[0];
+    if (k) *kiln_f = f[1];
   }
   cuda_raw_free(b->raw, r.out);
   cuda_raw_leave(b->raw);
@@ -186,20 +194,87 @@ static int record(bench *b, const char *impl, unsigned count,
   return 0;
 }
 
+/* Fills the buffer with the sentinel, runs the check launch (n = BLOCK)
+ * and leaves `k` ready for timed launches (n = 0) on `stream`. */
+static int prepare(kiln_launcher *k, kiln_stream *stream, kiln_module *module,
+                   kiln_buffer *buf) {
+  k->stream = stream;
+  BENCH_CHECK(kiln_module_get_kernel(module, "kiln_bench_empty", &k->kernel));
+  k->config = kiln_launch_config_1d(BLOCK, BLOCK);
+  k->args[0] = kiln_arg_buffer(buf, 0);
+  k->args[1] = kiln_arg_u32(BLOCK);
+  const uint32_t sentinel = SENTINEL;
+  BENCH_CHECK(kiln_buffer_fill(stream, buf, 0, FLOATS * 4, &sentinel, 4));
+  BENCH_CHECK(kiln_launch(stream, k->kernel, &k->config, k->args, 2));
+  k->args[1] = kiln_arg_u32(0);
+  return 0;
+}
+
+/* The round trip of a context of its own with `policy`, on the device of
+ * b->ctx (as the environment chose it). */
+static int policy_round_trip(bench *b, kiln_sync_policy policy,
+                             double *out_us) {
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = b->props.backend;
+  o.sync = policy;
+  kiln_context *ctx = NULL;
+  kiln_module *module = NULL;
+  kiln_buffer *buf = NULL;
+  kiln_stream *stream = NULL;
+  BENCH_CHECK(kiln_context_create(&o, &ctx));
+  kiln_status st = kiln_module_create(ctx, kiln_bench_images,
+                                      kiln_bench_images_count, &module);
+  if (st == KILN_OK) st = kiln_buffer_create(ctx, FLOATS * 4, 0, &buf);
+  if (st == KILN_OK) st = kiln_context_default_stream(ctx, &stream);
+  int result = st == KILN_OK ? 0 : bench_kiln_error("policy set-up", st);
+  kiln_launcher k;
+  if (result == 0) result = prepare(&k, stream, module, buf);
+  launcher l = {kiln_launch_one, kiln_wait, &k};
+  launch_figures f;
+  unsigned trips = b->opt.quick ? QUICK_ROUND_TRIPS : ROUND_TRIPS;
+  if (result == 0 &&
+      (result = measure(b, &l, 1, POLICY_LAUNCHES, trips, &f)) == 0) {
+    *out_us = f.round_trip_us;
+    kiln_stream *own = b->stream; /* check_output reads on b->stream */
+    b->stream = stream;
+    result = check_output(b, buf);
+    b->stream = own;
+  }
+  if ((st = kiln_context_destroy(ctx)) != KILN_OK &&
+      st != KILN_ERROR_OBJECTS_ALIVE)
+    result = bench_kiln_error("kiln_context_destroy", st);
+  return result;
+}
+
+/* Each policy's round trip, with a context of its own. */
+static int policy_round_trips(bench *b) {
+  static const struct {
+    kiln_sync_policy policy;
+    const char *name, *record;
+  } policies[] = {
+      {KILN_SYNC_BLOCK, "block", "round-trip-block"},
+      {KILN_SYNC_YIELD, "yield", "round-trip-yield"},
+      {KILN_SYNC_SPIN, "spin", "round-trip-spin"},
+      {KILN_SYNC_AUTO, "auto", "round-trip-auto"},
+  };
+  fprintf(b->out, "launch + synchronize by sync policy, a context each (us):");
+  for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
+    double us = -1.0;
+    if (policy_round_trip(b, policies[i].policy, &us) != 0) return -1;
+    bench_result r = {"launch", policies[i].record, "kiln", 1, us * 1e-3, us,
+                      "us"};
+    if (bench_record(b, &r) != 0) return -1;
+    fprintf(b->out, " %s %.2f%s", policies[i].name, us,
+            i + 1 < sizeof policies / sizeof policies[0] ? "," : "\n");
+  }
+  return 0;
+}
+
 static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
   unsigned count = b->opt.quick ? QUICK_LAUNCHES : LAUNCHES;
   unsigned trips = b->opt.quick ? QUICK_ROUND_TRIPS : ROUND_TRIPS;
   kiln_launcher k;
-  k.b = b;
-  BENCH_CHECK(kiln_module_get_kernel(module, "kiln_bench_empty", &k.kernel));
-  k.config = kiln_launch_config_1d(BLOCK, BLOCK);
-  k.args[0] = kiln_arg_buffer(buf, 0);
-  k.args[1] = kiln_arg_u32(BLOCK);
-
-  const uint32_t sentinel = SENTINEL;
-  BENCH_CHECK(kiln_buffer_fill(b->stream, buf, 0, FLOATS * 4, &sentinel, 4));
-  BENCH_CHECK(kiln_launch(b->stream, k.kernel, &k.config, k.args, 2));
-  k.args[1] = kiln_arg_u32(0);
+  if (prepare(&k, b->stream, module, buf) != 0) return -1;
 
   launch_figures kiln_f, raw_f = {-1.0, -1.0, -1.0};
   launcher l = {kiln_launch_one, kiln_wait, &k};
@@ -214,8 +289,10 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
 
   fprintf(b->out,
           "\nlaunch: an empty kernel, 1 block of %u threads; median of %u "
-          "(host clock; kiln and raw take turns)\n%-34s %12s %12s\n",
-          BLOCK, b->opt.repeat, "", "kiln", "raw CUDA");
+          "(host clock; %s)\n%-34s %12s %12s\n",
+          BLOCK, b->opt.repeat,
+          b->raw ? "kiln and raw take turns" : "kiln alone", "", "kiln",
+          "raw CUDA");
   char label[64];
   fprintf(b->out, "%-34s", "host cost per launch (us)");
   bench_cell(b->out, 12, 3, kiln_f.host_us);
@@ -228,20 +305,74 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
   bench_cell(b->out, 12, 2, kiln_f.round_trip_us);
   bench_cell(b->out, 12, 2, raw_f.round_trip_us);
   fprintf(b->out, "\n");
+  return policy_round_trips(b);
+}
+
+/* After the launch section of a backend other than CUDA, with the CUDA
+ * comparator open: the raw driver alone (the Vulkan device idle), then
+ * kiln's round trip with the CUDA context alive but idle, then both taking
+ * turns, as kiln-bench measured before it kept them apart: what sharing
+ * the GPU between two APIs costs. */
+static int run_beside_raw(bench *b, kiln_module *module, kiln_buffer *buf) {
+  unsigned count = b->opt.quick ? QUICK_LAUNCHES : LAUNCHES;
+  unsigned trips = b->opt.quick ? QUICK_ROUND_TRIPS : ROUND_TRIPS;
+  kiln_launcher k;
+  if (prepare(&k, b->stream, module, buf) != 0) return -1;
+  launcher l = {kiln_launch_one, kiln_wait, &k};
+  launch_figures unused, raw_f = {-1.0, -1.0, -1.0}, idle, turns;
+  turns = raw_f;
+  if (measure_with_raw(b, NULL, count, trips, &unused, &raw_f) != 0 ||
+      measure(b, &l, 1, POLICY_LAUNCHES, trips, &idle) != 0 ||
+      (raw_f.host_us >= 0.0 &&
+       measure_with_raw(b, &l, POLICY_LAUNCHES, trips, &turns, &unused) != 0) ||
+      check_output(b, buf) != 0)
+    return -1;
+  if (raw_f.host_us >= 0.0 && record(b, "cuda-raw", count, &raw_f) != 0)
+    return -1;
+  bench_result beside = {
+      "launch", "round-trip-cuda-idle",    "kiln",
+      1,        idle.round_trip_us * 1e-3, idle.round_trip_us,
+      "us"};
+  bench_result shared = {
+      "launch", "round-trip-cuda-turns",    "kiln",
+      1,        turns.round_trip_us * 1e-3, turns.round_trip_us,
+      "us"};
+  if (bench_record(b, &beside) != 0 ||
+      (turns.round_trip_us >= 0.0 && bench_record(b, &shared) != 0))
+    return -1;
+  fprintf(b->out,
+          "\nlaunch, raw CUDA alone after kiln's figures above (us): host "
+          "per launch");
+  bench_cell(b->out, 9, 3, raw_f.host_us);
+  fprintf(b->out, ", round trip");
+  bench_cell(b->out, 9, 2, raw_f.round_trip_us);
+  fprintf(b->out,
+          "\nkiln's round trip with a CUDA context in the process: idle");
+  bench_cell(b->out, 9, 2, idle.round_trip_us);
+  fprintf(b->out, ", taking turns with raw CUDA");
+  bench_cell(b->out, 9, 2, turns.round_trip_us);
+  fprintf(b->out, "\n");
   return 0;
 }
 
-int bench_launch(bench *b) {
+static int with_kernel(bench *b, int (*body)(bench *b, kiln_module *module,
+                                             kiln_buffer *buf)) {
   kiln_module *module = NULL;
   kiln_buffer *buf = NULL;
   BENCH_CHECK(kiln_module_create(b->ctx, kiln_bench_images,
                                  kiln_bench_images_count, &module));
   kiln_status st = kiln_buffer_create(b->ctx, FLOATS * 4, 0, &buf);
-  int result = st == KILN_OK ? run(b, module, buf)
+  int result = st == KILN_OK ? body(b, module, buf)
                              : bench_kiln_error("kiln_buffer_create", st);
   if ((st = kiln_buffer_destroy(buf)) != KILN_OK)
     result = bench_kiln_error("kiln_buffer_destroy", st);
   if ((st = kiln_module_destroy(module)) != KILN_OK)
     result = bench_kiln_error("kiln_module_destroy", st);
   return result;
+}
+
+int bench_launch(bench *b) { return with_kernel(b, run); }
+
+int bench_launch_beside_raw(bench *b) {
+  return b->raw != NULL ? with_kernel(b, run_beside_raw) : 0;
 }

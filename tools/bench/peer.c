@@ -58,7 +58,8 @@ static int measure(peer_state *p, bool peer, double *gbps) {
 
 static int run(peer_state *p, size_t largest) {
   bench *b = p->b;
-  kiln_context_options o = {b->props.backend, KILN_DEVICE_FROM_ENV};
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = b->props.backend;
   BENCH_CHECK(kiln_context_create(&o, &p->other));
   BENCH_CHECK(kiln_buffer_create(b->ctx, largest, 0, &p->dst));
   BENCH_CHECK(kiln_buffer_create(b->ctx, largest, 0, &p->local_src));

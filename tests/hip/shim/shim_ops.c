@@ -274,6 +274,34 @@ hipError_t hipStreamCreateWithFlags(hipStream_t *stream, unsigned int flags) {
   return err;
 }
 
+/* HIP's priorities are CUDA's numbers (lower is more urgent), clamped to
+ * the range by both. */
+hipError_t hipStreamCreateWithPriority(hipStream_t *stream, unsigned int flags,
+                                       int priority) {
+  if (!stream || (flags & ~(unsigned int)hipStreamNonBlocking))
+    return hipErrorInvalidValue;
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  CUstream s;
+  err = shim_error(shim_cu.cuStreamCreateWithPriority(
+                       &s,
+                       flags & hipStreamNonBlocking ? CU_STREAM_NON_BLOCKING
+                                                    : CU_STREAM_DEFAULT,
+                       priority),
+                   "cuStreamCreateWithPriority");
+  if (err == hipSuccess) *stream = SHIM_HANDLE(hipStream_t, s);
+  return err;
+}
+
+hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority,
+                                           int *greatestPriority) {
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  return shim_error(
+      shim_cu.cuCtxGetStreamPriorityRange(leastPriority, greatestPriority),
+      "cuCtxGetStreamPriorityRange");
+}
+
 hipError_t hipStreamDestroy(hipStream_t stream) {
   if (!stream) return hipErrorInvalidHandle;
   hipError_t err = shim_enter_stream(stream);
@@ -313,12 +341,15 @@ hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event,
 /* ---- Events ------------------------------------------------------------- */
 
 hipError_t hipEventCreateWithFlags(hipEvent_t *event, unsigned int flags) {
-  if (!event || flags != hipEventDefault) return hipErrorInvalidValue;
+  const unsigned known = hipEventBlockingSync | hipEventDisableTiming;
+  if (!event || (flags & ~known)) return hipErrorInvalidValue;
   hipError_t err = shim_enter();
   if (err != hipSuccess) return err;
   CUevent e;
-  err = shim_error(shim_cu.cuEventCreate(&e, CU_EVENT_DEFAULT),
-                   "cuEventCreate");
+  unsigned cu = CU_EVENT_DEFAULT;
+  if (flags & hipEventBlockingSync) cu |= CU_EVENT_BLOCKING_SYNC;
+  if (flags & hipEventDisableTiming) cu |= CU_EVENT_DISABLE_TIMING;
+  err = shim_error(shim_cu.cuEventCreate(&e, cu), "cuEventCreate");
   if (err == hipSuccess) *event = SHIM_HANDLE(hipEvent_t, e);
   return err;
 }
