@@ -206,10 +206,11 @@ struct kiln_stream {
   /* Made by kiln_stream_create_from_native without KILN_NATIVE_ADOPT:
    * stream_deinit leaves the native stream alive. */
   bool borrowed;
-  /* Set under the context's lock once the stream's last work is done and
-   * its native stream is about to go: the walks over a context's streams
-   * leave it alone. */
-  bool retiring;
+  /* Set under the context's lock while the native stream exists and may
+   * take work (after stream_init or stream_import, until stream_deinit);
+   * the walks over a context's streams look at no other. A graph's
+   * building stream is never ready. */
+  bool ready;
 };
 
 struct kiln_event {
@@ -650,6 +651,10 @@ kiln_status kiln_poll_streams(kiln_context *ctx,
  * wait call it first, and context waits. The first failure is returned
  * (the other streams are still waited for). */
 kiln_status kiln_sync_streams(kiln_context *ctx);
+
+/* Marks s ready (its native stream made) or not (about to go), under the
+ * context's lock, for the walks above. */
+void kiln_stream_set_ready(kiln_stream *s, bool ready);
 
 /* ---- Hashing and the disk cache (core/hash.c, core/cache.c) --------------- */
 

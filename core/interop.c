@@ -188,6 +188,7 @@ kiln_status kiln_stream_create_from_native(kiln_context *ctx,
     kiln_object_free(s);
     return kiln_error_in(fn, st);
   }
+  kiln_stream_set_ready(s, true);
   *out_stream = s;
   return KILN_OK;
 }

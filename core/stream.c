@@ -50,7 +50,7 @@ static kiln_status streams_done(void *arg) {
   pthread_mutex_lock(&p->ctx->lock);
   for (kiln_object *o = p->ctx->objects.next;
        st == KILN_OK && o != &p->ctx->objects; o = o->next)
-    if (o->type == KILN_OBJECT_STREAM && !((kiln_stream *)o)->retiring)
+    if (o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready)
       st = p->query((kiln_stream *)o);
   pthread_mutex_unlock(&p->ctx->lock);
   return st;
@@ -64,7 +64,7 @@ kiln_status kiln_sync_streams(kiln_context *ctx) {
   pthread_mutex_lock(&ctx->lock);
   for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next) {
     kiln_stream *s = (kiln_stream *)o;
-    if (o->type != KILN_OBJECT_STREAM || s->retiring || s->building) continue;
+    if (o->type != KILN_OBJECT_STREAM || !s->ready) continue;
     kiln_status st = ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER);
     if (first == KILN_OK) first = st;
   }
@@ -185,8 +185,16 @@ kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
     kiln_object_free(s);
     return st;
   }
+  kiln_stream_set_ready(s, true);
   *out = s;
   return KILN_OK;
+}
+
+void kiln_stream_set_ready(kiln_stream *s, bool ready) {
+  kiln_context *ctx = s->base.context;
+  pthread_mutex_lock(&ctx->lock);
+  s->ready = ready;
+  pthread_mutex_unlock(&ctx->lock);
 }
 
 static kiln_status create_stream(const char *fn, kiln_context *ctx,
@@ -231,9 +239,7 @@ void kiln_stream_release(kiln_stream *s) {
    * which then stays, internal, until the context goes. */
   if (s->scratch && !atomic_load(&s->scratch->base.graph_refs))
     kiln_buffer_release(s->scratch);
-  pthread_mutex_lock(&ctx->lock);
-  s->retiring = true;
-  pthread_mutex_unlock(&ctx->lock);
+  kiln_stream_set_ready(s, false);
   ctx->ops->stream_deinit(s);
   kiln_object_free(s);
 }

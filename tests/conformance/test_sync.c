@@ -52,8 +52,17 @@ static kiln_context *context_with(kiln_sync_policy policy, const char *sync_env,
 
 /* conf_busy's `rounds` steps of v -> v * 1664525 + 1013904223 composed
  * into one v -> mul * v + add (mod 2^32). CPU drivers end a loop after
- * 65535 turns (llvmpipe), so launches keep below that. */
+ * 65535 turns (llvmpipe), so launches there keep below that. */
 #define MAX_ROUNDS 60000u
+/* On a GPU, long launches: a few of them hold the device for the test's
+ * 300 ms, where short ones would be thousands, more than the driver's
+ * launch queue holds (the host then waits in the launch calls, and the
+ * work left when the wait starts may be done within its bound). */
+#define GPU_ROUNDS (64u * MAX_ROUNDS)
+
+static uint32_t long_rounds(void) {
+  return conf.props.type == KILN_DEVICE_TYPE_CPU ? MAX_ROUNDS : GPU_ROUNDS;
+}
 static void busy_steps(uint32_t rounds, uint32_t *mul, uint32_t *add) {
   *mul = 1;
   *add = 0;
@@ -89,7 +98,7 @@ static void work_destroy(work *w) {
 /* Queues conf_busy(rounds) then conf_add_u32(add) on s, and updates the
  * host's copy to what the device will hold. */
 static void work_queue(work *w, kiln_stream *s, uint32_t rounds, uint32_t add) {
-  assert_true(rounds <= MAX_ROUNDS);
+  assert_true(rounds <= long_rounds());
   kiln_launch_config c = kiln_launch_config_1d(WORDS, 64);
   const kiln_arg busy_args[3] = {kiln_arg_buffer(w->buf, 0),
                                  kiln_arg_u32(WORDS), kiln_arg_u32(rounds)};
@@ -178,7 +187,7 @@ static void every_policy_from_env_with_a_bound(void **state) {
   }
 }
 
-/* How many work_queue(MAX_ROUNDS) take about `ms` on this device, timed
+/* How many work_queue(long_rounds()) take about `ms` on this device, timed
  * on the device (host time would count the launches' own cost, and a fast
  * GPU would then finish the work within the bound). */
 static uint32_t launches_for_ms(kiln_context *ctx, work *w, double ms) {
@@ -188,9 +197,9 @@ static uint32_t launches_for_ms(kiln_context *ctx, work *w, double ms) {
   check_ok(kiln_stream_create(ctx, &s));
   check_ok(kiln_event_create(ctx, &start));
   check_ok(kiln_event_create(ctx, &end));
-  work_queue(w, s, MAX_ROUNDS, 0); /* the first compiles its pipeline */
+  work_queue(w, s, long_rounds(), 0); /* the first compiles its pipeline */
   check_ok(kiln_event_record(start, s));
-  for (int i = 0; i < TIMED; i++) work_queue(w, s, MAX_ROUNDS, 0);
+  for (int i = 0; i < TIMED; i++) work_queue(w, s, long_rounds(), 0);
   check_ok(kiln_event_record(end, s));
   /* Unbounded whatever KILN_SYNC_TIMEOUT_MS says. */
   check_ok(kiln_stream_synchronize_timeout(s, UINT64_MAX));
@@ -219,7 +228,8 @@ static void every_policy_keeps_the_bound(void **state) {
            policy_names[i], launches);
     kiln_stream *s;
     check_ok(kiln_stream_create(ctx, &s));
-    for (uint32_t l = 0; l < launches; l++) work_queue(&w, s, MAX_ROUNDS, l);
+    for (uint32_t l = 0; l < launches; l++)
+      work_queue(&w, s, long_rounds(), l);
     check_fails(kiln_stream_synchronize(s), KILN_ERROR_TIMEOUT);
     check_message_has("KILN_SYNC_TIMEOUT_MS=20");
     check_ok(kiln_stream_synchronize_timeout(s, UINT64_MAX));
