@@ -209,6 +209,38 @@ static bool size_cpu_grid(kiln_kernel *spin, const kiln_arg *args,
   return true;
 }
 
+/* On a Vulkan GPU conf_fault_spin counts turns of an atomic read, whose
+ * time differs by device (a turn took well under the 1 us first assumed
+ * on the H100, and the kernel ended within the child's first waits): the
+ * turns are sized from how long 2^14 of them take, for about GPU_SPIN_MS. */
+#define GPU_SPIN_MS 20000.0
+static bool size_gpu_spin(kiln_kernel *spin, kiln_buffer *flag,
+                          kiln_stream *s, uint64_t *out_cycles) {
+  const uint64_t probe = UINT64_C(1) << 24; /* 2^14 turns */
+  const kiln_launch_config one = {{1, 1, 1}, {1, 1, 1}, 0};
+  const kiln_arg args[2] = {kiln_arg_buffer(flag, 0), kiln_arg_u64(probe)};
+  /* Once to create the pipeline, once timed. */
+  for (int i = 0; i < 2; i++) {
+    uint64_t t0 = now_ns();
+    if (!expect_status(kiln_launch(s, spin, &one, args, 2), KILN_OK,
+                       "kiln_launch of a short conf_fault_spin", NULL) ||
+        !expect_status(kiln_stream_synchronize_timeout(s, UINT64_C(60000000000)),
+                       KILN_OK, "a short conf_fault_spin ending by itself",
+                       NULL))
+      return false;
+    if (i == 0) continue;
+    const double ms = ms_since(t0) > 0.01 ? ms_since(t0) : 0.01;
+    double cycles = (double)probe * GPU_SPIN_MS / ms;
+    if (cycles < (double)SPIN_CYCLES) cycles = (double)SPIN_CYCLES;
+    if (cycles > 0x1p50) cycles = 0x1p50;
+    *out_cycles = (uint64_t)cycles;
+    say("2^14 turns of conf_fault_spin took %.2f ms: %.3g cycles spin for "
+        "about %.0f s",
+        ms, cycles, ms * cycles / (double)probe / 1000.0);
+  }
+  return true;
+}
+
 /* A kernel that never ends, run with KILN_SYNC_TIMEOUT_MS. */
 static int hang_child(void) {
   kiln_context *ctx = child_context_bounded(HANG_LIMIT_MS);
@@ -227,8 +259,12 @@ static int hang_child(void) {
       !expect_status(kiln_event_create(ctx, &after), KILN_OK,
                      "kiln_event_create", NULL))
     return CHILD_FAILED;
-  const kiln_arg args[2] = {kiln_arg_buffer(flag, 0),
-                            kiln_arg_u64(SPIN_CYCLES)};
+  uint64_t cycles = SPIN_CYCLES;
+  if (conf.backend == KILN_BACKEND_VULKAN &&
+      conf.props.type != KILN_DEVICE_TYPE_CPU &&
+      !size_gpu_spin(spin, flag, def, &cycles))
+    return CHILD_FAILED;
+  const kiln_arg args[2] = {kiln_arg_buffer(flag, 0), kiln_arg_u64(cycles)};
   kiln_launch_config config = {{1, 1, 1}, {1, 1, 1}, 0};
   if (conf.props.type == KILN_DEVICE_TYPE_CPU &&
       !size_cpu_grid(spin, args, def, &config))
