@@ -134,6 +134,7 @@ int main(void) {
       {"graphs", conf_run_graph_tests},
       {"sync", conf_run_sync_tests},
       {"interop", conf_run_interop_tests},
+      {"vendor", conf_run_vendor_tests},
       {"errors", conf_run_error_tests},
       {"compile", conf_run_compile_tests},
       {"bad-input", conf_run_bad_input_tests},

@@ -136,6 +136,17 @@ void cublas_close(cublas *c, cuda_raw *r) {
 
 const char *cublas_description(const cublas *c) { return c->description; }
 
+int cublas_set_stream(cublas *c, cuda_raw *r, void *stream) {
+  cublasStatus status =
+      c->SetStream(c->handle, stream ? stream : cuda_raw_stream(r));
+  if (status != 0) {
+    fprintf(stderr, "kiln-bench: cublasSetStream_v2 failed: %s (%d)\n",
+            status_name(c, status), status);
+    return -1;
+  }
+  return 0;
+}
+
 int cublas_sgemm(cublas *c, unsigned m, unsigned n, unsigned k, raw_ptr a,
                  unsigned lda, raw_ptr b, unsigned ldb, raw_ptr cm,
                  unsigned ldc) {

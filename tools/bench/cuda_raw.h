@@ -97,6 +97,9 @@ void cublas_close(cublas *c, cuda_raw *r);
 /* "cuBLAS 13.0.2 (libcublas.so.13)"; owned by c. */
 const char *cublas_description(const cublas *c);
 
+/* Makes c's handle queue on `stream` (a CUstream; NULL: r's own). */
+int cublas_set_stream(cublas *c, cuda_raw *r, void *stream);
+
 /* Queues row-major C = A * B (m x k times k x n) on r's stream. */
 int cublas_sgemm(cublas *c, unsigned m, unsigned n, unsigned k, raw_ptr a,
                  unsigned lda, raw_ptr b, unsigned ldb, raw_ptr cm,

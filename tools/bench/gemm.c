@@ -225,11 +225,45 @@ static int measure_cublas(bench *b, uint32_t n, double *ms) {
   return result;
 }
 
+/* cuBLAS on kiln's own buffers, queued on kiln's stream through the
+ * exported CUdeviceptrs and CUstream (issue 12: using them costs nothing). */
+typedef struct blas_on_kiln {
+  cublas *blas;
+  uint32_t n;
+  raw_ptr a, b, c;
+} blas_on_kiln;
+
+static kiln_status blas_on_kiln_op(bench *b, void *arg) {
+  (void)b;
+  blas_on_kiln *c = arg;
+  return cublas_sgemm(c->blas, c->n, c->n, c->n, c->a, c->n, c->b, c->n,
+                      c->c, c->n) == 0
+             ? KILN_OK
+             : KILN_ERROR_BACKEND;
+}
+
+static int measure_cublas_on_kiln(gemm_state *g, uint32_t n, double *ms) {
+  bench *b = g->b;
+  kiln_native_stream ns;
+  kiln_native_buffer na, nb, nc;
+  BENCH_CHECK(kiln_stream_get_native(b->stream, &ns));
+  BENCH_CHECK(kiln_buffer_get_native(g->a, &na));
+  BENCH_CHECK(kiln_buffer_get_native(g->bm, &nb));
+  BENCH_CHECK(kiln_buffer_get_native(g->c, &nc));
+  blas_on_kiln c = {b->blas, n, na.device_address, nb.device_address,
+                    nc.device_address};
+  if (cublas_set_stream(b->blas, b->raw, ns.stream) != 0) return -1;
+  int result = bench_measure_kiln(b, blas_on_kiln_op, &c, ms);
+  if (cublas_set_stream(b->blas, b->raw, NULL) != 0) result = -1;
+  return result;
+}
+
 static int run_size(gemm_state *g, uint32_t n) {
   bench *b = g->b;
   shape s = {n, n, n, n, n, n, 1.0f, 0.0f, 0, 0, 0};
   size_t floats = (size_t)n * n;
   double flops = 2.0 * (double)n * n * n, ms, kiln_gflops, blas_gflops = -1;
+  double on_kiln_gflops = -1;
   if (bench_upload(b, g->a, 0, floats, BENCH_SEED_A) != 0 ||
       bench_upload(b, g->bm, 0, floats, BENCH_SEED_B) != 0)
     return -1;
@@ -246,11 +280,20 @@ static int run_size(gemm_state *g, uint32_t n) {
     bench_result c = {"gemm", "sgemm", "cublas", n, ms, blas_gflops,
                       "GFLOP/s"};
     if (bench_record(b, &c) != 0) return -1;
+    if (b->props.backend == KILN_BACKEND_CUDA) {
+      if (measure_cublas_on_kiln(g, n, &ms) != 0) return -1;
+      on_kiln_gflops = flops / (ms * 1e6);
+      bench_result k = {"gemm", "sgemm", "cublas-on-kiln", n, ms,
+                        on_kiln_gflops, "GFLOP/s"};
+      if (bench_record(b, &k) != 0) return -1;
+    }
   }
   fprintf(b->out, "%7u", n);
   bench_cell(b->out, 11, 1, kiln_gflops);
   bench_cell(b->out, 11, 1, blas_gflops);
   bench_cell(b->out, 13, 3, blas_gflops > 0 ? kiln_gflops / blas_gflops : -1);
+  bench_cell(b->out, 16, 3,
+             on_kiln_gflops > 0 ? on_kiln_gflops / blas_gflops : -1);
   fprintf(b->out, "\n");
   return 0;
 }
@@ -263,8 +306,9 @@ static int run(gemm_state *g, uint32_t first, uint32_t largest) {
     if (check_shape(g, &checks[i]) != 0) return -1;
   fprintf(b->out,
           "\ngemm: sgemm, float32 FMA (no tensor cores), GFLOP/s, median of "
-          "%u\n%7s %11s %11s %13s\n",
-          b->opt.repeat, "n", "kiln", "cuBLAS", "kiln/cuBLAS");
+          "%u\n%7s %11s %11s %13s %16s\n",
+          b->opt.repeat, "n", "kiln", "cuBLAS", "kiln/cuBLAS",
+          "on kiln/own");
   for (uint32_t n = first; n <= largest; n *= 2)
     if (run_size(g, n) != 0) return -1;
   return 0;
