@@ -8,7 +8,7 @@
 # GLSL compiles and SPIRV-Tools' validator, is built and tested on the GPU).
 # Logs go to $OUT (default /tmp/kiln-gpu).
 #
-#   scripts/gpu-verify.sh [build|test|sanitize|examples|mpi|ci-build|endurance|bench|all]...
+#   scripts/gpu-verify.sh [build|test|conformance|sanitize|examples|mpi|ci-build|endurance|bench|all]...
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-gpu}
 B=${KILN_GPU_BUILD:-/tmp/kiln-gpu-build}
@@ -28,12 +28,69 @@ build() {
 }
 
 tests() {
+  # Every meson test but the conformance suites, which `conformance` runs
+  # (the list's form differs between meson versions: "kiln:vulkan / name"
+  # and "vulkan - kiln:name").
   step test
+  local names
+  names=$(meson test -C "$B" --list 2>/dev/null | grep -E ' (/|-) ' |
+          awk '{print $NF}' | grep -vE '(^|:)conformance$')
+  # shellcheck disable=SC2086
   meson test -C "$B" --print-errorlogs --num-processes 3 --timeout-multiplier 2 \
-    > "$OUT/test-summary.log" 2>&1 || status=1
+    $names > "$OUT/test-summary.log" 2>&1 || status=1
   cp "$B/meson-logs/testlog.txt" "$OUT/testlog.txt"
   grep -E '^ *[0-9]+/[0-9]+ ' "$OUT/test-summary.log" | grep -vE ' OK ' || true
   grep -E '^(Ok|Fail|Skipped|Timeout):' "$OUT/test-summary.log"
+}
+
+# One conformance run of backend $1 on groups $2 (KILN_CONF_GROUPS), killed
+# after $3 seconds; a run that is killed first writes every thread's stack
+# (SIGUSR2 to each thread; main.c's handler), resolved with addr2line.
+conf_run() {
+  local be=$1 groups=$2 limit=$3 log=$OUT/conf-$1-${2%%,*}.txt
+  local C=$B/tests/conformance/kiln-conformance
+  KILN_BACKEND=$be KILN_HIP_LIBRARY=$shim KILN_VULKAN_VALIDATION=1 \
+    KILN_CONF_GROUPS=$groups "$C" > "$log" 2>&1 &
+  local pid=$! waited=0
+  while kill -0 $pid 2>/dev/null && [ $waited -lt "$limit" ]; do
+    sleep 1; waited=$((waited + 1))
+  done
+  if kill -0 $pid 2>/dev/null; then
+    echo "STUCK after $limit s: stacks follow" >> "$log"
+    for task in /proc/$pid/task/*; do
+      python3 -c "import ctypes,sys; ctypes.CDLL(None).syscall(234, int(sys.argv[1]), int(sys.argv[2]), 12)" \
+        $pid "${task##*/}" 2>/dev/null
+    done
+    sleep 3
+    kill -9 $pid
+    # "binary(+0x1234) [0x...]" lines: the offset within the binary.
+    grep -oE '^[^ (]+\(\+0x[0-9a-f]+\)' "$log" | sort -u | while IFS='(' read -r bin off; do
+      echo "$bin(${off%)}) = $(addr2line -f -C -e "$bin" "${off%)}" | tr '\n' ' ')"
+    done >> "$log"
+  fi
+  wait $pid
+  local rc=$?
+  echo "-- conformance $be [$groups]: rc=$rc, $(grep -c 'OK \]' "$log") OK, $(grep -c '^\[  FAILED  \] [a-z]' "$log") failed$(grep -q '^STUCK' "$log" && echo ', STUCK')"
+  grep -E '^\[  FAILED  \] [a-z]' "$log" | sort -u
+  # Also in the log: a run in the background cannot set `status`.
+  echo "conf_run rc=$rc" >> "$log"
+  [ $rc -eq 0 ] || status=1
+}
+
+conformance() {
+  # The suites of the three backends side by side, but the groups that
+  # exhaust the device, fault or stall it (errors, faults) each alone, and
+  # the thread groups alone too. HIP runs through the HIP-on-CUDA shim.
+  step conformance
+  shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
+  local shared=device,buffers,kernels,builtins,streams,peers,graphs,sync,interop,vendor,compile,bad-input,guard,globals
+  for be in cuda hip vulkan; do conf_run $be $shared 400 & done
+  wait
+  for be in cuda hip vulkan; do
+    tail -n 1 "$OUT/conf-$be-device.txt" | grep -q 'rc=0$' || status=1
+  done
+  for be in cuda hip vulkan; do conf_run $be errors,faults 240; done
+  for be in cuda hip vulkan; do conf_run $be threads 240; done
 }
 
 sanitize() {
@@ -41,7 +98,7 @@ sanitize() {
   # API errors are left out: the bad-input tests provoke some on purpose,
   # and the sync policies' polling meets CUDA_ERROR_NOT_READY. The faults
   # group is left out too (its children fault on purpose), and threads
-  # (memcheck runs kernels one at a time, which that group only waits on).
+  # (slow under memcheck, which runs kernels one at a time).
   KILN_CONF_GROUPS=${KILN_CONF_GROUPS:-device,buffers,kernels,builtins,streams,peers,graphs,sync,interop,compile,bad-input,guard,globals,vendor,errors} \
   KILN_BACKEND=cuda compute-sanitizer --tool memcheck --leak-check full \
     --report-api-errors no --error-exitcode 3 \
@@ -151,13 +208,14 @@ for what in "$@"; do
   case $what in
     build) build || exit 1 ;;
     test) tests ;;
+    conformance) conformance ;;
     sanitize) sanitize ;;
     examples) examples ;;
     mpi) mpi ;;
     ci-build) ci_build ;;
     bench) bench ;;
     endurance) endurance ;;
-    all) build || exit 1; tests; examples; mpi; ci_build; sanitize ;;
+    all) build || exit 1; tests; conformance; examples; mpi; ci_build; sanitize ;;
     *) echo "unknown step $what"; exit 2 ;;
   esac
 done
