@@ -656,6 +656,11 @@ kiln_status kiln_sync_streams(kiln_context *ctx);
  * context's lock, for the walks above. */
 void kiln_stream_set_ready(kiln_stream *s, bool ready);
 
+/* Sets p->features, the subgroup size range and the matrix shapes from
+ * p->architecture ("sm_90", "gfx90a") and p->subgroup_size, for CUDA and
+ * HIP, whose drivers answer no such question (core/features.c). */
+void kiln_features_from_architecture(kiln_device_properties *p);
+
 /* ---- Hashing and the disk cache (core/hash.c, core/cache.c) --------------- */
 
 /* SHA-256, incrementally: init, update any number of times, final. */

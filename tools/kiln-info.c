@@ -17,6 +17,44 @@ static const kiln_backend backends[] = {KILN_BACKEND_CUDA, KILN_BACKEND_HIP,
                                         KILN_BACKEND_VULKAN};
 #define BACKEND_COUNT (sizeof backends / sizeof backends[0])
 
+static const struct {
+  kiln_device_feature bit;
+  const char *name;
+} feature_names[] = {
+    {KILN_FEATURE_FLOAT16, "float16"},
+    {KILN_FEATURE_FLOAT64, "float64"},
+    {KILN_FEATURE_INT8, "int8"},
+    {KILN_FEATURE_INT8_DOT_PRODUCT, "int8-dot-product"},
+    {KILN_FEATURE_FLOAT32_ATOMIC_ADD, "float32-atomic-add"},
+    {KILN_FEATURE_FLOAT64_ATOMIC_ADD, "float64-atomic-add"},
+    {KILN_FEATURE_SUBGROUP_SIZE_CONTROL, "subgroup-size-control"},
+    {KILN_FEATURE_COOPERATIVE_MATRIX, "cooperative-matrix"},
+};
+
+static const char *matrix_type_name(kiln_matrix_type t) {
+  static const char *const names[] = {"?",    "f16", "f32", "f64", "bf16",
+                                      "s8",   "u8",  "s32", "u32"};
+  return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
+}
+
+/* "float16 float64 ...", and the matrix shapes, one a line. */
+static void print_features(const kiln_device_properties *p) {
+  printf("    %-28s=", "features");
+  for (size_t i = 0; i < sizeof feature_names / sizeof feature_names[0]; i++)
+    if (p->features & feature_names[i].bit)
+      printf(" %s", feature_names[i].name);
+  printf("%s\n", p->features ? "" : " none");
+  printf("    %-28s= %u to %u\n", "subgroup sizes", p->min_subgroup_size,
+         p->max_subgroup_size);
+  for (uint32_t i = 0; i < p->matrix_shape_count; i++) {
+    const kiln_matrix_shape *s = &p->matrix_shapes[i];
+    printf("    %-28s  %ux%ux%u %s x %s + %s -> %s\n",
+           i == 0 ? "matrix shapes" : "", s->m, s->n, s->k,
+           matrix_type_name(s->a), matrix_type_name(s->b),
+           matrix_type_name(s->c), matrix_type_name(s->result));
+  }
+}
+
 static const char *const environment[] = {
     "KILN_BACKEND",           "KILN_DEVICE",        "KILN_LOG",
     "KILN_CUDA_LIBRARY",      "KILN_HIP_LIBRARY",   "KILN_VULKAN_LIBRARY",
@@ -90,6 +128,7 @@ static void print_device(kiln_backend backend, size_t index,
   print_bytes("max shared memory per block", p->max_shared_memory_per_block);
   print_bytes("  with opt-in", p->max_shared_memory_per_block_optin);
   printf("    %-28s= %u\n", "subgroup size", p->subgroup_size);
+  print_features(p);
   if (backend == KILN_BACKEND_VULKAN || p->max_stream_priority > 0)
     printf("    %-28s= 0 to %u\n", "stream priorities", p->max_stream_priority);
   else

@@ -152,5 +152,6 @@ kiln_status kiln_cuda_device_properties(size_t index,
            (unsigned)a[ATTR_PCI_DOMAIN] & 0xffffffu,
            (unsigned)a[ATTR_PCI_BUS] & 0xffu,
            (unsigned)a[ATTR_PCI_DEVICE] & 0x1fu);
+  kiln_features_from_architecture(out);
   return KILN_OK;
 }

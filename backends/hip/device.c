@@ -235,5 +235,6 @@ kiln_status kiln_hip_device_properties(size_t index,
   format_version(runtime, false, out->api_version, sizeof out->api_version);
   format_version(driver, true, out->driver_version,
                  sizeof out->driver_version);
+  kiln_features_from_architecture(out);
   return KILN_OK;
 }

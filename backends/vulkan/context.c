@@ -70,7 +70,7 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
       .pQueuePriorities = priorities,
   };
   choose_features(p, &vc->enabled, &vc->enabled11, &vc->enabled12);
-  const char *extensions[2];
+  const char *extensions[2 + KILN_VULKAN_MAX_OPTIONAL];
   uint32_t extension_count = 0;
   /* The spec requires enabling it on the drivers that offer it. */
   if (p->portability_subset)
@@ -80,6 +80,12 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
    * when the device is full. */
   if (p->memory_budget)
     extensions[extension_count++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+  const uint32_t required = extension_count;
+  void *chain = NULL;
+  extension_count += kiln_vulkan_optional_enable(
+      &p->optional, &vc->enabled_optional, extensions + extension_count,
+      &chain);
+  vc->enabled12.pNext = chain;
   VkDeviceCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
       .pNext = &vc->enabled,
@@ -90,6 +96,30 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   };
   VkResult r =
       kiln_vulkan_lib.vkCreateDevice(p->handle, &info, NULL, &vc->device);
+  if (r != VK_SUCCESS && extension_count > required) {
+    /* The optional features are the user's kernels' to want, not kiln's:
+     * a driver that refuses them still gives a device, without them. */
+    kiln_log(KILN_LOG_WARN,
+             "vulkan: vkCreateDevice with the optional features (float "
+             "atomics, subgroup size control, integer dot products, "
+             "cooperative matrices) failed (%d); the device is created "
+             "without them",
+             (int)r);
+    memset(&vc->enabled_optional, 0, sizeof vc->enabled_optional);
+    vc->enabled12.pNext = NULL;
+    info.enabledExtensionCount = required;
+    info.ppEnabledExtensionNames = required ? extensions : NULL;
+    r = kiln_vulkan_lib.vkCreateDevice(p->handle, &info, NULL, &vc->device);
+    const uint32_t optional =
+        KILN_FEATURE_INT8_DOT_PRODUCT | KILN_FEATURE_FLOAT32_ATOMIC_ADD |
+        KILN_FEATURE_FLOAT64_ATOMIC_ADD | KILN_FEATURE_SUBGROUP_SIZE_CONTROL |
+        KILN_FEATURE_COOPERATIVE_MATRIX;
+    vc->base.properties.features &= ~optional;
+    vc->base.properties.min_subgroup_size =
+        vc->base.properties.max_subgroup_size =
+            vc->base.properties.subgroup_size;
+    vc->base.properties.matrix_shape_count = 0;
+  }
   if (r != VK_SUCCESS) {
     vc->device = VK_NULL_HANDLE;
     return kiln_vulkan_error(r, "vkCreateDevice");

@@ -329,6 +329,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   bool pci = has_extension(exts, ext_count, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
   bool budget =
       has_extension(exts, ext_count, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  kiln_vulkan_optional optional;
+  kiln_vulkan_optional_probe(dev, exts, ext_count, &optional);
   free(exts);
 
   VkPhysicalDeviceVulkan12Features f12 = {
@@ -403,6 +405,7 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   out->timestamp_valid_bits = timestamp_bits;
   out->portability_subset = portability;
   out->memory_budget = budget;
+  out->optional = optional;
   out->features = f;
   out->features.pNext = NULL;
   out->features11 = f11;
@@ -461,6 +464,7 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
     snprintf(kp->pci_bus_id, sizeof kp->pci_bus_id, "%04x:%02x:%02x.%x",
              bus.pciDomain & 0xffffffu, bus.pciBus & 0xffu,
              bus.pciDevice & 0x1fu, bus.pciFunction & 0x7u);
+  kiln_vulkan_optional_report(out, kp);
   return true;
 }
 

@@ -116,6 +116,30 @@ void kiln_vulkan_warn(VkResult result, const char *fmt, ...)
  * ------------------------------------------------------- */
 
 /* A usable physical device, as found by probe. */
+/* VK_KHR_cooperative_matrix's feature struct, which the Vulkan headers kiln
+ * builds with predate (features.c). */
+typedef struct kiln_vulkan_coopmat_features {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 cooperativeMatrix;
+  VkBool32 cooperativeMatrixRobustBufferAccess;
+} kiln_vulkan_coopmat_features;
+
+/* Optional features for user kernels (features.c): has_* where the device
+ * lists the extension and offers its feature; the structs as the device
+ * answered, to chain when the VkDevice is created. */
+typedef struct kiln_vulkan_optional {
+  bool has_atomic, has_subgroup, has_dot, has_coopmat_khr, has_coopmat_nv;
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic;
+  VkPhysicalDeviceSubgroupSizeControlFeaturesEXT subgroup;
+  VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot;
+  kiln_vulkan_coopmat_features coopmat_khr;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat_nv;
+} kiln_vulkan_optional;
+
+/* The most optional extensions kiln_vulkan_optional_enable names. */
+#define KILN_VULKAN_MAX_OPTIONAL 5
+
 typedef struct kiln_vulkan_physical {
   VkPhysicalDevice handle;
   uint32_t api_version;
@@ -131,6 +155,7 @@ typedef struct kiln_vulkan_physical {
   uint32_t timestamp_valid_bits;
   bool portability_subset; /* must be enabled when present */
   bool memory_budget;      /* VK_EXT_memory_budget */
+  kiln_vulkan_optional optional;
   /* Supported features, chained; context.c enables a subset. */
   VkPhysicalDeviceFeatures2 features;
   VkPhysicalDeviceVulkan11Features features11;
@@ -139,6 +164,25 @@ typedef struct kiln_vulkan_physical {
 } kiln_vulkan_physical;
 
 VkInstance kiln_vulkan_instance(void);
+
+/* Fills *out with the optional features `dev` offers, from its extension
+ * list (features.c). */
+void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
+                                const VkExtensionProperties *exts,
+                                uint32_t count, kiln_vulkan_optional *out);
+/* Sets kp->features, the subgroup size range and the matrix shapes of the
+ * device p describes (its optional features probed). */
+void kiln_vulkan_optional_report(const kiln_vulkan_physical *p,
+                                 kiln_device_properties *kp);
+/* The optional features a foreign VkDevice was created with, from the
+ * pNext chain of its creation (kiln_context_create_from_native). */
+void kiln_vulkan_optional_take(kiln_vulkan_optional *out, const void *chain);
+/* Copies `offered` into `enabled` (the context's storage), chains its
+ * structs onto *chain and writes the extensions to enable into `names`
+ * (KILN_VULKAN_MAX_OPTIONAL at most): their count. */
+uint32_t kiln_vulkan_optional_enable(const kiln_vulkan_optional *offered,
+                                     kiln_vulkan_optional *enabled,
+                                     const char **names, void **chain);
 const kiln_vulkan_physical *kiln_vulkan_physical_device(size_t index);
 /* Why a context cannot be created although probe succeeded (validation was
  * asked for but is not installed), or NULL. */
@@ -196,6 +240,9 @@ typedef struct kiln_vulkan_context {
   VkPhysicalDeviceFeatures2 enabled;
   VkPhysicalDeviceVulkan11Features enabled11;
   VkPhysicalDeviceVulkan12Features enabled12;
+  /* The optional features enabled, chained after enabled12 (features.c);
+   * none where the device would not take them. */
+  kiln_vulkan_optional enabled_optional;
   kiln_vulkan_device_fns vk;
   kiln_vulkan_queue queues[KILN_VULKAN_MAX_QUEUES];
   uint32_t queue_count;

@@ -272,6 +272,54 @@ typedef enum kiln_device_type {
 /* "discrete GPU", "integrated GPU", "virtual GPU", "CPU" or "other". */
 KILN_API const char *kiln_device_type_name(kiln_device_type type);
 
+/* Optional abilities a kernel may use, as bits of
+ * kiln_device_properties.features. On Vulkan each is a device feature that
+ * kiln enables when it creates the device, where the device offers it (a
+ * kernel using one that is not enabled is invalid); on CUDA and HIP they
+ * follow the device's architecture. */
+typedef enum kiln_device_feature {
+  KILN_FEATURE_FLOAT16 = 1u << 0,  /* 16-bit float arithmetic and storage */
+  KILN_FEATURE_FLOAT64 = 1u << 1,  /* 64-bit float arithmetic */
+  KILN_FEATURE_INT8 = 1u << 2,     /* 8-bit integer arithmetic and storage */
+  KILN_FEATURE_INT8_DOT_PRODUCT = 1u << 3, /* packed 4 x 8-bit dot products
+                                              (CUDA __dp4a, Vulkan
+                                              VK_KHR_shader_integer_dot_product) */
+  KILN_FEATURE_FLOAT32_ATOMIC_ADD = 1u << 4, /* atomic add of a float in a
+                                                buffer (Vulkan:
+                                                VK_EXT_shader_atomic_float) */
+  KILN_FEATURE_FLOAT64_ATOMIC_ADD = 1u << 5, /* the same for doubles */
+  KILN_FEATURE_SUBGROUP_SIZE_CONTROL = 1u << 6, /* a kernel may ask for any
+                                                   subgroup size from
+                                                   min_subgroup_size to
+                                                   max_subgroup_size */
+  KILN_FEATURE_COOPERATIVE_MATRIX = 1u << 7, /* matrix instructions on tensor
+                                                or matrix cores (CUDA mma,
+                                                Vulkan cooperative matrices:
+                                                shapes in matrix_shapes) */
+} kiln_device_feature;
+
+/* Element types of a matrix shape. */
+typedef enum kiln_matrix_type {
+  KILN_MATRIX_OTHER = 0, /* a type kiln has no name for */
+  KILN_MATRIX_F16 = 1,
+  KILN_MATRIX_F32 = 2,
+  KILN_MATRIX_F64 = 3,
+  KILN_MATRIX_BF16 = 4,
+  KILN_MATRIX_S8 = 5,
+  KILN_MATRIX_U8 = 6,
+  KILN_MATRIX_S32 = 7,
+  KILN_MATRIX_U32 = 8,
+} kiln_matrix_type;
+
+/* One product the device's matrix instructions compute in a subgroup:
+ * result (m x n) = a (m x k) * b (k x n) + c (m x n). */
+typedef struct kiln_matrix_shape {
+  uint32_t m, n, k;
+  kiln_matrix_type a, b, c, result;
+} kiln_matrix_shape;
+
+#define KILN_MAX_MATRIX_SHAPES 32
+
 typedef struct kiln_device_properties {
   kiln_backend backend;
   char name[256];               /* "NVIDIA H100 80GB HBM3" */
@@ -305,6 +353,17 @@ typedef struct kiln_device_properties {
    * kiln_context_get_properties the device's (5 on an H100: CUDA's 0 to
    * -5). Vulkan: 1 where the compute queue family has two queues, else 0. */
   uint32_t max_stream_priority;
+  uint32_t features; /* kiln_device_feature bits */
+  /* The subgroup sizes a kernel may run with: both subgroup_size where the
+   * size is fixed (CUDA's warp of 32). */
+  uint32_t min_subgroup_size;
+  uint32_t max_subgroup_size;
+  /* With KILN_FEATURE_COOPERATIVE_MATRIX, the shapes of the matrix
+   * instructions (Vulkan: as the driver lists them, subgroup scope, the
+   * first KILN_MAX_MATRIX_SHAPES; CUDA: the mma.sync shapes of the
+   * architecture). */
+  uint32_t matrix_shape_count;
+  kiln_matrix_shape matrix_shapes[KILN_MAX_MATRIX_SHAPES];
 } kiln_device_properties;
 
 /* Fills *out_properties for device `index` of `backend`.

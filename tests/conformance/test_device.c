@@ -1,6 +1,7 @@
 /* Devices and contexts: properties, creation from the environment and from
  * explicit options, several contexts at once. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "conformance.h"
 
@@ -196,10 +197,108 @@ static void context_destroy_reports_live_objects(void **state) {
   check_message_has("4 objects");
 }
 
+/* The reported features agree with themselves: the subgroup range holds
+ * the subgroup size, matrix shapes come with the feature, and each shape
+ * is a product the hardware could have. */
+static void features_are_consistent(void **state) {
+  (void)state;
+  const kiln_device_properties *p = &conf.props;
+  printf("  features 0x%x, subgroup sizes %u to %u, %u matrix shapes\n",
+         p->features, p->min_subgroup_size, p->max_subgroup_size,
+         p->matrix_shape_count);
+  assert_true(p->min_subgroup_size >= 1);
+  assert_true(p->min_subgroup_size <= p->subgroup_size);
+  assert_true(p->subgroup_size <= p->max_subgroup_size);
+  if (!(p->features & KILN_FEATURE_SUBGROUP_SIZE_CONTROL))
+    assert_int_equal(p->min_subgroup_size, p->max_subgroup_size);
+  assert_true(p->matrix_shape_count <= KILN_MAX_MATRIX_SHAPES);
+  assert_int_equal(p->matrix_shape_count > 0,
+                   (p->features & KILN_FEATURE_COOPERATIVE_MATRIX) != 0);
+  for (uint32_t i = 0; i < p->matrix_shape_count; i++) {
+    const kiln_matrix_shape *s = &p->matrix_shapes[i];
+    assert_true(s->m >= 1 && s->n >= 1 && s->k >= 1);
+    assert_true(s->m <= 256 && s->n <= 256 && s->k <= 256);
+  }
+  /* What every backend kiln runs on has. */
+  assert_true(p->features & KILN_FEATURE_INT8);
+}
+
+/* A float atomic add from a user kernel, compiled from source, where the
+ * device has KILN_FEATURE_FLOAT32_ATOMIC_ADD: 4096 threads add small whole
+ * numbers into 8 sums, exact in float whatever the order. */
+static const char atomic_cuda[] =
+    "extern \"C\" __global__ void conf_atomic_sum(float *sums, const float "
+    "*x, unsigned n) {\n"
+    "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) atomicAdd(&sums[i % 8], x[i]);\n"
+    "}\n";
+static const char atomic_glsl[] =
+    "#version 460\n"
+    "#extension GL_EXT_shader_atomic_float : require\n"
+    "#extension GL_EXT_buffer_reference : require\n"
+    "layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) "
+    "in;\n"
+    "layout(buffer_reference, std430, buffer_reference_align = 4) buffer "
+    "Floats { float v[]; };\n"
+    "layout(push_constant, std430) uniform Args { Floats sums; Floats x; "
+    "uint n; } args;\n"
+    "void main() {\n"
+    "  uint i = gl_GlobalInvocationID.x;\n"
+    "  if (i < args.n) atomicAdd(args.sums.v[i % 8], args.x.v[i]);\n"
+    "}\n";
+
+static void float_atomics_from_user_kernels(void **state) {
+  (void)state;
+  if (!(conf.props.features & KILN_FEATURE_FLOAT32_ATOMIC_ADD)) {
+    print_message("%s has no float atomic add (KILN_FEATURE_FLOAT32_ATOMIC_ADD "
+                  "unset)\n",
+                  conf.props.name);
+    skip();
+  }
+  const char *description = NULL;
+  if (kiln_compiler_available(conf.backend, &description) != KILN_OK) {
+    print_message("no run-time compiler for %s here: %s\n",
+                  kiln_backend_name(conf.backend), kiln_last_error());
+    skip();
+  }
+  const kiln_source sources[2] = {
+      {KILN_SOURCE_CUDA, atomic_cuda, "conf_atomic_sum.cu", NULL},
+      {KILN_SOURCE_GLSL, atomic_glsl, "conf_atomic_sum.comp", NULL},
+  };
+  kiln_module *m = NULL;
+  check_ok(kiln_module_create_from_source(conf.ctx, sources, 2, NULL, &m));
+  kiln_kernel *k = NULL;
+  check_ok(kiln_module_get_kernel(m, "conf_atomic_sum", &k));
+  enum { N = 4096 };
+  float *x = conf_alloc(sizeof(float) * N);
+  float want[8] = {0}, got[8];
+  for (unsigned i = 0; i < N; i++) {
+    x[i] = (float)(i % 13) - 6.0f;
+    want[i % 8] += x[i];
+  }
+  kiln_buffer *bx = NULL, *bs = NULL;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof(float) * N, 0, &bx));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof got, KILN_BUFFER_ZERO, &bs));
+  check_ok(kiln_buffer_write(NULL, bx, 0, x, sizeof(float) * N));
+  const kiln_launch_config c = kiln_launch_config_1d(N, 128);
+  const kiln_arg args[3] = {kiln_arg_buffer(bs, 0), kiln_arg_buffer(bx, 0),
+                            kiln_arg_u32(N)};
+  check_ok(kiln_launch(NULL, k, &c, args, 3));
+  check_ok(kiln_buffer_read(NULL, bs, 0, got, sizeof got));
+  conf_check_bytes(got, want, sizeof got,
+                   "the sums of a kernel's float atomic adds");
+  check_ok(kiln_buffer_destroy(bx));
+  check_ok(kiln_buffer_destroy(bs));
+  check_ok(kiln_module_destroy(m));
+  free(x);
+}
+
 int conf_run_device_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(library_matches_header),
       CONF_TEST(properties_are_sane),
+      CONF_TEST(features_are_consistent),
+      CONF_TEST(float_atomics_from_user_kernels),
       CONF_TEST(pci_bus_ids),
       CONF_TEST(device_list_has_the_context_device),
       CONF_TEST(contexts_from_environment_and_options),

@@ -1,0 +1,227 @@
+/* The optional device features user kernels ask for: what the device
+ * offers (probe, when devices are listed), what kiln_device_properties
+ * reports of it, and the extensions and feature structs that enable it
+ * when a context creates its VkDevice. kiln's instance is Vulkan 1.2, so
+ * the features that 1.3 made core come through their extensions, which
+ * drivers of 1.3 devices still list. */
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+/* VK_KHR_cooperative_matrix, which the Vulkan headers kiln builds with
+ * (1.3.239, Debian 12) predate: its structures as the registry defines
+ * them. */
+#define KHR_COOPMAT_NAME "VK_KHR_cooperative_matrix"
+#define KHR_COOPMAT_FEATURES ((VkStructureType)1000506000)
+#define KHR_COOPMAT_PROPERTIES ((VkStructureType)1000506001)
+typedef struct khr_coopmat_properties {
+  VkStructureType sType;
+  void *pNext;
+  uint32_t MSize, NSize, KSize;
+  int32_t AType, BType, CType, ResultType; /* VkComponentTypeKHR */
+  VkBool32 saturatingAccumulation;
+  int32_t scope; /* VkScopeKHR */
+} khr_coopmat_properties;
+typedef VkResult (*khr_coopmat_query)(VkPhysicalDevice, uint32_t *,
+                                      khr_coopmat_properties *);
+
+static bool has(const VkExtensionProperties *exts, uint32_t count,
+                const char *name) {
+  for (uint32_t i = 0; i < count; i++)
+    if (strcmp(exts[i].extensionName, name) == 0) return true;
+  return false;
+}
+
+void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
+                                const VkExtensionProperties *exts,
+                                uint32_t count, kiln_vulkan_optional *out) {
+  memset(out, 0, sizeof *out);
+  out->atomic.sType =
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
+  out->subgroup.sType =
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT;
+  out->dot.sType =
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR;
+  out->coopmat_khr.sType = KHR_COOPMAT_FEATURES;
+  out->coopmat_nv.sType =
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  /* Each struct is asked for only where its extension is listed. */
+  void *chain = NULL;
+#define ASK(flag, ext, field)                                                  \
+  if (has(exts, count, ext)) {                                                 \
+    out->flag = true;                                                          \
+    out->field.pNext = chain;                                                  \
+    chain = &out->field;                                                       \
+  }
+  ASK(has_atomic, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, atomic)
+  ASK(has_subgroup, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME, subgroup)
+  ASK(has_dot, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME, dot)
+  ASK(has_coopmat_khr, KHR_COOPMAT_NAME, coopmat_khr)
+  ASK(has_coopmat_nv, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, coopmat_nv)
+#undef ASK
+  if (!chain) return;
+  VkPhysicalDeviceFeatures2 f = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = chain};
+  kiln_vulkan_lib.vkGetPhysicalDeviceFeatures2(dev, &f);
+  /* An extension whose feature is off brings nothing to enable. */
+  /* Buffers and shared memory are what compute kernels use; the image and
+   * sparse atomics would bring requirements of their own. */
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT *a = &out->atomic;
+  a->shaderImageFloat32Atomics = a->shaderImageFloat32AtomicAdd = VK_FALSE;
+  a->sparseImageFloat32Atomics = a->sparseImageFloat32AtomicAdd = VK_FALSE;
+  out->has_atomic = out->has_atomic &&
+                    (a->shaderBufferFloat32Atomics || a->shaderBufferFloat64Atomics ||
+                     a->shaderSharedFloat32Atomics || a->shaderSharedFloat64Atomics);
+  out->has_subgroup = out->has_subgroup && out->subgroup.subgroupSizeControl;
+  out->has_dot = out->has_dot && out->dot.shaderIntegerDotProduct;
+  out->has_coopmat_khr =
+      out->has_coopmat_khr && out->coopmat_khr.cooperativeMatrix;
+  out->has_coopmat_nv = out->has_coopmat_nv && out->coopmat_nv.cooperativeMatrix;
+}
+
+static kiln_matrix_type matrix_type(int32_t component) {
+  switch (component) { /* VkComponentTypeKHR, the NV values too */
+  case 0: return KILN_MATRIX_F16;
+  case 1: return KILN_MATRIX_F32;
+  case 2: return KILN_MATRIX_F64;
+  case 3: return KILN_MATRIX_S8;
+  case 5: return KILN_MATRIX_S32;
+  case 7: return KILN_MATRIX_U8;
+  case 9: return KILN_MATRIX_U32;
+  case 1000141000: return KILN_MATRIX_BF16; /* VK_COMPONENT_TYPE_BFLOAT16_KHR */
+  default: return KILN_MATRIX_OTHER;
+  }
+}
+
+static void add_shape(kiln_device_properties *kp, uint32_t m, uint32_t n,
+                      uint32_t k, int32_t a, int32_t b, int32_t c,
+                      int32_t result) {
+  if (kp->matrix_shape_count >= KILN_MAX_MATRIX_SHAPES) return;
+  kp->matrix_shapes[kp->matrix_shape_count++] = (kiln_matrix_shape){
+      m, n, k, matrix_type(a), matrix_type(b), matrix_type(c),
+      matrix_type(result)};
+}
+
+/* The subgroup-scope shapes the driver lists, KHR's where it has both. */
+static void matrix_shapes(VkPhysicalDevice dev, const kiln_vulkan_optional *o,
+                          kiln_device_properties *kp) {
+  VkInstance instance = kiln_vulkan_instance();
+  enum { MOST = 64, SUBGROUP = 3 /* VK_SCOPE_SUBGROUP_KHR */ };
+  uint32_t count = MOST;
+  if (o->has_coopmat_khr) {
+    PFN_vkVoidFunction fn = kiln_vulkan_lib.vkGetInstanceProcAddr(
+        instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+    khr_coopmat_query query;
+    memcpy(&query, &fn, sizeof query);
+    khr_coopmat_properties props[MOST];
+    for (uint32_t i = 0; i < MOST; i++)
+      props[i] = (khr_coopmat_properties){.sType = KHR_COOPMAT_PROPERTIES};
+    if (fn && query(dev, &count, props) >= 0)
+      for (uint32_t i = 0; i < count && i < MOST; i++)
+        if (props[i].scope == SUBGROUP)
+          add_shape(kp, props[i].MSize, props[i].NSize, props[i].KSize,
+                    props[i].AType, props[i].BType, props[i].CType,
+                    props[i].ResultType);
+    return;
+  }
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV query;
+  PFN_vkVoidFunction fn = kiln_vulkan_lib.vkGetInstanceProcAddr(
+      instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  memcpy(&query, &fn, sizeof query);
+  VkCooperativeMatrixPropertiesNV props[MOST];
+  for (uint32_t i = 0; i < MOST; i++)
+    props[i] = (VkCooperativeMatrixPropertiesNV){
+        .sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV};
+  if (fn && query(dev, &count, props) >= 0)
+    for (uint32_t i = 0; i < count && i < MOST; i++)
+      if ((int32_t)props[i].scope == SUBGROUP)
+        add_shape(kp, props[i].MSize, props[i].NSize, props[i].KSize,
+                  props[i].AType, props[i].BType, props[i].CType,
+                  props[i].DType);
+}
+
+void kiln_vulkan_optional_report(const kiln_vulkan_physical *p,
+                                 kiln_device_properties *kp) {
+  const kiln_vulkan_optional *o = &p->optional;
+  const VkPhysicalDeviceVulkan11Features *f11 = &p->features11;
+  const VkPhysicalDeviceVulkan12Features *f12 = &p->features12;
+  uint32_t features = 0;
+  if (f12->shaderFloat16 && f11->storageBuffer16BitAccess)
+    features |= KILN_FEATURE_FLOAT16;
+  if (p->features.features.shaderFloat64) features |= KILN_FEATURE_FLOAT64;
+  if (f12->shaderInt8 && f12->storageBuffer8BitAccess)
+    features |= KILN_FEATURE_INT8;
+  if (o->has_dot) features |= KILN_FEATURE_INT8_DOT_PRODUCT;
+  if (o->has_atomic && o->atomic.shaderBufferFloat32AtomicAdd)
+    features |= KILN_FEATURE_FLOAT32_ATOMIC_ADD;
+  if (o->has_atomic && o->atomic.shaderBufferFloat64AtomicAdd)
+    features |= KILN_FEATURE_FLOAT64_ATOMIC_ADD;
+  kp->min_subgroup_size = kp->max_subgroup_size = kp->subgroup_size;
+  if (o->has_subgroup) {
+    VkPhysicalDeviceSubgroupSizeControlPropertiesEXT range = {
+        .sType =
+            VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
+    VkPhysicalDeviceProperties2 props = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+        .pNext = &range};
+    kiln_vulkan_lib.vkGetPhysicalDeviceProperties2(p->handle, &props);
+    if (range.minSubgroupSize && range.maxSubgroupSize) {
+      features |= KILN_FEATURE_SUBGROUP_SIZE_CONTROL;
+      kp->min_subgroup_size = range.minSubgroupSize;
+      kp->max_subgroup_size = range.maxSubgroupSize;
+    }
+  }
+  kp->matrix_shape_count = 0;
+  if (o->has_coopmat_khr || o->has_coopmat_nv) {
+    matrix_shapes(p->handle, o, kp);
+    if (kp->matrix_shape_count) features |= KILN_FEATURE_COOPERATIVE_MATRIX;
+  }
+  kp->features = features;
+}
+
+void kiln_vulkan_optional_take(kiln_vulkan_optional *out, const void *chain) {
+  memset(out, 0, sizeof *out);
+  for (const VkBaseInStructure *s = chain; s; s = s->pNext) {
+    const void *v = s;
+    if (s->sType ==
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT) {
+      out->atomic = *(const VkPhysicalDeviceShaderAtomicFloatFeaturesEXT *)v;
+      out->has_atomic = true;
+    } else if (s->sType ==
+               VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_FEATURES_EXT) {
+      out->subgroup = *(const VkPhysicalDeviceSubgroupSizeControlFeaturesEXT *)v;
+      out->has_subgroup = out->subgroup.subgroupSizeControl;
+    } else if (s->sType ==
+               VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES_KHR) {
+      out->dot = *(const VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR *)v;
+      out->has_dot = out->dot.shaderIntegerDotProduct;
+    } else if (s->sType == KHR_COOPMAT_FEATURES) {
+      out->coopmat_khr = *(const kiln_vulkan_coopmat_features *)v;
+      out->has_coopmat_khr = out->coopmat_khr.cooperativeMatrix;
+    } else if (s->sType ==
+               VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV) {
+      out->coopmat_nv = *(const VkPhysicalDeviceCooperativeMatrixFeaturesNV *)v;
+      out->has_coopmat_nv = out->coopmat_nv.cooperativeMatrix;
+    }
+  }
+}
+
+uint32_t kiln_vulkan_optional_enable(const kiln_vulkan_optional *offered,
+                                     kiln_vulkan_optional *enabled,
+                                     const char **names, void **chain) {
+  *enabled = *offered;
+  uint32_t count = 0;
+#define ENABLE(flag, ext, field)                                               \
+  if (enabled->flag) {                                                         \
+    names[count++] = ext;                                                      \
+    enabled->field.pNext = *chain;                                             \
+    *chain = &enabled->field;                                                  \
+  }
+  ENABLE(has_atomic, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, atomic)
+  ENABLE(has_subgroup, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME, subgroup)
+  ENABLE(has_dot, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME, dot)
+  ENABLE(has_coopmat_khr, KHR_COOPMAT_NAME, coopmat_khr)
+  ENABLE(has_coopmat_nv, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, coopmat_nv)
+#undef ENABLE
+  return count;
+}
