@@ -129,6 +129,10 @@ static void print_device(kiln_backend backend, size_t index,
   print_bytes("  with opt-in", p->max_shared_memory_per_block_optin);
   printf("    %-28s= %u\n", "subgroup size", p->subgroup_size);
   print_features(p);
+  if (p->stream_queues)
+    printf("    %-28s= %u\n", "queues for streams", p->stream_queues);
+  else
+    printf("    %-28s= the driver's\n", "queues for streams");
   if (backend == KILN_BACKEND_VULKAN || p->max_stream_priority > 0)
     printf("    %-28s= 0 to %u\n", "stream priorities", p->max_stream_priority);
   else

@@ -445,6 +445,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   /* Two levels, one queue of the family set apart for urgent streams
    * (context.c), where the family has a queue to spare. */
   kp->max_stream_priority = queues >= 2 ? 1 : 0;
+  kp->stream_queues =
+      queues < KILN_VULKAN_MAX_QUEUES ? queues : KILN_VULKAN_MAX_QUEUES;
   kp->max_kernel_argument_bytes = lim->maxPushConstantsSize < KILN_MAX_ARG_BYTES
                                       ? lim->maxPushConstantsSize
                                       : KILN_MAX_ARG_BYTES;

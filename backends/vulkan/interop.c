@@ -209,6 +209,7 @@ kiln_status kiln_vulkan_context_import(kiln_context *ctx,
   vc->queue_count = native->vk_queue_count < KILN_VULKAN_MAX_QUEUES
                         ? native->vk_queue_count
                         : KILN_VULKAN_MAX_QUEUES;
+  vc->base.properties.stream_queues = vc->queue_count;
   vc->device = (VkDevice)native->vk_device;
   /* A failed import leaves the device to the caller, adopted or not. */
   vc->owns_device = false;

@@ -364,6 +364,11 @@ typedef struct kiln_device_properties {
    * architecture). */
   uint32_t matrix_shape_count;
   kiln_matrix_shape matrix_shapes[KILN_MAX_MATRIX_SHAPES];
+  /* The device queues kiln spreads streams over, or 0 where the driver
+   * does that itself (CUDA, HIP: streams progress independently). Vulkan:
+   * with 1 (lavapipe), every stream shares one queue, and work on one waits
+   * for work queued earlier on the others. */
+  uint32_t stream_queues;
 } kiln_device_properties;
 
 /* Fills *out_properties for device `index` of `backend`.

@@ -482,6 +482,58 @@ static int wild_child(void) {
   return child_failures ? CHILD_FAILED : 0;
 }
 
+/* Streams that progress on their own: a kernel on the default stream spins
+ * until a flag is set, and the flag is written on a second stream; the
+ * spinning kernel must end well before it would by itself (seconds). */
+static int flag_child(void) {
+  kiln_context *ctx = child_context();
+  kiln_module *m = ctx ? child_module(ctx) : NULL;
+  if (!m) return CHILD_FAILED;
+  kiln_kernel *spin = NULL;
+  kiln_buffer *flag = NULL;
+  kiln_stream *def = NULL, *other = NULL;
+  if (!expect_status(kiln_module_get_kernel(m, "conf_fault_spin", &spin),
+                     KILN_OK, "kiln_module_get_kernel", NULL) ||
+      !expect_status(kiln_buffer_create(ctx, 4, KILN_BUFFER_ZERO, &flag),
+                     KILN_OK, "kiln_buffer_create", NULL) ||
+      !expect_status(kiln_context_default_stream(ctx, &def), KILN_OK,
+                     "kiln_context_default_stream", NULL) ||
+      !expect_status(kiln_stream_create(ctx, &other), KILN_OK,
+                     "kiln_stream_create", NULL))
+    return CHILD_FAILED;
+  uint64_t cycles = SPIN_CYCLES;
+  if (conf.backend == KILN_BACKEND_VULKAN &&
+      !size_gpu_spin(spin, flag, def, &cycles))
+    return CHILD_FAILED;
+  const kiln_arg args[2] = {kiln_arg_buffer(flag, 0), kiln_arg_u64(cycles)};
+  const kiln_launch_config one = {{1, 1, 1}, {1, 1, 1}, 0};
+  if (!expect_status(kiln_launch(def, spin, &one, args, 2), KILN_OK,
+                     "kiln_launch of conf_fault_spin", NULL))
+    return CHILD_FAILED;
+  const uint32_t set = 1;
+  uint64_t t0 = now_ns();
+  expect_status(kiln_buffer_write(other, flag, 0, &set, 4), KILN_OK,
+                "kiln_buffer_write of the flag on a second stream", NULL);
+  /* Bounded, so that streams that do not progress on their own fail the
+   * test instead of hanging it. */
+  kiln_status st = kiln_stream_synchronize_timeout(def, UINT64_C(5000000000));
+  const double ms = ms_since(t0);
+  say("the flag written on a second stream; the spinning kernel's stream "
+      "synchronized: %s after %.1f ms",
+      kiln_status_name(st), ms);
+  expect(st == KILN_OK, "the write on the second stream ran while the kernel "
+                        "spun, and released it within 5 s");
+  if (st != KILN_OK) return CHILD_FAILED; /* the kernel runs on: just go */
+  expect_status(kiln_stream_destroy(other), KILN_OK, "kiln_stream_destroy",
+                NULL);
+  expect_status(kiln_buffer_destroy(flag), KILN_OK, "kiln_buffer_destroy",
+                NULL);
+  expect_status(kiln_module_destroy(m), KILN_OK, "kiln_module_destroy", NULL);
+  expect_status(kiln_context_destroy(ctx), KILN_OK, "kiln_context_destroy",
+                NULL);
+  return child_failures ? CHILD_FAILED : 0;
+}
+
 int conf_fault_child(const char *mode) {
   child_mode = mode;
   /* See the top of the file: this process holds no other context. */
@@ -492,6 +544,8 @@ int conf_fault_child(const char *mode) {
     rc = hang_child();
   } else if (strcmp(mode, "fault-wild") == 0) {
     rc = wild_child();
+  } else if (strcmp(mode, "fault-flag") == 0) {
+    rc = flag_child();
   } else {
     say("no such mode");
     rc = CHILD_FAILED;
@@ -678,11 +732,32 @@ static void device_memory_exhausted_on_purpose(void **state) {
              kiln_status_name(st), why);
 }
 
+static void streams_progress_independently(void **state) {
+  (void)state;
+  if (conf.props.stream_queues == 1) {
+    print_message("%s gives kiln one queue: every stream shares it, and a "
+                  "kernel that waits for another stream's work would wait "
+                  "for ever\n",
+                  conf.props.name);
+    skip();
+  }
+  conf_kernel("conf_fault_spin");
+  int status = run_child("fault-flag");
+  if (WIFSIGNALED(status))
+    fail_msg("the fault-flag child was killed by signal %d (%s)",
+             WTERMSIG(status), strsignal(WTERMSIG(status)));
+  if (WEXITSTATUS(status) != 0)
+    fail_msg("the fault-flag child exited with %d: its output above says "
+             "which check failed",
+             WEXITSTATUS(status));
+}
+
 int conf_run_fault_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(a_kernel_that_never_ends),
       CONF_TEST(device_memory_exhausted_on_purpose),
       CONF_TEST(a_kernel_that_writes_far_out_of_bounds),
+      CONF_TEST(streams_progress_independently),
   };
   return cmocka_run_group_tests_name("faults", tests, NULL, NULL);
 }
