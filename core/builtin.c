@@ -140,14 +140,12 @@ kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
   return kiln_launch_helper(s, k, &c, args, 4);
 }
 
-/* A reduction's two launches share their stream's scratch buffer, so they
- * must reach the stream together: another thread's reduction on the same
- * stream between them would overwrite the partial sums before the second
- * launch adds them up. The reductions of a stream are serialized by one of
- * these locks, picked by the stream's address, which also guards creating
- * its scratch buffer. Streams that share a lock only take turns at queuing
- * two launches; a lock in each stream would cost every stream a mutex for
- * the few that reduce. */
+/* A reduction uses its stream's scratch buffer: REDUCE_MAX_BLOCKS partial
+ * sums, then the ticket counter the blocks take to find the last of them
+ * (shaders/<backend>/reduce.*), which that block puts back to 0. Two reductions on
+ * one stream run in its order; the lock guards creating the buffer, once
+ * per stream, by one of these, picked by the stream's address (a lock in
+ * each stream would cost every stream a mutex for the few that reduce). */
 #define REDUCE_LOCKS 8u
 static pthread_mutex_t reduce_locks[REDUCE_LOCKS] = {
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
@@ -162,34 +160,32 @@ static pthread_mutex_t *reduce_lock(const kiln_stream *s) {
   return &reduce_locks[((uintptr_t)s >> 6) % REDUCE_LOCKS];
 }
 
-/* The two launches of a reduction, the stream's reduce lock held. */
-static kiln_status reduce_locked(kiln_stream *s, kiln_kernel *first,
-                                 kiln_kernel *sum, size_t n,
-                                 const kiln_buffer *x, size_t x_offset,
-                                 const kiln_buffer *y, size_t y_offset,
-                                 kiln_buffer *result, size_t result_offset) {
+/* The stream's scratch buffer, made (with its counter at 0, in the
+ * stream's order) on the stream's first reduction. */
+static kiln_status scratch(kiln_stream *s, kiln_buffer **out) {
+  pthread_mutex_t *lock = reduce_lock(s);
+  pthread_mutex_lock(lock);
+  kiln_status st = KILN_OK;
   if (!s->scratch) {
-    kiln_status st = kiln_buffer_create_internal(
-        s->base.context, REDUCE_MAX_BLOCKS * sizeof(float), &s->scratch);
-    if (st != KILN_OK) return st;
+    kiln_buffer *b = NULL;
+    st = kiln_buffer_create_internal(
+        s->base.context, (REDUCE_MAX_BLOCKS + 1) * sizeof(float), &b);
+    /* Offsets below kiln_buffer_fill's checks count from the guard bytes
+     * (KILN_DEBUG=guard), as the backend counts. */
+    if (st == KILN_OK)
+      st = kiln_fill_native(s, b, b->guard + REDUCE_MAX_BLOCKS * sizeof(float),
+                            4, 0, 4);
+    if (st == KILN_OK)
+      s->scratch = b;
+    else if (b)
+      kiln_buffer_release(b);
   }
-  kiln_launch_config c = helper_config(n, REDUCE_MAX_BLOCKS);
-  kiln_arg args[4];
-  size_t count = 0;
-  args[count++] = kiln_arg_buffer(s->scratch, 0);
-  args[count++] = kiln_arg_buffer(x, x_offset);
-  if (y) args[count++] = kiln_arg_buffer(y, y_offset);
-  args[count++] = kiln_arg_u32((uint32_t)n);
-  kiln_status st = kiln_launch_helper(s, first, &c, args, count);
-  if (st != KILN_OK) return st;
-  kiln_arg second[3] = {kiln_arg_buffer(result, result_offset),
-                        kiln_arg_buffer(s->scratch, 0),
-                        kiln_arg_u32(c.grid.x)};
-  kiln_launch_config one = helper_config(1, 1);
-  return kiln_launch_helper(s, sum, &one, second, 3);
+  *out = s->scratch;
+  pthread_mutex_unlock(lock);
+  return st;
 }
 
-/* Sums x (and y, for a dot product) into result in two launches through the
+/* Sums x (and y, for a dot product) into result in one launch, through the
  * stream's scratch buffer of partial sums. */
 static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
                           const kiln_buffer *x, size_t x_offset,
@@ -201,16 +197,22 @@ static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
     const uint32_t zero = 0;
     return kiln_buffer_fill(s, result, result_offset, 4, &zero, 4);
   }
-  kiln_kernel *first, *sum;
-  if ((st = kiln_builtin_kernel(ctx, kernel_name, &first)) != KILN_OK ||
-      (st = kiln_builtin_kernel(ctx, "kiln_reduce_sum_f32", &sum)) != KILN_OK)
+  kiln_kernel *k;
+  kiln_buffer *partial;
+  if ((st = kiln_builtin_kernel(ctx, kernel_name, &k)) != KILN_OK ||
+      (st = scratch(s, &partial)) != KILN_OK)
     return st;
-  pthread_mutex_t *lock = reduce_lock(s);
-  pthread_mutex_lock(lock);
-  st = reduce_locked(s, first, sum, n, x, x_offset, y, y_offset, result,
-                     result_offset);
-  pthread_mutex_unlock(lock);
-  return st;
+  kiln_launch_config c = helper_config(n, REDUCE_MAX_BLOCKS);
+  kiln_arg args[6];
+  size_t count = 0;
+  args[count++] = kiln_arg_buffer(partial, 0);
+  args[count++] = kiln_arg_buffer(x, x_offset);
+  if (y) args[count++] = kiln_arg_buffer(y, y_offset);
+  args[count++] = kiln_arg_buffer(result, result_offset);
+  args[count++] =
+      kiln_arg_buffer(partial, REDUCE_MAX_BLOCKS * sizeof(float));
+  args[count++] = kiln_arg_u32((uint32_t)n);
+  return kiln_launch_helper(s, k, &c, args, count);
 }
 
 kiln_status kiln_reduce_sum_f32(kiln_stream *stream, size_t n,

@@ -1,7 +1,10 @@
-// kiln_reduce_sum_f32 and kiln_dot_f32 (docs/kernels.md): block b writes
-// partial[b], the sum over the elements it visits in grid-stride order. No
-// atomics, so the order of additions is fixed for a given n, grid and block
-// and the result is the same run to run.
+// kiln_reduce_sum_f32 and kiln_dot_f32 (docs/kernels.md), one launch: block
+// b writes partial[b], the sum over the elements it visits in grid-stride
+// order, then takes a ticket; the block that takes the last ticket adds the
+// partial sums up in a fixed order (thread t the partials t, t + blockDim.x,
+// ..., then the block's tree), writes the result and puts the ticket
+// counter back to 0 for the stream's next reduction. Which block finishes
+// last changes nothing: the result is the same run to run.
 
 // The sum of `v` over the block, valid in thread 0. blockDim.x is a power of
 // two from 32 to 1024. Every step is a shared-memory tree step closed by
@@ -21,8 +24,38 @@ __device__ static float kiln_block_sum(float v) {
   return sums[0];
 }
 
+// Thread 0 of each block has its block's sum; the last block to finish
+// writes the sum of all of them to *result.
+__device__ static void kiln_finish(float sum, float *partial,
+                                   unsigned int *tickets, float *result) {
+  __shared__ bool last;
+  if (threadIdx.x == 0) {
+    partial[blockIdx.x] = sum;
+    // The partial sum is seen by every block before the ticket is.
+    __threadfence();
+    last = atomicAdd(tickets, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!last) {
+    return;
+  }
+  __threadfence();
+  const volatile float *sums = partial;
+  float v = 0.0f;
+  for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
+    v += sums[b];
+  }
+  v = kiln_block_sum(v);
+  if (threadIdx.x == 0) {
+    *result = v;
+    *tickets = 0u;
+  }
+}
+
 extern "C" __global__ void kiln_reduce_sum_f32(float *partial,
                                                const float *__restrict__ x,
+                                               float *result,
+                                               unsigned int *tickets,
                                                unsigned int n) {
   unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   unsigned long long i =
@@ -41,14 +74,13 @@ extern "C" __global__ void kiln_reduce_sum_f32(float *partial,
     a0 += x[i];
   }
   float sum = kiln_block_sum((a0 + a1) + (a2 + a3));
-  if (threadIdx.x == 0) {
-    partial[blockIdx.x] = sum;
-  }
+  kiln_finish(sum, partial, tickets, result);
 }
 
 extern "C" __global__ void kiln_dot_f32(float *partial,
                                         const float *__restrict__ x,
                                         const float *__restrict__ y,
+                                        float *result, unsigned int *tickets,
                                         unsigned int n) {
   unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   unsigned long long i =
@@ -64,7 +96,5 @@ extern "C" __global__ void kiln_dot_f32(float *partial,
     a0 = fmaf(x[i], y[i], a0);
   }
   float sum = kiln_block_sum((a0 + a1) + (a2 + a3));
-  if (threadIdx.x == 0) {
-    partial[blockIdx.x] = sum;
-  }
+  kiln_finish(sum, partial, tickets, result);
 }

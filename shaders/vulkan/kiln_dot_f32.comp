@@ -1,6 +1,7 @@
 #version 460
-// kiln_dot_f32(float *partial, const float *x, const float *y, u32 n): as
-// kiln_reduce_sum_f32, summing x[i] * y[i].
+// kiln_dot_f32(float *partial, const float *x, const float *y,
+// float *result, u32 *tickets, u32 n): as kiln_reduce_sum_f32, summing
+// x[i] * y[i].
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
@@ -8,6 +9,16 @@ layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32 {
   float v;
+};
+// The partial sums and the ticket counter, which other workgroups read and
+// write while this one runs.
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer
+    F32C {
+  float v;
+};
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer
+    U32 {
+  uint v;
 };
 layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer
     F32R {
@@ -18,10 +29,13 @@ layout(push_constant, std430) uniform Args {
   F32 partial;
   F32R x;
   F32R y;
+  F32 result;
+  U32 tickets;
   uint n;
 } args;
 
 shared float sums[gl_WorkGroupSize.x];
+shared bool last;
 
 // The term that element i adds to the sum.
 float term(uint64_t i) {
@@ -51,7 +65,30 @@ void main() {
     barrier();
     if (t < half_size) sums[t] += sums[t + half_size];
   }
-  if (t == 0u)
-    F32(uint64_t(args.partial) + (uint64_t(gl_WorkGroupID.x) << 2)).v =
+  // Block b's sum in partial[b], then a ticket; the block that takes the
+  // last one adds the partial sums up in a fixed order, writes the result
+  // and puts the counter back to 0 for the stream's next reduction.
+  if (t == 0u) {
+    F32C(uint64_t(args.partial) + (uint64_t(gl_WorkGroupID.x) << 2)).v =
         sums[0];
+    // The partial sum is seen by every workgroup before the ticket is.
+    memoryBarrierBuffer();
+    last = atomicAdd(U32(args.tickets).v, 1u) == gl_NumWorkGroups.x - 1u;
+  }
+  barrier();
+  if (!last) return;
+  memoryBarrierBuffer();
+  float acc = 0.0;
+  for (uint b = t; b < gl_NumWorkGroups.x; b += gl_WorkGroupSize.x)
+    acc += F32C(uint64_t(args.partial) + (uint64_t(b) << 2)).v;
+  sums[t] = acc;
+  for (uint half_size = gl_WorkGroupSize.x >> 1; half_size > 0u;
+       half_size >>= 1) {
+    barrier();
+    if (t < half_size) sums[t] += sums[t + half_size];
+  }
+  if (t == 0u) {
+    F32(args.result).v = sums[0];
+    U32(args.tickets).v = 0u;
+  }
 }

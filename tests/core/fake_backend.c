@@ -46,7 +46,7 @@ static fake_backend *installed[KILN_BACKEND_COUNT];
  * lists (docs/kernels.md): natural alignment, no tail padding. */
 static const char builtin_text[] =
     "kiln_fill(p,u8,u8,u8):32 kiln_axpy_f32(p,p,f,u):24 "
-    "kiln_reduce_sum_f32(p,p,u):20 kiln_dot_f32(p,p,p,u):28 "
+    "kiln_reduce_sum_f32(p,p,p,p,u):36 kiln_dot_f32(p,p,p,p,p,u):44 "
     "kiln_sgemm_f32(p,p,p,u,u,u,u,u,u,f,f):56";
 static const kiln_module_image builtin_images[] = {
     {KILN_IMAGE_SPIRV, builtin_text, sizeof builtin_text - 1},
@@ -489,9 +489,12 @@ static kiln_status run_axpy(const kiln_packed_args *a) {
 }
 
 /* kiln_reduce_sum_f32 (y NULL) and kiln_dot_f32, visiting elements in the
- * order docs/kernels.md gives each block. */
+ * order docs/kernels.md gives each block; the last block's sum of the
+ * partial sums goes to *result, and the ticket counter must be 0 before
+ * and after, as the kernels leave it. */
 static kiln_status run_reduce(const kiln_launch_config *c, float *partial,
-                              const float *x, const float *y, uint32_t n) {
+                              const float *x, const float *y, float *result,
+                              uint32_t *tickets, uint32_t n) {
   uint32_t b = c->block.x, g = c->grid.x;
   if (b < 32 || b > 1024 || (b & (b - 1)) || c->block.y != 1 ||
       c->block.z != 1 || c->grid.y != 1 || c->grid.z != 1)
@@ -506,6 +509,13 @@ static kiln_status run_reduce(const kiln_launch_config *c, float *partial,
         sum += y ? x[i] * y[i] : x[i];
     partial[blk] = sum;
   }
+  if (*tickets != 0)
+    return kiln_set_error(KILN_ERROR_LAUNCH_FAILED,
+                          "fake: a reduction's ticket counter is %u, not 0",
+                          *tickets);
+  float total = 0.0f;
+  for (uint64_t blk = 0; blk < g; blk++) total += partial[blk];
+  *result = total;
   return KILN_OK;
 }
 
@@ -536,10 +546,12 @@ static kiln_status run_builtin(const char *name, const kiln_launch_config *c,
   if (strcmp(name, "kiln_sgemm_f32") == 0) return run_sgemm(a);
   if (strcmp(name, "kiln_reduce_sum_f32") == 0)
     return run_reduce(c, addr(arg_u64(a, 0)), addr(arg_u64(a, 1)), NULL,
-                      arg_u32(a, 2));
+                      addr(arg_u64(a, 2)), addr(arg_u64(a, 3)),
+                      arg_u32(a, 4));
   if (strcmp(name, "kiln_dot_f32") == 0)
     return run_reduce(c, addr(arg_u64(a, 0)), addr(arg_u64(a, 1)),
-                      addr(arg_u64(a, 2)), arg_u32(a, 3));
+                      addr(arg_u64(a, 2)), addr(arg_u64(a, 3)),
+                      addr(arg_u64(a, 4)), arg_u32(a, 5));
   return KILN_OK;
 }
 

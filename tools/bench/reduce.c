@@ -1,14 +1,15 @@
 /* Reduction: the float32 sum of arrays of 2^16 to 2^28 elements through
- * kiln_reduce_sum_f32(), through the raw driver with the same two launches
- * of the same kernel, and against the copy ceiling. GB/s count the bytes
- * read, 4 per element. */
+ * kiln_reduce_sum_f32(), through the raw driver with the same launch of the
+ * same kernel, and against the copy ceiling. GB/s count the bytes read, 4
+ * per element. */
 #include <string.h>
 
 #include "bench.h"
 #include "cuda_raw.h"
 
-/* core/builtin.c's helper: at most 1024 blocks of 256 threads, then one
- * block of 256 over the partial sums. */
+/* core/builtin.c's helper: one launch of at most 1024 blocks of 256
+ * threads, whose last block adds the partial sums up; the ticket counter
+ * follows the partial sums. */
 #define BLOCK 256u
 #define MAX_BLOCKS 1024u
 
@@ -33,15 +34,14 @@ static kiln_status kiln_op(bench *b, void *arg) {
 typedef struct raw_call {
   reduce_state *s;
   uint32_t n, blocks;
-  void *first[3], *second[3];
+  raw_ptr tickets;
+  void *params[5];
 } raw_call;
 
 static int raw_op(void *arg) {
   raw_call *r = arg;
-  cuda_raw *raw = r->s->b->raw;
-  if (cuda_raw_launch(raw, r->s->function, r->blocks, 1, BLOCK, r->first))
-    return -1;
-  return cuda_raw_launch(raw, r->s->function, 1, 1, BLOCK, r->second);
+  return cuda_raw_launch(r->s->b->raw, r->s->function, r->blocks, 1, BLOCK,
+                         r->params);
 }
 
 static int measure_raw(reduce_state *s, size_t n, double *ms) {
@@ -50,12 +50,12 @@ static int measure_raw(reduce_state *s, size_t n, double *ms) {
   r.n = (uint32_t)n;
   size_t blocks = (n + BLOCK - 1) / BLOCK;
   r.blocks = (uint32_t)(blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks);
-  r.first[0] = &s->partial;
-  r.first[1] = &s->rx;
-  r.first[2] = &r.n;
-  r.second[0] = &s->rresult;
-  r.second[1] = &s->partial;
-  r.second[2] = &r.blocks;
+  r.params[0] = &s->partial;
+  r.params[1] = &s->rx;
+  r.params[2] = &s->rresult;
+  r.tickets = s->partial + MAX_BLOCKS * 4;
+  r.params[3] = &r.tickets;
+  r.params[4] = &r.n;
   if (cuda_raw_enter(s->b->raw) != 0) return -1;
   int result = bench_measure_raw(s->b, raw_op, &r, ms);
   cuda_raw_leave(s->b->raw);
@@ -112,7 +112,8 @@ static int raw_setup(reduce_state *s, size_t n) {
     s->function = NULL;
     cuda_raw_no_kernel("reduce", "kiln_reduce_sum_f32");
   } else if (cuda_raw_alloc(raw, n * sizeof(float), &s->rx) != 0 ||
-             cuda_raw_alloc(raw, MAX_BLOCKS * 4, &s->partial) != 0 ||
+             cuda_raw_alloc(raw, (MAX_BLOCKS + 1) * 4, &s->partial) != 0 ||
+             cuda_raw_fill32(raw, s->partial + MAX_BLOCKS * 4, 0, 1) != 0 ||
              cuda_raw_alloc(raw, 4, &s->rresult) != 0 ||
              cuda_raw_fill32(raw, s->rx, 0x3f800000u, n) != 0 ||
              cuda_raw_sync(raw) != 0) {

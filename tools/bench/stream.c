@@ -14,8 +14,9 @@
 /* Floats around a checked output that must keep SENTINEL. */
 #define GUARD 4u
 #define SENTINEL 0x7fc0deadu /* a quiet NaN: never a computed value */
-/* The core's reduction helpers: at most 1024 blocks of 256 threads, then
- * one block of 256 over the partial sums (core/builtin.c). */
+/* The core's reduction helpers: one launch of at most 1024 blocks of 256
+ * threads, whose last block adds the partial sums up; the ticket counter
+ * follows the partial sums (core/builtin.c). */
 #define REDUCE_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
 
@@ -41,7 +42,7 @@ typedef struct stream_state {
   kiln_buffer *a, *bb, *c, *result;
   size_t capacity; /* floats in a, bb and c */
   /* The raw comparator's copies, and its kernels. */
-  void *function[OP_COUNT], *reduce_function;
+  void *function[OP_COUNT];
   raw_ptr ra, rb, rc, partial, rresult;
 } stream_state;
 
@@ -97,7 +98,8 @@ typedef struct raw_call {
   enum op op;
   uint32_t n, grid, blocks;
   float scalar;
-  void *params[5], *reduce_params[3];
+  raw_ptr tickets;
+  void *params[6];
 } raw_call;
 
 static void raw_call_init(raw_call *r, stream_state *s, enum op op,
@@ -112,17 +114,15 @@ static void raw_call_init(raw_call *r, stream_state *s, enum op op,
   r->blocks = (uint32_t)(blocks > REDUCE_MAX_BLOCKS ? REDUCE_MAX_BLOCKS
                                                     : blocks ? blocks : 1);
   size_t count = 0;
-  if (op == OP_DOT) {
-    r->params[count++] = &s->partial;
-    r->reduce_params[0] = &s->rresult;
-    r->reduce_params[1] = &s->partial;
-    r->reduce_params[2] = &r->blocks;
-  } else {
-    r->params[count++] = &s->rc;
-  }
+  r->params[count++] = op == OP_DOT ? &s->partial : &s->rc;
   r->params[count++] = &s->ra;
   if (ops[op].inputs == 2) r->params[count++] = &s->rb;
   if (ops[op].scalar) r->params[count++] = &r->scalar;
+  if (op == OP_DOT) {
+    r->tickets = s->partial + REDUCE_MAX_BLOCKS * 4;
+    r->params[count++] = &s->rresult;
+    r->params[count++] = &r->tickets;
+  }
   r->params[count] = &r->n;
 }
 
@@ -132,11 +132,8 @@ static int raw_op(void *arg) {
   if (r->op != OP_DOT)
     return cuda_raw_launch(s->b->raw, s->function[r->op], r->grid, 1, BLOCK,
                            r->params);
-  if (cuda_raw_launch(s->b->raw, s->function[OP_DOT], r->blocks, 1,
-                      REDUCE_BLOCK, r->params) != 0)
-    return -1;
-  return cuda_raw_launch(s->b->raw, s->reduce_function, 1, 1, REDUCE_BLOCK,
-                         r->reduce_params);
+  return cuda_raw_launch(s->b->raw, s->function[OP_DOT], r->blocks, 1,
+                         REDUCE_BLOCK, r->params);
 }
 
 typedef struct copy_call {
@@ -317,9 +314,6 @@ static int raw_setup(stream_state *s, size_t n) {
   for (enum op op = 0; op < OP_COUNT && missing == NULL; op++)
     if (cuda_raw_function(raw, ops[op].kernel, &s->function[op]) != 0)
       missing = ops[op].kernel;
-  if (missing == NULL &&
-      cuda_raw_function(raw, "kiln_reduce_sum_f32", &s->reduce_function))
-    missing = "kiln_reduce_sum_f32";
   if (missing != NULL) {
     memset(s->function, 0, sizeof s->function);
     cuda_raw_no_kernel("stream", missing);
@@ -328,7 +322,8 @@ static int raw_setup(stream_state *s, size_t n) {
     if (cuda_raw_alloc(raw, bytes, &s->ra) != 0 ||
         cuda_raw_alloc(raw, bytes, &s->rb) != 0 ||
         cuda_raw_alloc(raw, bytes, &s->rc) != 0 ||
-        cuda_raw_alloc(raw, REDUCE_MAX_BLOCKS * 4, &s->partial) != 0 ||
+        cuda_raw_alloc(raw, (REDUCE_MAX_BLOCKS + 1) * 4, &s->partial) != 0 ||
+        cuda_raw_fill32(raw, s->partial + REDUCE_MAX_BLOCKS * 4, 0, 1) != 0 ||
         cuda_raw_alloc(raw, 4, &s->rresult) != 0 ||
         cuda_raw_fill32(raw, s->ra, 0x3f800000u, n) != 0 ||
         cuda_raw_fill32(raw, s->rb, 0x3f800000u, n) != 0 ||
