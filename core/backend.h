@@ -211,6 +211,9 @@ struct kiln_stream {
    * the walks over a context's streams look at no other. A graph's
    * building stream is never ready. */
   bool ready;
+  /* Walks waiting on the stream outside the context's lock
+   * (kiln_sync_streams); the stream's release waits for them to end. */
+  atomic_uint pins;
 };
 
 struct kiln_event {

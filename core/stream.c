@@ -1,6 +1,7 @@
 /* Streams: in-order queues of work; each context has a default one. And the
  * bounded waits that every call waiting for the device goes through. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <sched.h>
 #include <time.h>
 
@@ -59,16 +60,42 @@ static kiln_status streams_done(void *arg) {
 kiln_status kiln_sync_streams(kiln_context *ctx) {
   /* Stream by stream, not the driver's device-wide wait: that one waits
    * for the device to be idle, which other threads that keep launching
-   * can put off for as long as they launch. */
-  kiln_status first = KILN_OK;
+   * can put off for as long as they launch. The waits happen outside the
+   * context's lock, which every create and destroy takes: the streams are
+   * pinned instead, and a stream's release waits for its pins to go. */
   pthread_mutex_lock(&ctx->lock);
-  for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next) {
-    kiln_stream *s = (kiln_stream *)o;
-    if (o->type != KILN_OBJECT_STREAM || !s->ready) continue;
-    kiln_status st = ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER);
+  size_t count = 0;
+  for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next)
+    if (o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready) count++;
+  kiln_stream **streams = count ? malloc(count * sizeof *streams) : NULL;
+  kiln_status first = KILN_OK;
+  if (count && !streams) {
+    /* No room to list them: wait under the lock, slower but right. */
+    for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next)
+      if (o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready) {
+        kiln_status st = kiln_context_result(
+            ctx, ctx->ops->stream_synchronize((kiln_stream *)o,
+                                              KILN_WAIT_FOREVER));
+        if (first == KILN_OK) first = st;
+      }
+    pthread_mutex_unlock(&ctx->lock);
+    return first;
+  }
+  size_t n = 0;
+  for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next)
+    if (o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready) {
+      streams[n] = (kiln_stream *)o;
+      atomic_fetch_add(&streams[n]->pins, 1);
+      n++;
+    }
+  pthread_mutex_unlock(&ctx->lock);
+  for (size_t i = 0; i < n; i++) {
+    kiln_status st = kiln_context_result(
+        ctx, ctx->ops->stream_synchronize(streams[i], KILN_WAIT_FOREVER));
     if (first == KILN_OK) first = st;
   }
-  pthread_mutex_unlock(&ctx->lock);
+  for (size_t i = 0; i < n; i++) atomic_fetch_sub(&streams[i]->pins, 1);
+  free(streams);
   return first;
 }
 
@@ -240,6 +267,12 @@ void kiln_stream_release(kiln_stream *s) {
   if (s->scratch && !atomic_load(&s->scratch->base.graph_refs))
     kiln_buffer_release(s->scratch);
   kiln_stream_set_ready(s, false);
+  /* A walk that pinned the stream before it stopped being ready may still
+   * be waiting on it (its work is done: that wait ends at once). */
+  while (atomic_load(&s->pins)) {
+    const struct timespec nap = {0, 50000};
+    nanosleep(&nap, NULL);
+  }
   ctx->ops->stream_deinit(s);
   kiln_object_free(s);
 }
