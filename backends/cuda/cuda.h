@@ -87,10 +87,6 @@ typedef struct kiln_cuda_kernel {
 typedef struct kiln_cuda_stream {
   kiln_stream base;
   CUstream handle;
-  /* Recorded and waited for when a wait sleeps (CU_EVENT_BLOCKING_SYNC):
-   * the policy is kiln's, not the primary context's scheduling flag,
-   * which is the whole process's. */
-  CUevent sleeper;
 } kiln_cuda_stream;
 
 /* A graph: the captured CUgraph, its executable form, and the kernel node
@@ -253,8 +249,6 @@ kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *k,
  * range (context.c). */
 kiln_status kiln_cuda_context_priorities(kiln_context *base);
 kiln_status kiln_cuda_stream_init(kiln_stream *s);
-/* Creates s->sleeper, the event a wait that sleeps records (stream.c). */
-kiln_status kiln_cuda_stream_init_sleeper(kiln_cuda_stream *s);
 void kiln_cuda_stream_deinit(kiln_stream *s);
 kiln_status kiln_cuda_stream_synchronize(kiln_stream *s, uint64_t timeout_ns);
 /* KILN_OK once the stream's work is done, KILN_ERROR_NOT_READY while it

@@ -148,7 +148,7 @@ kiln_status kiln_cuda_stream_import(kiln_stream *s,
                           "kiln context's is %p",
                           fn, (void *)owner, (void *)mine);
   kiln_cuda_stream_cast(s)->handle = handle;
-  return kiln_cuda_stream_init_sleeper(kiln_cuda_stream_cast(s));
+  return KILN_OK;
 }
 
 kiln_status kiln_cuda_stream_wait_native(kiln_stream *s, uint64_t handle,

@@ -14,29 +14,17 @@ kiln_status kiln_cuda_stream_init(kiln_stream *base) {
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuStreamCreateWithPriority(%d)",
                            -(int)base->priority);
-  st = kiln_cuda_stream_init_sleeper(s);
-  if (st != KILN_OK) kiln_cuda_api.cuStreamDestroy(s->handle);
-  return st;
-}
-
-kiln_status kiln_cuda_stream_init_sleeper(kiln_cuda_stream *s) {
-  CUresult r = kiln_cuda_api.cuEventCreate(
-      &s->sleeper, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
-  if (r == CUDA_SUCCESS) return KILN_OK;
-  s->sleeper = NULL;
-  return kiln_cuda_error(r, "cuEventCreate (a stream's wait)");
+  return KILN_OK;
 }
 
 void kiln_cuda_stream_deinit(kiln_stream *base) {
-  kiln_cuda_stream *s = kiln_cuda_stream_cast(base);
+  if (base->borrowed) return;
   /* The core has synchronized the stream; cuStreamDestroy would defer the
    * release past pending work anyway. */
   kiln_cuda_make_current_for_deinit(base->base.context,
                                     "destroying a stream");
-  CUresult r = kiln_cuda_api.cuEventDestroy(s->sleeper);
-  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuEventDestroy (a stream's wait)");
-  if (base->borrowed) return;
-  r = kiln_cuda_api.cuStreamDestroy(s->handle);
+  CUresult r =
+      kiln_cuda_api.cuStreamDestroy(kiln_cuda_stream_cast(base)->handle);
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuStreamDestroy");
 }
 
@@ -51,15 +39,25 @@ static kiln_status stream_done(void *base) {
   return kiln_cuda_stream_query(base);
 }
 
-/* Sleeps until the stream's work so far is done. */
+/* Sleeps until the stream's work so far is done, on an event of its own
+ * (CU_EVENT_BLOCKING_SYNC): the policy is kiln's, not the primary
+ * context's scheduling flag, which is the whole process's, and an event
+ * per wait keeps two threads' waits on one stream apart. */
 static kiln_status stream_sleep(void *base) {
-  kiln_cuda_stream *s = kiln_cuda_stream_cast(base);
-  CUresult r = kiln_cuda_api.cuEventRecord(s->sleeper, s->handle);
+  CUevent e;
+  CUresult r = kiln_cuda_api.cuEventCreate(
+      &e, CU_EVENT_BLOCKING_SYNC | CU_EVENT_DISABLE_TIMING);
   if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuEventRecord (a stream's wait)");
-  r = kiln_cuda_api.cuEventSynchronize(s->sleeper);
-  if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuEventSynchronize");
-  return KILN_OK;
+    return kiln_cuda_error(r, "cuEventCreate (a stream's wait)");
+  r = kiln_cuda_api.cuEventRecord(e, kiln_cuda_stream_cast(base)->handle);
+  if (r == CUDA_SUCCESS) r = kiln_cuda_api.cuEventSynchronize(e);
+  kiln_status st = r == CUDA_SUCCESS
+                       ? KILN_OK
+                       : kiln_cuda_error(r, "waiting for a stream's event");
+  r = kiln_cuda_api.cuEventDestroy(e);
+  if (r != CUDA_SUCCESS && st == KILN_OK)
+    st = kiln_cuda_error(r, "cuEventDestroy (a stream's wait)");
+  return st;
 }
 
 kiln_status kiln_cuda_stream_synchronize(kiln_stream *base,

@@ -205,10 +205,6 @@ kiln_status kiln_hip_peer_direct(const kiln_context *a, const kiln_context *b,
 typedef struct kiln_hip_stream {
   kiln_stream base;
   hipStream_t handle;
-  /* Recorded and waited for when a wait sleeps (hipEventBlockingSync):
-   * the policy is kiln's, not hipSetDeviceFlags', which is the whole
-   * process's. */
-  hipEvent_t sleeper;
 } kiln_hip_stream;
 
 KILN_BACKEND_CAST(kiln_hip_stream, kiln_stream, kiln_hip_stream_cast)
@@ -220,9 +216,6 @@ static inline hipStream_t kiln_hip_stream_handle(const kiln_stream *s) {
  * (context.c). */
 kiln_status kiln_hip_context_priorities(kiln_context *ctx);
 kiln_status kiln_hip_stream_init(kiln_stream *s);
-/* Creates s->sleeper, the event a wait that sleeps records, on the current
- * device (stream.c). */
-kiln_status kiln_hip_stream_init_sleeper(kiln_hip_stream *s);
 void kiln_hip_stream_deinit(kiln_stream *s);
 kiln_status kiln_hip_stream_synchronize(kiln_stream *s, uint64_t timeout_ns);
 /* KILN_OK once the stream's work is done, KILN_ERROR_NOT_READY while it

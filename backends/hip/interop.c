@@ -90,12 +90,7 @@ kiln_status kiln_hip_stream_import(kiln_stream *s,
                           "NULL, HIP's default stream, which no one may "
                           "destroy or wrap");
   kiln_hip_stream_cast(s)->handle = (hipStream_t)native->stream;
-  kiln_hip_device_scope scope;
-  kiln_status st = kiln_hip_device_enter(s->base.context, &scope);
-  if (st != KILN_OK) return st;
-  st = kiln_hip_stream_init_sleeper(kiln_hip_stream_cast(s));
-  kiln_hip_device_leave(&scope);
-  return st;
+  return KILN_OK;
 }
 
 kiln_status kiln_hip_stream_wait_native(kiln_stream *s, uint64_t handle,

@@ -8,33 +8,18 @@ kiln_status kiln_hip_stream_init(kiln_stream *s) {
   kiln_status st = kiln_hip_device_enter(s->base.context, &scope);
   if (st != KILN_OK) return st;
   /* kiln's priority p is HIP's -p (context.c). */
-  kiln_hip_stream *hs = kiln_hip_stream_cast(s);
   hipError_t err = kiln_hip_api.hipStreamCreateWithPriority(
-      &hs->handle, hipStreamNonBlocking, -(int)s->priority);
-  if (err != hipSuccess) {
-    kiln_hip_device_leave(&scope);
-    return kiln_hip_error(err, "hipStreamCreateWithPriority");
-  }
-  st = kiln_hip_stream_init_sleeper(hs);
-  if (st != KILN_OK) kiln_hip_api.hipStreamDestroy(hs->handle);
+      &kiln_hip_stream_cast(s)->handle, hipStreamNonBlocking,
+      -(int)s->priority);
   kiln_hip_device_leave(&scope);
-  return st;
-}
-
-kiln_status kiln_hip_stream_init_sleeper(kiln_hip_stream *s) {
-  hipError_t err = kiln_hip_api.hipEventCreateWithFlags(
-      &s->sleeper, hipEventBlockingSync | hipEventDisableTiming);
-  if (err == hipSuccess) return KILN_OK;
-  s->sleeper = NULL;
-  return kiln_hip_error(err, "hipEventCreateWithFlags (a stream's wait)");
+  if (err != hipSuccess)
+    return kiln_hip_error(err, "hipStreamCreateWithPriority");
+  return KILN_OK;
 }
 
 void kiln_hip_stream_deinit(kiln_stream *s) {
-  hipError_t err =
-      kiln_hip_api.hipEventDestroy(kiln_hip_stream_cast(s)->sleeper);
-  if (err != hipSuccess) kiln_hip_warn(err, "hipEventDestroy (a stream's wait)");
   if (s->borrowed) return;
-  err = kiln_hip_api.hipStreamDestroy(kiln_hip_stream_handle(s));
+  hipError_t err = kiln_hip_api.hipStreamDestroy(kiln_hip_stream_handle(s));
   if (err != hipSuccess) kiln_hip_warn(err, "hipStreamDestroy");
 }
 
@@ -47,15 +32,29 @@ kiln_status kiln_hip_stream_query(kiln_stream *s) {
 
 static kiln_status stream_done(void *s) { return kiln_hip_stream_query(s); }
 
-/* Sleeps until the stream's work so far is done. */
+/* Sleeps until the stream's work so far is done, on an event of its own
+ * (hipEventBlockingSync), made on the stream's device: the policy is
+ * kiln's, not hipSetDeviceFlags', which is the whole process's, and an
+ * event per wait keeps two threads' waits on one stream apart. */
 static kiln_status stream_sleep(void *s) {
-  kiln_hip_stream *hs = kiln_hip_stream_cast(s);
-  hipError_t err = kiln_hip_api.hipEventRecord(hs->sleeper, hs->handle);
+  kiln_stream *base = s;
+  kiln_hip_device_scope scope;
+  kiln_status st = kiln_hip_device_enter(base->base.context, &scope);
+  if (st != KILN_OK) return st;
+  hipEvent_t e;
+  hipError_t err = kiln_hip_api.hipEventCreateWithFlags(
+      &e, hipEventBlockingSync | hipEventDisableTiming);
+  kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
-    return kiln_hip_error(err, "hipEventRecord (a stream's wait)");
-  err = kiln_hip_api.hipEventSynchronize(hs->sleeper);
-  if (err != hipSuccess) return kiln_hip_error(err, "hipEventSynchronize");
-  return KILN_OK;
+    return kiln_hip_error(err, "hipEventCreateWithFlags (a stream's wait)");
+  err = kiln_hip_api.hipEventRecord(e, kiln_hip_stream_handle(base));
+  if (err == hipSuccess) err = kiln_hip_api.hipEventSynchronize(e);
+  st = err == hipSuccess ? KILN_OK
+                         : kiln_hip_error(err, "waiting for a stream's event");
+  err = kiln_hip_api.hipEventDestroy(e);
+  if (err != hipSuccess && st == KILN_OK)
+    st = kiln_hip_error(err, "hipEventDestroy (a stream's wait)");
+  return st;
 }
 
 kiln_status kiln_hip_stream_synchronize(kiln_stream *s, uint64_t timeout_ns) {
