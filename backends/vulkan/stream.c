@@ -124,9 +124,11 @@ kiln_status kiln_vulkan_stream_poll(kiln_vulkan_stream *st) {
 #define LOST_PROBE_NS UINT64_C(250000000)
 
 /* KILN_ERROR_DEVICE_LOST in words if an empty submission, which reports a
- * lost device without waiting, says so; else KILN_OK. */
+ * lost device without waiting, says so; else KILN_OK. A queue busy in
+ * another thread (perhaps in vkQueueWaitIdle, which may itself never end
+ * on a faulted device) is left alone: the next slice asks again. */
 static kiln_status probe_lost(kiln_vulkan_context *vc, const char *what) {
-  pthread_mutex_lock(&vc->queues[0].lock);
+  if (pthread_mutex_trylock(&vc->queues[0].lock) != 0) return KILN_OK;
   VkResult r =
       vc->vk.vkQueueSubmit(vc->queues[0].handle, 0, NULL, VK_NULL_HANDLE);
   pthread_mutex_unlock(&vc->queues[0].lock);
@@ -182,13 +184,12 @@ kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
       return kiln_vulkan_error(r, "vkGetSemaphoreCounterValue");
   }
   for (;;) {
+    /* The semaphore is looked at before the deadline is: work done long
+     * ago meets a bound of 0, or one already spent, with success. */
     const uint64_t spent = kiln_now_ns() - start;
-    if (timeout_ns != KILN_WAIT_FOREVER && spent >= timeout_ns)
-      return kiln_set_error(KILN_ERROR_TIMEOUT,
-                            "%s was still running after %.1f ms", what,
-                            (double)spent / 1e6);
-    /* KILN_WAIT_FOREVER is UINT64_MAX, larger than any slice. */
-    const uint64_t left = timeout_ns - spent;
+    const uint64_t left = timeout_ns == KILN_WAIT_FOREVER ? KILN_WAIT_FOREVER
+                          : spent < timeout_ns            ? timeout_ns - spent
+                                                          : 0;
     const uint64_t slice = left < LOST_PROBE_NS ? left : LOST_PROBE_NS;
     VkResult r = polls ? poll_for(vc, semaphore, value, slice,
                                   policy == KILN_SYNC_YIELD)
@@ -197,6 +198,11 @@ kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
     if (r != VK_TIMEOUT)
       return kiln_vulkan_error(r, "%s", polls ? "vkGetSemaphoreCounterValue"
                                               : "vkWaitSemaphores");
+    const uint64_t waited = kiln_now_ns() - start;
+    if (timeout_ns != KILN_WAIT_FOREVER && waited >= timeout_ns)
+      return kiln_set_error(KILN_ERROR_TIMEOUT,
+                            "%s was still running after %.1f ms", what,
+                            (double)waited / 1e6);
     kiln_status st = probe_lost(vc, what);
     if (st != KILN_OK) return st;
   }

@@ -402,7 +402,7 @@ kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st);
  * timeout_ns (KILN_WAIT_FOREVER: no limit): KILN_ERROR_TIMEOUT naming
  * `what` ("the stream's work") then, and KILN_ERROR_DEVICE_LOST as soon as
  * the device is lost, also on drivers that report that to submissions
- * only. Needs no lock. */
+ * only (an empty submission to the first queue, when its lock is free). */
 kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
                                        VkSemaphore semaphore, uint64_t value,
                                        const char *what, uint64_t timeout_ns,

@@ -260,6 +260,37 @@ static void every_policy_keeps_the_bound(void **state) {
   }
 }
 
+/* A wait of 0 only looks: for work done long before, it is KILN_OK under
+ * every policy (the Vulkan loop once checked its deadline before looking,
+ * and a bound of 0, or one already spent, gave KILN_ERROR_TIMEOUT). */
+static void a_zero_bound_finds_finished_work(void **state) {
+  (void)state;
+  for (size_t i = 0; i < 4; i++) {
+    kiln_context *ctx = context_with(policies[i], NULL, NULL);
+    kiln_stream *s;
+    kiln_buffer *b;
+    kiln_event *e;
+    check_ok(kiln_stream_create(ctx, &s));
+    check_ok(kiln_buffer_create(ctx, 4096, 0, &b));
+    check_ok(kiln_event_create(ctx, &e));
+    const uint32_t pattern = 7;
+    check_ok(kiln_buffer_fill(s, b, 0, 4096, &pattern, 4));
+    check_ok(kiln_event_record(e, s));
+    check_ok(kiln_event_synchronize(e));
+    const struct timespec later = {0, 50000000};
+    nanosleep(&later, NULL);
+    kiln_status st = kiln_stream_synchronize_timeout(s, 0);
+    if (st != KILN_OK)
+      fail_msg("sync policy %s: kiln_stream_synchronize_timeout(s, 0) after "
+               "the work was done: %s: %s",
+               policy_names[i], kiln_status_name(st), kiln_last_error());
+    check_ok(kiln_event_destroy(e));
+    check_ok(kiln_buffer_destroy(b));
+    check_ok(kiln_stream_destroy(s));
+    check_ok(kiln_context_destroy(ctx));
+  }
+}
+
 /* Streams at both ends of the range, joined by an event: the work of each
  * is right, and the wait orders them. */
 static void priorities_at_both_ends(void **state) {
@@ -348,6 +379,7 @@ int conf_run_sync_tests(void) {
       CONF_TEST(every_policy_from_the_options),
       CONF_TEST(every_policy_from_env_with_a_bound),
       CONF_TEST(every_policy_keeps_the_bound),
+      CONF_TEST(a_zero_bound_finds_finished_work),
       CONF_TEST(priorities_at_both_ends),
       CONF_TEST(untimed_and_blocking_events),
   };
