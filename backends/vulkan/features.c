@@ -165,7 +165,8 @@ void kiln_vulkan_optional_report(const kiln_vulkan_physical *p,
         .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
         .pNext = &range};
     kiln_vulkan_lib.vkGetPhysicalDeviceProperties2(p->handle, &props);
-    if (range.minSubgroupSize && range.maxSubgroupSize) {
+    if (range.minSubgroupSize && range.maxSubgroupSize &&
+        (range.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT)) {
       features |= KILN_FEATURE_SUBGROUP_SIZE_CONTROL;
       kp->min_subgroup_size = range.minSubgroupSize;
       kp->max_subgroup_size = range.maxSubgroupSize;
