@@ -20,7 +20,8 @@ enum {
   BENCH_COMPILE = 1u << 5,
   BENCH_GRAPH = 1u << 6,
   BENCH_PEER = 1u << 7,
-  BENCH_ALL = (1u << 8) - 1u,
+  BENCH_OVERLAP = 1u << 8,
+  BENCH_ALL = (1u << 9) - 1u,
 };
 
 /* The hidden option that makes kiln-bench the compile section's child
@@ -41,7 +42,7 @@ typedef struct cublas cublas;
 /* One measured figure. Strings are static. */
 typedef struct bench_result {
   const char *section; /* "launch", "stream", "reduce", "transfer", "gemm",
-                          "compile", "graph", "peer" */
+                          "compile", "graph", "peer", "overlap" */
   const char *name;    /* "triad", "h2d-pinned", "sgemm", ... */
   const char *impl;    /* "kiln", "cuda-raw", "cuMemcpyDtoD", "cublas",
                           "nvrtc-raw" */
@@ -79,6 +80,7 @@ int bench_gemm(bench *b);
 int bench_compile(bench *b);
 int bench_graph(bench *b);
 int bench_peer(bench *b);
+int bench_overlap(bench *b);
 
 /* The child process of the compile section (BENCH_PIPELINE_PROBE): opens a
  * context as the environment says, times the first kiln_sgemm_f32 and a

@@ -48,6 +48,7 @@ static const struct {
     {"reduce", BENCH_REDUCE, bench_reduce},
     {"transfer", BENCH_TRANSFER, bench_transfer},
     {"peer", BENCH_PEER, bench_peer},
+    {"overlap", BENCH_OVERLAP, bench_overlap},
     {"gemm", BENCH_GEMM, bench_gemm},
     {"compile", BENCH_COMPILE, bench_compile},
 };
@@ -65,7 +66,8 @@ static void usage(FILE *to) {
           "  --quick         small sizes and counts: a smoke test that checks "
           "every kernel\n"
           "  --only=LIST     some of launch,graph,stream,reduce,transfer,"
-          "peer,gemm,compile\n"
+          "peer,overlap,gemm,\n"
+          "                  compile\n"
           "                  (default: all)\n"
           "  --max-size=N    the largest array, transfer or matrix in bytes; "
           "K, M, G\n"
