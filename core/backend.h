@@ -117,6 +117,9 @@ struct kiln_buffer {
    * passes to a buffer op counts from there: the caller's byte i is byte
    * guard + i. So backends need not know about guards. */
   size_t guard;
+  /* Made for one captured operation (a captured reduction's partial sums):
+   * released when the last graph that holds it lets go (core/graph.c). */
+  bool graph_owned;
   /* The guard's bookkeeping, under the context's guard lock: the next of
    * the buffers that kernels took since their last check, the stream of
    * those launches (or a marker for several), and that stream's

@@ -1,11 +1,11 @@
 /* kiln's own kernels (docs/kernels.md): the built-in module, and the helpers
- * that launch them — fill, axpy, the two-pass reductions, SGEMM. */
+ * that launch them — fill, axpy, the one-launch reductions, SGEMM. */
 #include <string.h>
 
 #include "core/internal.h"
 
-/* Threads per block of the helpers' launches, and the most blocks the first
- * reduction pass uses (its partial sums fit one block of the second). */
+/* Threads per block of the helpers' launches, and the most blocks a
+ * reduction uses (one partial sum each, in the scratch buffer). */
 #define HELPER_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
 
@@ -173,8 +173,10 @@ static kiln_status scratch(kiln_stream *s, kiln_buffer **out) {
     /* Offsets below kiln_buffer_fill's checks count from the guard bytes
      * (KILN_DEBUG=guard), as the backend counts. */
     if (st == KILN_OK)
-      st = kiln_fill_native(s, b, b->guard + REDUCE_MAX_BLOCKS * sizeof(float),
-                            4, 0, 4);
+      st = kiln_context_result(
+          s->base.context,
+          kiln_fill_native(s, b, b->guard + REDUCE_MAX_BLOCKS * sizeof(float),
+                           4, 0, 4));
     if (st == KILN_OK)
       s->scratch = b;
     else if (b)
@@ -198,10 +200,28 @@ static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
     return kiln_buffer_fill(s, result, result_offset, 4, &zero, 4);
   }
   kiln_kernel *k;
-  kiln_buffer *partial;
-  if ((st = kiln_builtin_kernel(ctx, kernel_name, &k)) != KILN_OK ||
-      (st = scratch(s, &partial)) != KILN_OK)
+  kiln_buffer *partial = NULL;
+  if ((st = kiln_builtin_kernel(ctx, kernel_name, &k)) != KILN_OK) return st;
+  if (kiln_stream_capturing(s)) {
+    /* A graph may replay on other streams than s, beside s's own
+     * reductions: a captured reduction gets partial sums and a counter of
+     * its own, held by the graph, and the counter is zeroed at the start
+     * of each replay. */
+    if ((st = kiln_buffer_create_internal(
+             ctx, (REDUCE_MAX_BLOCKS + 1) * sizeof(float), &partial)) !=
+        KILN_OK)
+      return st;
+    partial->graph_owned = true;
+    st = kiln_capture_fill(s, partial,
+                           partial->guard + REDUCE_MAX_BLOCKS * sizeof(float),
+                           4, 0, 4);
+    if (st != KILN_OK) {
+      kiln_buffer_release(partial);
+      return st;
+    }
+  } else if ((st = scratch(s, &partial)) != KILN_OK) {
     return st;
+  }
   kiln_launch_config c = helper_config(n, REDUCE_MAX_BLOCKS);
   kiln_arg args[6];
   size_t count = 0;

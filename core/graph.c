@@ -21,7 +21,10 @@ static void hold(const void *o) {
 }
 
 static void drop(const void *o) {
-  atomic_fetch_sub(&((kiln_object *)(uintptr_t)o)->graph_refs, 1);
+  kiln_object *obj = (kiln_object *)(uintptr_t)o;
+  if (atomic_fetch_sub(&obj->graph_refs, 1) == 1 &&
+      obj->type == KILN_OBJECT_BUFFER && ((kiln_buffer *)obj)->graph_owned)
+    kiln_buffer_release((kiln_buffer *)obj);
 }
 
 static void hold_args(const kiln_arg *args, size_t count, bool take) {

@@ -2,9 +2,9 @@
 // b writes partial[b], the sum over the elements it visits in grid-stride
 // order, then takes a ticket; the block that takes the last ticket adds the
 // partial sums up in a fixed order (thread t the partials t, t + blockDim.x,
-// ..., then the block's tree), writes the result and puts the ticket
-// counter back to 0 for the stream's next reduction. Which block finishes
-// last changes nothing: the result is the same run to run.
+// ..., then the block's tree) and writes the result; the counter wraps
+// back to 0 at the last ticket, for the stream's next reduction. Which
+// block finishes last changes nothing: the result is the same run to run.
 
 // The sum of `v` over the block, valid in thread 0. blockDim.x is a power of
 // two from 32 to 1024. Every step is a shared-memory tree step closed by
@@ -31,15 +31,18 @@ __device__ static void kiln_finish(float sum, float *partial,
   __shared__ bool last;
   if (threadIdx.x == 0) {
     partial[blockIdx.x] = sum;
-    // The partial sum is seen by every block before the ticket is.
+    // The partial sum is seen by every block before the ticket is, and the
+    // last ticket's holder sees every partial sum after taking it.
     __threadfence();
-    last = atomicAdd(tickets, 1u) == gridDim.x - 1;
+    // atomicInc wraps the counter to 0 at the last ticket: ready for the
+    // stream's next reduction, and whole again after any mishap.
+    last = atomicInc(tickets, gridDim.x - 1) == gridDim.x - 1;
+    __threadfence();
   }
   __syncthreads();
   if (!last) {
     return;
   }
-  __threadfence();
   const volatile float *sums = partial;
   float v = 0.0f;
   for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
@@ -48,7 +51,6 @@ __device__ static void kiln_finish(float sum, float *partial,
   v = kiln_block_sum(v);
   if (threadIdx.x == 0) {
     *result = v;
-    *tickets = 0u;
   }
 }
 

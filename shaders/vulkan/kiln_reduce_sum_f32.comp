@@ -70,13 +70,14 @@ void main() {
   if (t == 0u) {
     F32C(uint64_t(args.partial) + (uint64_t(gl_WorkGroupID.x) << 2)).v =
         sums[0];
-    // The partial sum is seen by every workgroup before the ticket is.
+    // The partial sum is seen by every workgroup before the ticket is,
+    // and the last ticket's holder sees every partial sum after taking it.
     memoryBarrierBuffer();
     last = atomicAdd(U32(args.tickets).v, 1u) == gl_NumWorkGroups.x - 1u;
+    memoryBarrierBuffer();
   }
   barrier();
   if (!last) return;
-  memoryBarrierBuffer();
   float acc = 0.0;
   for (uint b = t; b < gl_NumWorkGroups.x; b += gl_WorkGroupSize.x)
     acc += F32C(uint64_t(args.partial) + (uint64_t(b) << 2)).v;

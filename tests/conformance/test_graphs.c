@@ -3,6 +3,8 @@
  * overlap, on other streams, and a graph destroyed under its replays. */
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "conformance.h"
 
 enum { WORDS = 4096 };
@@ -331,7 +333,7 @@ static void helpers_are_captured(void **state) {
   assert_int_equal(launches, 0);
   check_ok(kiln_graph_launch(g, s));
   check_ok(kiln_graph_launch(g, s));
-  /* The graph holds the stream's scratch buffer past the stream. */
+  /* The graph holds its reduction's scratch memory past the stream. */
   check_ok(kiln_stream_destroy(s));
   check_ok(kiln_graph_launch(g, NULL));
   for (int i = 0; i < N; i++) sum += 1.0f + 6.0f * x[i];
@@ -345,6 +347,61 @@ static void helpers_are_captured(void **state) {
   check_ok(kiln_buffer_destroy(res));
 }
 
+/* A captured reduction and the capturing stream's own reductions, and
+ * replays of it on two streams, run at once without sharing partial sums
+ * or the counter that finds the last block: each result stays right. */
+static void captured_reductions_run_beside_others(void **state) {
+  (void)state;
+  enum { N = 1 << 20, ROUNDS = 20 };
+  float *x = conf_alloc(sizeof(float) * N), *y = conf_alloc(sizeof(float) * N);
+  double want_x = 0, want_y = 0;
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)(i % 5);
+    y[i] = (float)(i % 3);
+    want_x += x[i];
+    want_y += y[i];
+  }
+  kiln_buffer *bx, *by, *rx, *ry;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof(float) * N, 0, &bx));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof(float) * N, 0, &by));
+  check_ok(kiln_buffer_create(conf.ctx, 4, KILN_BUFFER_ZERO, &rx));
+  check_ok(kiln_buffer_create(conf.ctx, 4, KILN_BUFFER_ZERO, &ry));
+  check_ok(kiln_buffer_write(NULL, bx, 0, x, sizeof(float) * N));
+  check_ok(kiln_buffer_write(NULL, by, 0, y, sizeof(float) * N));
+  kiln_stream *s, *other;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  check_ok(kiln_stream_create(conf.ctx, &other));
+  check_ok(kiln_context_synchronize(conf.ctx));
+  kiln_graph *g;
+  check_ok(kiln_stream_begin_capture(s));
+  check_ok(kiln_reduce_sum_f32(s, N, bx, 0, rx, 0));
+  check_ok(kiln_stream_end_capture(s, &g));
+  for (int round = 0; round < ROUNDS; round++) {
+    check_ok(kiln_graph_launch(g, round % 2 ? other : s));
+    check_ok(kiln_graph_launch(g, round % 2 ? s : other));
+    check_ok(kiln_reduce_sum_f32(s, N, by, 0, ry, 0));
+    check_ok(kiln_stream_synchronize(s));
+    check_ok(kiln_stream_synchronize(other));
+    float got_x = 0, got_y = 0;
+    check_ok(kiln_buffer_read(NULL, rx, 0, &got_x, 4));
+    check_ok(kiln_buffer_read(NULL, ry, 0, &got_y, 4));
+    /* Whole numbers: the sums are exact in float up to 2^24 a term. */
+    if ((double)got_x != want_x || (double)got_y != want_y)
+      fail_msg("round %d: the replayed sum is %.9g (expected %.9g), the "
+               "stream's own %.9g (expected %.9g)",
+               round, (double)got_x, want_x, (double)got_y, want_y);
+  }
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_stream_destroy(other));
+  check_ok(kiln_buffer_destroy(bx));
+  check_ok(kiln_buffer_destroy(by));
+  check_ok(kiln_buffer_destroy(rx));
+  check_ok(kiln_buffer_destroy(ry));
+  free(x);
+  free(y);
+}
+
 int conf_run_graph_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(replay_matches_direct_work),
@@ -353,6 +410,7 @@ int conf_run_graph_tests(void) {
       CONF_TEST(overlapping_replays_on_other_streams),
       CONF_TEST(captured_waits_follow_the_event),
       CONF_TEST(helpers_are_captured),
+      CONF_TEST(captured_reductions_run_beside_others),
   };
   return cmocka_run_group_tests_name("graphs", tests, NULL, NULL);
 }
