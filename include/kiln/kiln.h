@@ -1146,8 +1146,9 @@ KILN_API kiln_status kiln_stream_is_capturing(kiln_stream *stream,
 
 /* Replays the graph on `stream` (NULL: the context's default stream), any
  * stream of the graph's context, in that stream's order, as one submission.
- * A replay may start while earlier ones still run. KILN_ERROR_INVALID_STATE
- * if `stream` is capturing. */
+ * It may be queued while earlier replays still run, on any stream; the
+ * replays of one graph then run one after another, as CUDA runs them.
+ * KILN_ERROR_INVALID_STATE if `stream` is capturing. */
 KILN_API kiln_status kiln_graph_launch(kiln_graph *graph, kiln_stream *stream);
 
 /* The number of the caller's kiln_launch calls the graph holds, numbered
