@@ -23,6 +23,7 @@ typedef struct CUgraphExec_st *CUgraphExec;
 #define RAW_STREAM_NON_BLOCKING 1u
 #define RAW_CAPTURE_MODE_RELAXED 2
 #define RAW_EVENT_DEFAULT 0u
+#define RAW_EVENT_DISABLE_TIMING 2u
 #define RAW_MAX_MODULES 8
 
 /* The entry points used, by their exported (versioned) names. */
@@ -55,6 +56,7 @@ typedef struct cuda_api {
   CUresult (*StreamCreate)(CUstream *, unsigned);
   CUresult (*StreamDestroy)(CUstream);
   CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
   CUresult (*EventCreate)(CUevent *, unsigned);
   CUresult (*EventDestroy)(CUevent);
   CUresult (*EventRecord)(CUevent, CUstream);
@@ -102,6 +104,7 @@ static const struct {
     RAW_SYMBOL(StreamCreate, "cuStreamCreate", NULL),
     RAW_SYMBOL(StreamDestroy, "cuStreamDestroy_v2", NULL),
     RAW_SYMBOL(StreamSynchronize, "cuStreamSynchronize", NULL),
+    RAW_SYMBOL(StreamWaitEvent, "cuStreamWaitEvent", NULL),
     RAW_SYMBOL(EventCreate, "cuEventCreate", NULL),
     RAW_SYMBOL(EventDestroy, "cuEventDestroy_v2", NULL),
     RAW_SYMBOL(EventRecord, "cuEventRecord", NULL),
@@ -123,7 +126,8 @@ struct cuda_raw {
   cuda_api api;
   CUdevice device;
   CUcontext context; /* the device's primary context, retained */
-  CUstream stream;
+  CUstream stream; /* the one the calls below use */
+  CUstream own;    /* the comparator's own */
   CUevent start, end;
   CUmodule modules[RAW_MAX_MODULES];
   size_t module_count;
@@ -255,6 +259,7 @@ cuda_raw *cuda_raw_open(const kiln_device_properties *kiln_device,
   bool made = r->api.StreamCreate(&r->stream, RAW_STREAM_NON_BLOCKING) == 0 &&
               r->api.EventCreate(&r->start, RAW_EVENT_DEFAULT) == 0 &&
               r->api.EventCreate(&r->end, RAW_EVENT_DEFAULT) == 0;
+  r->own = r->stream;
   if (made) load_modules(r, images, count);
   cuda_raw_leave(r);
   if (!made) {
@@ -274,7 +279,7 @@ void cuda_raw_close(cuda_raw *r) {
       r->api.ModuleUnload(r->modules[i]);
     if (r->start != NULL) r->api.EventDestroy(r->start);
     if (r->end != NULL) r->api.EventDestroy(r->end);
-    if (r->stream != NULL) r->api.StreamDestroy(r->stream);
+    if (r->own != NULL) r->api.StreamDestroy(r->own);
     cuda_raw_leave(r);
     r->api.DevicePrimaryCtxRelease(r->device);
   }
@@ -384,6 +389,44 @@ int cuda_raw_sync(cuda_raw *r) {
 }
 
 void *cuda_raw_stream(cuda_raw *r) { return r->stream; }
+
+int cuda_raw_stream_create(cuda_raw *r, void **out) {
+  CUstream s;
+  RAW_CALL(r, StreamCreate(&s, RAW_STREAM_NON_BLOCKING));
+  *out = s;
+  return 0;
+}
+
+void cuda_raw_stream_destroy(cuda_raw *r, void *stream) {
+  if (stream != NULL) r->api.StreamDestroy((CUstream)stream);
+}
+
+void *cuda_raw_use_stream(cuda_raw *r, void *stream) {
+  CUstream before = r->stream;
+  r->stream = stream != NULL ? (CUstream)stream : r->own;
+  return before == r->own ? NULL : before;
+}
+
+int cuda_raw_event_create(cuda_raw *r, void **out) {
+  CUevent e;
+  RAW_CALL(r, EventCreate(&e, RAW_EVENT_DISABLE_TIMING));
+  *out = e;
+  return 0;
+}
+
+void cuda_raw_event_destroy(cuda_raw *r, void *event) {
+  if (event != NULL) r->api.EventDestroy((CUevent)event);
+}
+
+int cuda_raw_event_record(cuda_raw *r, void *event) {
+  RAW_CALL(r, EventRecord((CUevent)event, r->stream));
+  return 0;
+}
+
+int cuda_raw_wait_event(cuda_raw *r, void *event) {
+  RAW_CALL(r, StreamWaitEvent(r->stream, (CUevent)event, 0));
+  return 0;
+}
 
 int cuda_raw_time(cuda_raw *r, int (*queue)(void *arg), void *arg,
                   unsigned iters, double *ms) {

@@ -48,6 +48,21 @@ void cuda_raw_module_unload(cuda_raw *r, void *module);
 /* Says that `section` runs no raw-driver launches, for want of `kernel`. */
 void cuda_raw_no_kernel(const char *section, const char *kernel);
 
+/* A stream of its own, for work beside the comparator's stream; and which
+ * stream the calls here use: cuda_raw_use_stream makes them use `stream`
+ * (NULL: the comparator's own) and returns the one used before (NULL for
+ * the comparator's own). */
+int cuda_raw_stream_create(cuda_raw *r, void **out);
+void cuda_raw_stream_destroy(cuda_raw *r, void *stream);
+void *cuda_raw_use_stream(cuda_raw *r, void *stream);
+
+/* Events without timing: recorded on, and waited for by, the stream in
+ * use. */
+int cuda_raw_event_create(cuda_raw *r, void **out);
+void cuda_raw_event_destroy(cuda_raw *r, void *event);
+int cuda_raw_event_record(cuda_raw *r, void *event);
+int cuda_raw_wait_event(cuda_raw *r, void *event);
+
 /* cuLaunchKernel on the comparator's stream; params as cuLaunchKernel's. */
 int cuda_raw_launch(cuda_raw *r, void *function, unsigned grid_x,
                     unsigned grid_y, unsigned block_x, void **params);

@@ -48,9 +48,9 @@ static const struct {
     {"reduce", BENCH_REDUCE, bench_reduce},
     {"transfer", BENCH_TRANSFER, bench_transfer},
     {"peer", BENCH_PEER, bench_peer},
-    {"overlap", BENCH_OVERLAP, bench_overlap},
     {"gemm", BENCH_GEMM, bench_gemm},
     {"compile", BENCH_COMPILE, bench_compile},
+    {"overlap", BENCH_OVERLAP, bench_overlap},
 };
 #define SECTION_COUNT (sizeof sections / sizeof sections[0])
 

@@ -6,11 +6,13 @@
  * pipeline: chunk i + 1 is copied in while chunk i is computed on (the
  * same SGEMMs, a share each, and a kernel that reads the chunk), end to end
  * in GB/s of data copied in. Host clocks: the figure is about the two
- * streams together. */
+ * streams together. The raw CUDA comparator runs the same work, with the
+ * same kernels from the same fatbin, on two streams of its own. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "cuda_raw.h"
 
 #define TARGET_MS 20.0
 #define QUICK_TARGET_MS 2.0
@@ -18,6 +20,9 @@
 #define QUICK_GEMM_N 128u
 #define CHUNKS 8u
 #define SCALE 2.0f
+/* kiln_sgemm_f32's launch shape (gemm.c): 256 threads, a 128 x 128 tile. */
+#define GEMM_BLOCK 256u
+#define GEMM_TILE 128u
 
 typedef struct overlap {
   bench *b;
@@ -51,7 +56,8 @@ static int timed(overlap *o, unsigned which, double *ms) {
   bench *b = o->b;
   const double t0 = bench_now();
   if (which & 1) BENCH_CHECK(gemms(o, b->stream, o->gemms));
-  if (which & 2) BENCH_CHECK(copy_in(o, o->copy_stream, o->dev[0], 0, o->bytes));
+  if (which & 2)
+    BENCH_CHECK(copy_in(o, o->copy_stream, o->dev[0], 0, o->bytes));
   if (which & 1) BENCH_CHECK(kiln_stream_synchronize(b->stream));
   if (which & 2) BENCH_CHECK(kiln_stream_synchronize(o->copy_stream));
   *ms = (bench_now() - t0) * 1e3;
@@ -127,6 +133,162 @@ static int pipeline(overlap *o, double *ms) {
   return result;
 }
 
+/* ---- The raw CUDA driver, the same work ---------------------------------- */
+
+typedef struct raw_overlap {
+  overlap *o;
+  cuda_raw *raw;
+  void *sgemm, *scale, *copy_stream;
+  raw_ptr ma, mb, mc, dev[2], out[2];
+  void *host;
+} raw_overlap;
+
+static int raw_gemms(raw_overlap *r, unsigned count) {
+  uint32_t n = r->o->gemm_n;
+  float alpha = 1.0f, beta = 0.0f;
+  void *params[11] = {&r->mc, &r->ma, &r->mb, &n, &n, &n,
+                      &n,     &n,     &n,     &alpha, &beta};
+  const unsigned tiles = (n + GEMM_TILE - 1) / GEMM_TILE;
+  for (unsigned i = 0; i < count; i++)
+    if (cuda_raw_launch(r->raw, r->sgemm, tiles, tiles, GEMM_BLOCK, params))
+      return -1;
+  return 0;
+}
+
+/* As timed(): the kernel batch on the comparator's stream (which & 1), the
+ * copy on the second (which & 2). */
+static int raw_timed(raw_overlap *r, unsigned which, double *ms) {
+  cuda_raw *raw = r->raw;
+  const double t0 = bench_now();
+  if ((which & 1) && raw_gemms(r, r->o->gemms) != 0) return -1;
+  if (which & 2) {
+    cuda_raw_use_stream(raw, r->copy_stream);
+    int failed = cuda_raw_htod(raw, r->dev[0], r->host, r->o->bytes);
+    cuda_raw_use_stream(raw, NULL);
+    if (failed) return -1;
+  }
+  if ((which & 1) && cuda_raw_sync(raw) != 0) return -1;
+  if (which & 2) {
+    cuda_raw_use_stream(raw, r->copy_stream);
+    int failed = cuda_raw_sync(raw);
+    cuda_raw_use_stream(raw, NULL);
+    if (failed) return -1;
+  }
+  *ms = (bench_now() - t0) * 1e3;
+  return 0;
+}
+
+/* As pipeline(), on the two raw streams. */
+static int raw_pipeline(raw_overlap *r, void **copied, void **computed,
+                        double *ms) {
+  cuda_raw *raw = r->raw;
+  const size_t chunk = r->o->bytes / CHUNKS;
+  uint32_t floats = (uint32_t)(chunk / 4);
+  float scale = SCALE;
+  const unsigned share = (r->o->gemms + CHUNKS - 1) / CHUNKS;
+  const double t0 = bench_now();
+  for (unsigned i = 0; i < CHUNKS; i++) {
+    const unsigned slot = i % 2;
+    cuda_raw_use_stream(raw, r->copy_stream);
+    int failed = (i >= 2 && cuda_raw_wait_event(raw, computed[slot])) ||
+                 cuda_raw_htod(raw, r->dev[slot],
+                               (const char *)r->host + i * chunk, chunk) ||
+                 cuda_raw_event_record(raw, copied[slot]);
+    cuda_raw_use_stream(raw, NULL);
+    void *params[4] = {&r->out[slot], &r->dev[slot], &scale, &floats};
+    if (failed || cuda_raw_wait_event(raw, copied[slot]) ||
+        raw_gemms(r, share) ||
+        cuda_raw_launch(raw, r->scale, (floats + 255) / 256, 1, 256, params) ||
+        cuda_raw_event_record(raw, computed[slot]))
+      return -1;
+  }
+  if (cuda_raw_sync(raw) != 0) return -1;
+  cuda_raw_use_stream(raw, r->copy_stream);
+  int failed = cuda_raw_sync(raw);
+  cuda_raw_use_stream(raw, NULL);
+  if (failed) return -1;
+  *ms = (bench_now() - t0) * 1e3;
+  return 0;
+}
+
+static int raw_median(raw_overlap *r, unsigned which, double *ms) {
+  double v[64];
+  unsigned n = r->o->b->opt.repeat < 64 ? r->o->b->opt.repeat : 64;
+  if (raw_timed(r, which, &v[0]) != 0) return -1;
+  for (unsigned i = 0; i < n; i++)
+    if (raw_timed(r, which, &v[i]) != 0) return -1;
+  *ms = bench_median(v, n);
+  return 0;
+}
+
+/* The raw figures beside kiln's: *figure and *gbps, or -1 when the
+ * comparator cannot run them. */
+static int run_raw(overlap *o, double *figure, double *gbps) {
+  *figure = *gbps = -1.0;
+  bench *b = o->b;
+  raw_overlap r;
+  memset(&r, 0, sizeof r);
+  r.o = o;
+  r.raw = b->raw;
+  if (r.raw == NULL) return 0;
+  if (cuda_raw_enter(r.raw) != 0) return -1;
+  if (cuda_raw_function(r.raw, "kiln_sgemm_f32", &r.sgemm) != 0 ||
+      cuda_raw_function(r.raw, "kiln_scale_f32", &r.scale) != 0) {
+    cuda_raw_leave(r.raw);
+    cuda_raw_no_kernel("overlap", "kiln_sgemm_f32 or kiln_scale_f32");
+    return 0;
+  }
+  const size_t matrix = (size_t)o->gemm_n * o->gemm_n;
+  void *copied[2] = {NULL, NULL}, *computed[2] = {NULL, NULL};
+  int result = -1;
+  if (cuda_raw_stream_create(r.raw, &r.copy_stream) == 0 &&
+      cuda_raw_alloc(r.raw, matrix * 4, &r.ma) == 0 &&
+      cuda_raw_alloc(r.raw, matrix * 4, &r.mb) == 0 &&
+      cuda_raw_alloc(r.raw, matrix * 4, &r.mc) == 0 &&
+      cuda_raw_alloc(r.raw, o->bytes, &r.dev[0]) == 0 &&
+      cuda_raw_alloc(r.raw, o->bytes, &r.dev[1]) == 0 &&
+      cuda_raw_alloc(r.raw, o->bytes / CHUNKS, &r.out[0]) == 0 &&
+      cuda_raw_alloc(r.raw, o->bytes / CHUNKS, &r.out[1]) == 0 &&
+      cuda_raw_host_alloc(r.raw, o->bytes, &r.host) == 0 &&
+      cuda_raw_event_create(r.raw, &copied[0]) == 0 &&
+      cuda_raw_event_create(r.raw, &copied[1]) == 0 &&
+      cuda_raw_event_create(r.raw, &computed[0]) == 0 &&
+      cuda_raw_event_create(r.raw, &computed[1]) == 0 &&
+      cuda_raw_fill32(r.raw, r.ma, 0x3f800000u, matrix) == 0 &&
+      cuda_raw_fill32(r.raw, r.mb, 0x3f800000u, matrix) == 0 &&
+      cuda_raw_sync(r.raw) == 0) {
+    memcpy(r.host, kiln_host_buffer_data(o->host), o->bytes);
+    double k_ms, c_ms, both_ms, v[64];
+    unsigned n = b->opt.repeat < 64 ? b->opt.repeat : 64;
+    if (raw_median(&r, 1, &k_ms) == 0 && raw_median(&r, 2, &c_ms) == 0 &&
+        raw_median(&r, 3, &both_ms) == 0 &&
+        raw_pipeline(&r, copied, computed, &v[0]) == 0) {
+      result = 0;
+      for (unsigned i = 0; i < n && result == 0; i++)
+        result = raw_pipeline(&r, copied, computed, &v[i]);
+      if (result == 0) {
+        *figure = (k_ms + c_ms) / both_ms;
+        *gbps = (double)o->bytes / (bench_median(v, n) * 1e6);
+      }
+    }
+  }
+  for (int i = 0; i < 2; i++) {
+    cuda_raw_event_destroy(r.raw, copied[i]);
+    cuda_raw_event_destroy(r.raw, computed[i]);
+    cuda_raw_free(r.raw, r.dev[i]);
+    cuda_raw_free(r.raw, r.out[i]);
+  }
+  cuda_raw_free(r.raw, r.ma);
+  cuda_raw_free(r.raw, r.mb);
+  cuda_raw_free(r.raw, r.mc);
+  cuda_raw_host_free(r.raw, r.host);
+  cuda_raw_stream_destroy(r.raw, r.copy_stream);
+  cuda_raw_leave(r.raw);
+  return result;
+}
+
+/* ---- Both, and the figures ----------------------------------------------- */
+
 static int run(overlap *o) {
   bench *b = o->b;
   const double target = b->opt.quick ? QUICK_TARGET_MS : TARGET_MS;
@@ -162,6 +324,15 @@ static int run(overlap *o) {
   bench_result r2 = {"overlap", "pipeline", "kiln", o->bytes, pipe_ms, gbps,
                      "GB/s"};
   if (bench_record(b, &r1) != 0 || bench_record(b, &r2) != 0) return -1;
+  double raw_figure, raw_gbps;
+  if (run_raw(o, &raw_figure, &raw_gbps) != 0) return -1;
+  if (raw_figure > 0.0) {
+    bench_result r3 = {"overlap", "kernel-and-copy", "cuda-raw", o->bytes,
+                       0.0, raw_figure, "x"};
+    bench_result r4 = {"overlap", "pipeline", "cuda-raw", o->bytes, 0.0,
+                       raw_gbps, "GB/s"};
+    if (bench_record(b, &r3) != 0 || bench_record(b, &r4) != 0) return -1;
+  }
   char size[32];
   fprintf(b->out,
           "\noverlap: %u SGEMMs of %u on one stream, a pinned %s copy in "
@@ -172,6 +343,11 @@ static int run(overlap *o) {
           o->gemms, o->gemm_n,
           bench_bytes_text(o->bytes, size, sizeof size), n, kernel_ms, copy_ms,
           both_ms, figure, CHUNKS, pipe_ms, gbps);
+  if (raw_figure > 0.0)
+    fprintf(b->out,
+            "  raw CUDA, the same work on two streams: overlap %.2f, "
+            "pipeline %.1f GB/s (kiln / raw: %.3f)\n",
+            raw_figure, raw_gbps, gbps / raw_gbps);
   return 0;
 }
 
