@@ -466,7 +466,7 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
     snprintf(kp->pci_bus_id, sizeof kp->pci_bus_id, "%04x:%02x:%02x.%x",
              bus.pciDomain & 0xffffffu, bus.pciBus & 0xffu,
              bus.pciDevice & 0x1fu, bus.pciFunction & 0x7u);
-  kiln_vulkan_optional_report(out, kp);
+  kiln_vulkan_optional_report(g.instance, out, kp);
   return true;
 }
 

@@ -103,9 +103,9 @@ static void add_shape(kiln_device_properties *kp, uint32_t m, uint32_t n,
 }
 
 /* The subgroup-scope shapes the driver lists, KHR's where it has both. */
-static void matrix_shapes(VkPhysicalDevice dev, const kiln_vulkan_optional *o,
+static void matrix_shapes(VkInstance instance, VkPhysicalDevice dev,
+                          const kiln_vulkan_optional *o,
                           kiln_device_properties *kp) {
-  VkInstance instance = kiln_vulkan_instance();
   enum { MOST = 64, SUBGROUP = 3 /* VK_SCOPE_SUBGROUP_KHR */ };
   uint32_t count = MOST;
   if (o->has_coopmat_khr) {
@@ -140,7 +140,8 @@ static void matrix_shapes(VkPhysicalDevice dev, const kiln_vulkan_optional *o,
                   props[i].DType);
 }
 
-void kiln_vulkan_optional_report(const kiln_vulkan_physical *p,
+void kiln_vulkan_optional_report(VkInstance instance,
+                                 const kiln_vulkan_physical *p,
                                  kiln_device_properties *kp) {
   const kiln_vulkan_optional *o = &p->optional;
   const VkPhysicalDeviceVulkan11Features *f11 = &p->features11;
@@ -174,7 +175,7 @@ void kiln_vulkan_optional_report(const kiln_vulkan_physical *p,
   }
   kp->matrix_shape_count = 0;
   if (o->has_coopmat_khr || o->has_coopmat_nv) {
-    matrix_shapes(p->handle, o, kp);
+    matrix_shapes(instance, p->handle, o, kp);
     if (kp->matrix_shape_count) features |= KILN_FEATURE_COOPERATIVE_MATRIX;
   }
   kp->features = features;

@@ -201,7 +201,8 @@ kiln_status kiln_vulkan_context_import(kiln_context *ctx,
   p->features12 = vc->enabled12;
   p->features12.pNext = NULL;
   kiln_vulkan_optional_take(&p->optional, native->vk_enabled_features);
-  kiln_vulkan_optional_report(p, &vc->base.properties);
+  kiln_vulkan_optional_report(kiln_vulkan_instance(), p,
+                              &vc->base.properties);
   p->queue_family = native->vk_queue_family;
   p->queue_count = native->vk_queue_count;
   p->timestamp_valid_bits = family.timestampValidBits;

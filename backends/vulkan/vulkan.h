@@ -171,8 +171,10 @@ void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
                                 const VkExtensionProperties *exts,
                                 uint32_t count, kiln_vulkan_optional *out);
 /* Sets kp->features, the subgroup size range and the matrix shapes of the
- * device p describes (its optional features probed). */
-void kiln_vulkan_optional_report(const kiln_vulkan_physical *p,
+ * device p describes (its optional features probed), a device of
+ * `instance`. */
+void kiln_vulkan_optional_report(VkInstance instance,
+                                 const kiln_vulkan_physical *p,
                                  kiln_device_properties *kp);
 /* The optional features a foreign VkDevice was created with, from the
  * pNext chain of its creation (kiln_context_create_from_native). */
