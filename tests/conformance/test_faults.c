@@ -241,6 +241,25 @@ static bool size_gpu_spin(kiln_kernel *spin, kiln_buffer *flag,
   return true;
 }
 
+/* What a kernel that spins for seconds needs in ctx: conf_fault_spin from
+ * m, a zeroed flag that ends it once set, the default stream, and the
+ * cycles (sized on a Vulkan GPU); false after saying what failed. */
+static bool spin_setup(kiln_context *ctx, kiln_module *m, kiln_kernel **spin,
+                       kiln_buffer **flag, kiln_stream **def,
+                       uint64_t *cycles) {
+  if (!expect_status(kiln_module_get_kernel(m, "conf_fault_spin", spin),
+                     KILN_OK, "kiln_module_get_kernel", NULL) ||
+      !expect_status(kiln_buffer_create(ctx, 4, KILN_BUFFER_ZERO, flag),
+                     KILN_OK, "kiln_buffer_create", NULL) ||
+      !expect_status(kiln_context_default_stream(ctx, def), KILN_OK,
+                     "kiln_context_default_stream", NULL))
+    return false;
+  *cycles = SPIN_CYCLES;
+  return conf.backend != KILN_BACKEND_VULKAN ||
+         conf.props.type == KILN_DEVICE_TYPE_CPU ||
+         size_gpu_spin(*spin, *flag, *def, cycles);
+}
+
 /* How many validation messages there were when the device was lost, or -1
  * while it is not. */
 static int validation_at_loss = -1;
@@ -254,19 +273,10 @@ static int hang_child(void) {
   kiln_buffer *flag = NULL;
   kiln_stream *def = NULL;
   kiln_event *after = NULL;
-  if (!expect_status(kiln_module_get_kernel(m, "conf_fault_spin", &spin),
-                     KILN_OK, "kiln_module_get_kernel", NULL) ||
-      !expect_status(kiln_buffer_create(ctx, 4, KILN_BUFFER_ZERO, &flag),
-                     KILN_OK, "kiln_buffer_create", NULL) ||
-      !expect_status(kiln_context_default_stream(ctx, &def), KILN_OK,
-                     "kiln_context_default_stream", NULL) ||
+  uint64_t cycles = 0;
+  if (!spin_setup(ctx, m, &spin, &flag, &def, &cycles) ||
       !expect_status(kiln_event_create(ctx, &after), KILN_OK,
                      "kiln_event_create", NULL))
-    return CHILD_FAILED;
-  uint64_t cycles = SPIN_CYCLES;
-  if (conf.backend == KILN_BACKEND_VULKAN &&
-      conf.props.type != KILN_DEVICE_TYPE_CPU &&
-      !size_gpu_spin(spin, flag, def, &cycles))
     return CHILD_FAILED;
   const kiln_arg args[2] = {kiln_arg_buffer(flag, 0), kiln_arg_u64(cycles)};
   kiln_launch_config config = {{1, 1, 1}, {1, 1, 1}, 0};
@@ -492,18 +502,10 @@ static int flag_child(void) {
   kiln_kernel *spin = NULL;
   kiln_buffer *flag = NULL;
   kiln_stream *def = NULL, *other = NULL;
-  if (!expect_status(kiln_module_get_kernel(m, "conf_fault_spin", &spin),
-                     KILN_OK, "kiln_module_get_kernel", NULL) ||
-      !expect_status(kiln_buffer_create(ctx, 4, KILN_BUFFER_ZERO, &flag),
-                     KILN_OK, "kiln_buffer_create", NULL) ||
-      !expect_status(kiln_context_default_stream(ctx, &def), KILN_OK,
-                     "kiln_context_default_stream", NULL) ||
+  uint64_t cycles = 0;
+  if (!spin_setup(ctx, m, &spin, &flag, &def, &cycles) ||
       !expect_status(kiln_stream_create(ctx, &other), KILN_OK,
                      "kiln_stream_create", NULL))
-    return CHILD_FAILED;
-  uint64_t cycles = SPIN_CYCLES;
-  if (conf.backend == KILN_BACKEND_VULKAN &&
-      !size_gpu_spin(spin, flag, def, &cycles))
     return CHILD_FAILED;
   const kiln_arg args[2] = {kiln_arg_buffer(flag, 0), kiln_arg_u64(cycles)};
   const kiln_launch_config one = {{1, 1, 1}, {1, 1, 1}, 0};
