@@ -31,6 +31,7 @@
 #define KILN_CORE_BACKEND_H
 
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -602,6 +603,17 @@ kiln_status kiln_set_error(kiln_status status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* A backend's failed driver call, in one wording for every backend: the
+ * call's words from fmt and ap, the driver's in `why` (its name and text
+ * for the result). kiln_call_failed records "<call> failed: <why>" as the
+ * last error with `status` and returns it; kiln_call_warn logs it as a
+ * warning, prefixed by `backend` ("cuda"), for deinit paths that cannot
+ * report. */
+kiln_status kiln_call_failed(kiln_status status, const char *why,
+                             const char *fmt, va_list ap);
+void kiln_call_warn(const char *backend, const char *why, const char *fmt,
+                    va_list ap);
 
 /* Logs a message at `level` if logging is on at that level. */
 void kiln_log(kiln_log_level level, const char *fmt, ...)

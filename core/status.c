@@ -64,6 +64,20 @@ kiln_status kiln_set_error(kiln_status status, const char *fmt, ...) {
   return status;
 }
 
+kiln_status kiln_call_failed(kiln_status status, const char *why,
+                             const char *fmt, va_list ap) {
+  char what[512];
+  vsnprintf(what, sizeof what, fmt, ap);
+  return kiln_set_error(status, "%s failed: %s", what, why);
+}
+
+void kiln_call_warn(const char *backend, const char *why, const char *fmt,
+                    va_list ap) {
+  char what[512];
+  vsnprintf(what, sizeof what, fmt, ap);
+  kiln_log(KILN_LOG_WARN, "%s: %s failed: %s", backend, what, why);
+}
+
 kiln_status kiln_error_in(const char *fn, kiln_status status) {
   size_t n = strlen(fn);
   if (status == KILN_OK ||

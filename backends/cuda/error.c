@@ -143,49 +143,34 @@ void kiln_cuda_describe(CUresult result, char *buf, size_t size) {
     snprintf(buf, size, "CUresult %d", (int)result);
 }
 
-/* The call's words and the driver's, kept apart so that each user puts
- * them in its own sentence. */
-typedef struct cuda_failure {
-  char what[512];
-  char why[384];
-} cuda_failure;
-
-static void describe(cuda_failure *f, CUresult result, const char *fmt,
-                     va_list ap) {
-  vsnprintf(f->what, sizeof f->what, fmt, ap);
-  kiln_cuda_describe(result, f->why, sizeof f->why);
-}
-
-static kiln_status report(CUresult result, kiln_status status,
-                          const char *fmt, va_list ap) {
-  cuda_failure f;
-  describe(&f, result, fmt, ap);
-  return kiln_set_error(status, "%s failed: %s", f.what, f.why);
-}
-
 kiln_status kiln_cuda_error(CUresult result, const char *fmt, ...) {
+  char why[384];
+  kiln_cuda_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  kiln_status st =
-      report(result, kiln_cuda_status(result, KILN_ERROR_BACKEND), fmt, ap);
+  const kiln_status status = kiln_cuda_status(result, KILN_ERROR_BACKEND);
+  kiln_status st = kiln_call_failed(status, why, fmt, ap);
   va_end(ap);
   return st;
 }
 
 kiln_status kiln_cuda_error_as(CUresult result, kiln_status fallback,
                                const char *fmt, ...) {
+  char why[384];
+  kiln_cuda_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  kiln_status st = report(result, kiln_cuda_status(result, fallback), fmt, ap);
+  kiln_status st =
+      kiln_call_failed(kiln_cuda_status(result, fallback), why, fmt, ap);
   va_end(ap);
   return st;
 }
 
 void kiln_cuda_warn(CUresult result, const char *fmt, ...) {
-  cuda_failure f;
+  char why[384];
+  kiln_cuda_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  describe(&f, result, fmt, ap);
+  kiln_call_warn("cuda", why, fmt, ap);
   va_end(ap);
-  kiln_log(KILN_LOG_WARN, "cuda: %s failed: %s", f.what, f.why);
 }

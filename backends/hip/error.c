@@ -52,49 +52,34 @@ void kiln_hip_describe(hipError_t err, char *buf, size_t size) {
     snprintf(buf, size, "%s (%s)", name, text);
 }
 
-/* The call's words and the runtime's, kept apart so that each user puts
- * them in its own sentence. */
-typedef struct hip_failure {
-  char what[512];
+kiln_status kiln_hip_error(hipError_t result, const char *fmt, ...) {
   char why[384];
-} hip_failure;
-
-static void describe(hip_failure *f, hipError_t err, const char *fmt,
-                     va_list ap) {
-  vsnprintf(f->what, sizeof f->what, fmt, ap);
-  kiln_hip_describe(err, f->why, sizeof f->why);
+  kiln_hip_describe(result, why, sizeof why);
+  va_list ap;
+  va_start(ap, fmt);
+  const kiln_status status = kiln_hip_status(result, KILN_ERROR_BACKEND);
+  kiln_status st = kiln_call_failed(status, why, fmt, ap);
+  va_end(ap);
+  return st;
 }
 
-static kiln_status report(hipError_t err, kiln_status status, const char *fmt,
-                          va_list ap) {
-  hip_failure f;
-  describe(&f, err, fmt, ap);
-  return kiln_set_error(status, "%s failed: %s", f.what, f.why);
-}
-
-kiln_status kiln_hip_error(hipError_t err, const char *fmt, ...) {
+kiln_status kiln_hip_error_as(hipError_t result, kiln_status fallback,
+                              const char *fmt, ...) {
+  char why[384];
+  kiln_hip_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
   kiln_status st =
-      report(err, kiln_hip_status(err, KILN_ERROR_BACKEND), fmt, ap);
+      kiln_call_failed(kiln_hip_status(result, fallback), why, fmt, ap);
   va_end(ap);
   return st;
 }
 
-kiln_status kiln_hip_error_as(hipError_t err, kiln_status fallback,
-                              const char *fmt, ...) {
+void kiln_hip_warn(hipError_t result, const char *fmt, ...) {
+  char why[384];
+  kiln_hip_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  kiln_status st = report(err, kiln_hip_status(err, fallback), fmt, ap);
+  kiln_call_warn("hip", why, fmt, ap);
   va_end(ap);
-  return st;
-}
-
-void kiln_hip_warn(hipError_t err, const char *fmt, ...) {
-  hip_failure f;
-  va_list ap;
-  va_start(ap, fmt);
-  describe(&f, err, fmt, ap);
-  va_end(ap);
-  kiln_log(KILN_LOG_WARN, "hip: %s failed: %s", f.what, f.why);
 }

@@ -90,50 +90,34 @@ kiln_status kiln_vulkan_status(VkResult result, kiln_status fallback) {
   }
 }
 
-/* The call's words and the driver's, kept apart so that each user puts
- * them in its own sentence. */
-typedef struct vulkan_failure {
-  char what[512];
-  char why[384];
-} vulkan_failure;
-
-static void describe(vulkan_failure *f, VkResult result, const char *fmt,
-                     va_list ap) {
-  vsnprintf(f->what, sizeof f->what, fmt, ap);
-  kiln_vulkan_describe(result, f->why, sizeof f->why);
-}
-
-static kiln_status report(VkResult result, kiln_status status,
-                          const char *fmt, va_list ap) {
-  vulkan_failure f;
-  describe(&f, result, fmt, ap);
-  return kiln_set_error(status, "%s failed: %s", f.what, f.why);
-}
-
 kiln_status kiln_vulkan_error(VkResult result, const char *fmt, ...) {
+  char why[384];
+  kiln_vulkan_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  kiln_status st =
-      report(result, kiln_vulkan_status(result, KILN_ERROR_BACKEND), fmt, ap);
+  const kiln_status status = kiln_vulkan_status(result, KILN_ERROR_BACKEND);
+  kiln_status st = kiln_call_failed(status, why, fmt, ap);
   va_end(ap);
   return st;
 }
 
 kiln_status kiln_vulkan_error_as(VkResult result, kiln_status fallback,
                                  const char *fmt, ...) {
+  char why[384];
+  kiln_vulkan_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
   kiln_status st =
-      report(result, kiln_vulkan_status(result, fallback), fmt, ap);
+      kiln_call_failed(kiln_vulkan_status(result, fallback), why, fmt, ap);
   va_end(ap);
   return st;
 }
 
 void kiln_vulkan_warn(VkResult result, const char *fmt, ...) {
-  vulkan_failure f;
+  char why[384];
+  kiln_vulkan_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  describe(&f, result, fmt, ap);
+  kiln_call_warn("vulkan", why, fmt, ap);
   va_end(ap);
-  kiln_log(KILN_LOG_WARN, "vulkan: %s failed: %s", f.what, f.why);
 }
