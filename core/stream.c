@@ -1,8 +1,7 @@
 /* Streams: in-order queues of work; each context has a default one. And the
  * bounded waits that every call waiting for the device goes through. */
-#include <stdio.h>
-#include <stdlib.h>
 #include <sched.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "core/internal.h"
@@ -61,42 +60,26 @@ kiln_status kiln_sync_streams(kiln_context *ctx) {
   /* Stream by stream, not the driver's device-wide wait: that one waits
    * for the device to be idle, which other threads that keep launching
    * can put off for as long as they launch. The waits happen outside the
-   * context's lock, which every create and destroy takes: the streams are
-   * pinned instead, and a stream's release waits for its pins to go. */
-  pthread_mutex_lock(&ctx->lock);
-  size_t count = 0;
-  for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next)
-    if (o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready) count++;
-  kiln_stream **streams = count ? malloc(count * sizeof *streams) : NULL;
+   * context's lock, which every create and destroy takes: the stream
+   * waited on is pinned instead (a stream's release waits for its pins to
+   * go), and stays in the list, so the walk goes on from it. */
   kiln_status first = KILN_OK;
-  if (count && !streams) {
-    /* No room to list them: wait under the lock, slower but right. */
-    for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next)
-      if (o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready) {
-        kiln_status st = kiln_context_result(
-            ctx, ctx->ops->stream_synchronize((kiln_stream *)o,
-                                              KILN_WAIT_FOREVER));
-        if (first == KILN_OK) first = st;
-      }
+  kiln_stream *s = NULL;
+  for (;;) {
+    pthread_mutex_lock(&ctx->lock);
+    kiln_object *o = s ? s->base.next : ctx->objects.next;
+    while (o != &ctx->objects &&
+           !(o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready))
+      o = o->next;
+    kiln_stream *next = o != &ctx->objects ? (kiln_stream *)o : NULL;
+    if (next) atomic_fetch_add(&next->pins, 1);
+    if (s) atomic_fetch_sub(&s->pins, 1);
     pthread_mutex_unlock(&ctx->lock);
-    return first;
-  }
-  size_t n = 0;
-  for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next)
-    if (o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready) {
-      streams[n] = (kiln_stream *)o;
-      atomic_fetch_add(&streams[n]->pins, 1);
-      n++;
-    }
-  pthread_mutex_unlock(&ctx->lock);
-  for (size_t i = 0; i < n; i++) {
+    if (!(s = next)) return first;
     kiln_status st = kiln_context_result(
-        ctx, ctx->ops->stream_synchronize(streams[i], KILN_WAIT_FOREVER));
+        ctx, ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER));
     if (first == KILN_OK) first = st;
   }
-  for (size_t i = 0; i < n; i++) atomic_fetch_sub(&streams[i]->pins, 1);
-  free(streams);
-  return first;
 }
 
 kiln_status kiln_wait_as(kiln_sync_policy policy,
