@@ -110,15 +110,11 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
     info.enabledExtensionCount = required;
     info.ppEnabledExtensionNames = required ? extensions : NULL;
     r = kiln_vulkan_lib.vkCreateDevice(p->handle, &info, NULL, &vc->device);
-    const uint32_t optional =
-        KILN_FEATURE_INT8_DOT_PRODUCT | KILN_FEATURE_FLOAT32_ATOMIC_ADD |
-        KILN_FEATURE_FLOAT64_ATOMIC_ADD | KILN_FEATURE_SUBGROUP_SIZE_CONTROL |
-        KILN_FEATURE_COOPERATIVE_MATRIX;
-    vc->base.properties.features &= ~optional;
-    vc->base.properties.min_subgroup_size =
-        vc->base.properties.max_subgroup_size =
-            vc->base.properties.subgroup_size;
-    vc->base.properties.matrix_shape_count = 0;
+    /* The context reports what it has: the device without them. */
+    kiln_vulkan_physical plain = *p;
+    memset(&plain.optional, 0, sizeof plain.optional);
+    kiln_vulkan_optional_report(kiln_vulkan_instance(), &plain,
+                                &vc->base.properties);
   }
   if (r != VK_SUCCESS) {
     vc->device = VK_NULL_HANDLE;
