@@ -14,6 +14,7 @@ static struct {
   kiln_vulkan_physical *devices;
   size_t count;
   char validation_problem[320];
+  uint32_t validation_version; /* the layer's specVersion, when it is on */
 } g;
 
 VkInstance kiln_vulkan_instance(void) { return g.instance; }
@@ -25,6 +26,8 @@ const kiln_vulkan_physical *kiln_vulkan_physical_device(size_t index) {
 const char *kiln_vulkan_validation_problem(void) {
   return g.validation_problem[0] ? g.validation_problem : NULL;
 }
+
+uint32_t kiln_vulkan_validation_version(void) { return g.validation_version; }
 
 size_t kiln_vulkan_device_count(void) { return g.count; }
 
@@ -85,25 +88,37 @@ static VkExtensionProperties *instance_extensions(const char *layer,
   return exts;
 }
 
-static bool has_validation_layer(void) {
+/* The validation layer's specVersion, or 0 where it is not installed. */
+static uint32_t validation_layer_version(void) {
   uint32_t n = 0;
   if (kiln_vulkan_lib.vkEnumerateInstanceLayerProperties(&n, NULL) !=
           VK_SUCCESS ||
       n == 0)
-    return false;
+    return 0;
   VkLayerProperties *layers = calloc(n, sizeof *layers);
-  if (!layers) return false;
-  bool found = false;
+  if (!layers) return 0;
+  uint32_t version = 0;
   if (kiln_vulkan_lib.vkEnumerateInstanceLayerProperties(&n, layers) >= 0)
-    for (uint32_t i = 0; i < n && !found; i++)
-      found = strcmp(layers[i].layerName, VALIDATION_LAYER) == 0;
+    for (uint32_t i = 0; i < n && !version; i++)
+      if (strcmp(layers[i].layerName, VALIDATION_LAYER) == 0)
+        version = layers[i].specVersion ? layers[i].specVersion : 1;
   free(layers);
-  return found;
+  return version;
 }
 
 static bool validation_requested(void) {
   const char *v = kiln_getenv("KILN_VULKAN_VALIDATION");
   return v && strcmp(v, "0") != 0;
+}
+
+/* KILN_VULKAN_VALIDATION=core: the layer without synchronization
+ * validation, whose single lock a vkWaitSemaphores holds while it waits; in
+ * layers before 1.3.296 (KhronosGroup/Vulkan-ValidationLayers #4968, #7941)
+ * threads that submit while others wait can block each other for good, as
+ * kiln's thread tests did on the H100 with 1.3.239. */
+static bool sync_validation_requested(void) {
+  const char *v = kiln_getenv("KILN_VULKAN_VALIDATION");
+  return !v || strcmp(v, "core") != 0;
 }
 
 static kiln_status create_instance(uint32_t loader_version, char *reason,
@@ -124,8 +139,9 @@ static kiln_status create_instance(uint32_t loader_version, char *reason,
   const char *layer = VALIDATION_LAYER;
   VkExtensionProperties *layer_exts = NULL;
   bool sync_validation = false;
+  uint32_t layer_version = 0;
   if (validation_requested()) {
-    if (!has_validation_layer()) {
+    if (!(layer_version = validation_layer_version())) {
       snprintf(g.validation_problem, sizeof g.validation_problem,
                "KILN_VULKAN_VALIDATION is set but the Khronos validation "
                "layer (%s) is not installed: install it "
@@ -145,8 +161,10 @@ static kiln_status create_instance(uint32_t loader_version, char *reason,
                  VALIDATION_LAYER, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
       } else {
         validate = true;
+        g.validation_version = layer_version;
         enabled[enabled_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
         sync_validation =
+            sync_validation_requested() &&
             has_extension(layer_exts, layer_ext_count,
                           VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
         if (sync_validation)

@@ -14,6 +14,8 @@
 #define KHR_COOPMAT_NAME "VK_KHR_cooperative_matrix"
 #define KHR_COOPMAT_FEATURES ((VkStructureType)1000506000)
 #define KHR_COOPMAT_PROPERTIES ((VkStructureType)1000506001)
+/* The first validation layer that knows the extension's structures. */
+#define KHR_COOPMAT_LAYER_VERSION VK_MAKE_API_VERSION(0, 1, 3, 255)
 typedef struct khr_coopmat_properties {
   VkStructureType sType;
   void *pNext;
@@ -56,7 +58,19 @@ void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
   ASK(has_atomic, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME, atomic)
   ASK(has_subgroup, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME, subgroup)
   ASK(has_dot, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME, dot)
-  ASK(has_coopmat_khr, KHR_COOPMAT_NAME, coopmat_khr)
+  /* A validation layer older than the extension (Debian 12's is 1.3.239)
+   * rejects its feature struct in vkCreateDevice as an unknown sType: a
+   * validated context goes without it rather than fail every check. */
+  const uint32_t layer = kiln_vulkan_validation_version();
+  if (layer && layer < KHR_COOPMAT_LAYER_VERSION) {
+    if (has(exts, count, KHR_COOPMAT_NAME))
+      kiln_log(KILN_LOG_INFO,
+               "%s left off: the validation layer (%u.%u.%u) predates it",
+               KHR_COOPMAT_NAME, VK_API_VERSION_MAJOR(layer),
+               VK_API_VERSION_MINOR(layer), VK_API_VERSION_PATCH(layer));
+  } else {
+    ASK(has_coopmat_khr, KHR_COOPMAT_NAME, coopmat_khr)
+  }
   ASK(has_coopmat_nv, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, coopmat_nv)
 #undef ASK
   if (!chain) return;

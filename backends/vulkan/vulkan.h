@@ -189,6 +189,8 @@ const kiln_vulkan_physical *kiln_vulkan_physical_device(size_t index);
 /* Why a context cannot be created although probe succeeded (validation was
  * asked for but is not installed), or NULL. */
 const char *kiln_vulkan_validation_problem(void);
+/* The validation layer's specVersion while it is on, else 0. */
+uint32_t kiln_vulkan_validation_version(void);
 
 kiln_status kiln_vulkan_probe(char *reason, size_t reason_size);
 size_t kiln_vulkan_device_count(void);
