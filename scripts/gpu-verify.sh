@@ -16,7 +16,7 @@ mkdir -p "$OUT"
 # shellcheck disable=SC1091
 source .gpu/gpu-env.sh
 status=0
-step() { echo "== $*"; }
+step() { echo "== $* (at $SECONDS s)"; }
 
 build() {
   step build
@@ -49,7 +49,8 @@ tests() {
 conf_run() {
   local be=$1 groups=$2 limit=$3 log=$OUT/conf-$1-${2%%,*}.txt
   local C=$B/tests/conformance/kiln-conformance
-  KILN_BACKEND=$be KILN_HIP_LIBRARY=$shim KILN_VULKAN_VALIDATION=1 \
+  KILN_BACKEND=$be KILN_HIP_LIBRARY=$shim \
+    KILN_VULKAN_VALIDATION=${KILN_VULKAN_VALIDATION:-1} \
     KILN_CONF_GROUPS=$groups "$C" > "$log" 2>&1 &
   local pid=$! waited=0
   while kill -0 $pid 2>/dev/null && [ $waited -lt "$limit" ]; do
@@ -90,7 +91,11 @@ conformance() {
     tail -n 1 "$OUT/conf-$be-device.txt" | grep -q 'rc=0$' || status=1
   done
   for be in cuda hip vulkan; do conf_run $be errors,faults 240; done
-  for be in cuda hip vulkan; do conf_run $be threads 240; done
+  # Vulkan's thread tests under the layer without synchronization
+  # validation: the layer's 1.3.239 deadlocks in it when threads submit
+  # while others wait (README, KILN_VULKAN_VALIDATION).
+  for be in cuda hip; do conf_run $be threads 240; done
+  KILN_VULKAN_VALIDATION=core conf_run vulkan threads 240
 }
 
 sanitize() {
