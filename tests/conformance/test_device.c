@@ -293,12 +293,160 @@ static void float_atomics_from_user_kernels(void **state) {
   free(x);
 }
 
+/* One 16 x 16 x 16 product on the matrix units, from a user kernel compiled
+ * from source, where the device lists that shape with f16 inputs and f32
+ * sums: CUDA through PTX's wmma instructions (no header needed), Vulkan
+ * through GL_NV_cooperative_matrix (the GLSL compiler of Debian 12, glslang
+ * 12, predates GL_KHR_cooperative_matrix; devices that have only the KHR
+ * extension skip with words). Small whole numbers: the products are exact. */
+static const char matrix_cuda[] =
+    "extern \"C\" __global__ void conf_matrix_mul(float *d, const unsigned "
+    "short *a, const unsigned short *b) {\n"
+    "  unsigned fa[8], fb[8];\n"
+    "  float fc[8];\n"
+    "  asm volatile(\"wmma.load.a.sync.aligned.row.m16n16k16.global.f16 "
+    "{%0,%1,%2,%3,%4,%5,%6,%7}, [%8], %9;\"\n"
+    "      : \"=r\"(fa[0]), \"=r\"(fa[1]), \"=r\"(fa[2]), \"=r\"(fa[3]),\n"
+    "        \"=r\"(fa[4]), \"=r\"(fa[5]), \"=r\"(fa[6]), \"=r\"(fa[7])\n"
+    "      : \"l\"(a), \"r\"(16u));\n"
+    "  asm volatile(\"wmma.load.b.sync.aligned.row.m16n16k16.global.f16 "
+    "{%0,%1,%2,%3,%4,%5,%6,%7}, [%8], %9;\"\n"
+    "      : \"=r\"(fb[0]), \"=r\"(fb[1]), \"=r\"(fb[2]), \"=r\"(fb[3]),\n"
+    "        \"=r\"(fb[4]), \"=r\"(fb[5]), \"=r\"(fb[6]), \"=r\"(fb[7])\n"
+    "      : \"l\"(b), \"r\"(16u));\n"
+    "  asm volatile(\"wmma.mma.sync.aligned.row.row.m16n16k16.f32.f32 "
+    "{%0,%1,%2,%3,%4,%5,%6,%7}, {%8,%9,%10,%11,%12,%13,%14,%15}, "
+    "{%16,%17,%18,%19,%20,%21,%22,%23}, {%24,%24,%24,%24,%24,%24,%24,%24};\"\n"
+    "      : \"=f\"(fc[0]), \"=f\"(fc[1]), \"=f\"(fc[2]), \"=f\"(fc[3]),\n"
+    "        \"=f\"(fc[4]), \"=f\"(fc[5]), \"=f\"(fc[6]), \"=f\"(fc[7])\n"
+    "      : \"r\"(fa[0]), \"r\"(fa[1]), \"r\"(fa[2]), \"r\"(fa[3]),\n"
+    "        \"r\"(fa[4]), \"r\"(fa[5]), \"r\"(fa[6]), \"r\"(fa[7]),\n"
+    "        \"r\"(fb[0]), \"r\"(fb[1]), \"r\"(fb[2]), \"r\"(fb[3]),\n"
+    "        \"r\"(fb[4]), \"r\"(fb[5]), \"r\"(fb[6]), \"r\"(fb[7]), \"f\"(0.0f));\n"
+    "  asm volatile(\"wmma.store.d.sync.aligned.row.m16n16k16.global.f32 "
+    "[%0], {%1,%2,%3,%4,%5,%6,%7,%8}, %9;\"\n"
+    "      :: \"l\"(d), \"f\"(fc[0]), \"f\"(fc[1]), \"f\"(fc[2]), \"f\"(fc[3]),\n"
+    "         \"f\"(fc[4]), \"f\"(fc[5]), \"f\"(fc[6]), \"f\"(fc[7]), "
+    "\"r\"(16u)\n"
+    "      : \"memory\");\n"
+    "}\n";
+static const char matrix_glsl[] =
+    "#version 460\n"
+    "#extension GL_KHR_memory_scope_semantics : require\n"
+    "#extension GL_NV_cooperative_matrix : require\n"
+    "#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require\n"
+    "#extension GL_EXT_buffer_reference : require\n"
+    "layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) "
+    "in;\n"
+    "layout(buffer_reference, std430) buffer F32 { float v[]; };\n"
+    "layout(buffer_reference, std430) buffer F16 { float16_t v[]; };\n"
+    "layout(push_constant, std430) uniform Args { F32 d; F16 a; F16 b; } "
+    "args;\n"
+    "void main() {\n"
+    "  fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a, b;\n"
+    "  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c =\n"
+    "      fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);\n"
+    "  coopMatLoadNV(a, args.a.v, 0, 16, false);\n"
+    "  coopMatLoadNV(b, args.b.v, 0, 16, false);\n"
+    "  c = coopMatMulAddNV(a, b, c);\n"
+    "  coopMatStoreNV(c, args.d.v, 0, 16, false);\n"
+    "}\n";
+
+/* The binary16 of a whole number of magnitude below 2048. */
+static uint16_t f16_of_int(int v) {
+  if (v == 0) return 0;
+  const uint16_t sign = v < 0 ? 0x8000u : 0u;
+  const unsigned a = (unsigned)(v < 0 ? -v : v);
+  unsigned e = 0;
+  while ((a >> (e + 1)) != 0) e++;
+  return (uint16_t)(sign | ((e + 15u) << 10) | ((a << (10u - e)) & 0x3ffu));
+}
+
+static void cooperative_matrices_from_user_kernels(void **state) {
+  (void)state;
+  const kiln_device_properties *p = &conf.props;
+  bool shape = false;
+  for (uint32_t i = 0; i < p->matrix_shape_count && !shape; i++) {
+    const kiln_matrix_shape *m = &p->matrix_shapes[i];
+    shape = m->m == 16 && m->n == 16 && m->k == 16 &&
+            m->a == KILN_MATRIX_F16 && m->b == KILN_MATRIX_F16 &&
+            m->c == KILN_MATRIX_F32 && m->result == KILN_MATRIX_F32;
+  }
+  if (!shape) {
+    print_message("%s lists no 16x16x16 f16 x f16 + f32 matrix shape "
+                  "(%u shapes)\n",
+                  p->name, p->matrix_shape_count);
+    skip();
+  }
+  if (conf.backend == KILN_BACKEND_HIP) {
+    print_message("no HIP text for this case: AMD's matrix instructions "
+                  "differ by architecture, and the HIP-on-CUDA shim is no "
+                  "AMD GPU\n");
+    skip();
+  }
+  if (conf.backend == KILN_BACKEND_VULKAN && p->vendor_id != 0x10DE) {
+    print_message("the case's GLSL uses GL_NV_cooperative_matrix, which "
+                  "only NVIDIA's drivers offer\n");
+    skip();
+  }
+  const char *description = NULL;
+  if (kiln_compiler_available(conf.backend, &description) != KILN_OK) {
+    print_message("no run-time compiler for %s here: %s\n",
+                  kiln_backend_name(conf.backend), kiln_last_error());
+    skip();
+  }
+  const kiln_source sources[2] = {
+      {KILN_SOURCE_CUDA, matrix_cuda, "conf_matrix_mul.cu", NULL},
+      {KILN_SOURCE_GLSL, matrix_glsl, "conf_matrix_mul.comp", NULL},
+  };
+  kiln_module *m = NULL;
+  check_ok(kiln_module_create_from_source(conf.ctx, sources, 2, NULL, &m));
+  kiln_kernel *k = NULL;
+  check_ok(kiln_module_get_kernel(m, "conf_matrix_mul", &k));
+  enum { N = 16 };
+  uint16_t a[N * N], b[N * N];
+  int ai[N * N], bi[N * N];
+  float want[N * N], got[N * N];
+  for (int i = 0; i < N * N; i++) {
+    ai[i] = (i * 7 + 3) % 9 - 4;
+    bi[i] = (i * 5 + 1) % 7 - 3;
+    a[i] = f16_of_int(ai[i]);
+    b[i] = f16_of_int(bi[i]);
+  }
+  for (int r = 0; r < N; r++)
+    for (int c = 0; c < N; c++) {
+      int sum = 0;
+      for (int x = 0; x < N; x++) sum += ai[r * N + x] * bi[x * N + c];
+      want[r * N + c] = (float)sum;
+    }
+  kiln_buffer *bd = NULL, *ba = NULL, *bb = NULL;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof got, 0, &bd));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof a, 0, &ba));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof b, 0, &bb));
+  check_ok(kiln_buffer_write(NULL, ba, 0, a, sizeof a));
+  check_ok(kiln_buffer_write(NULL, bb, 0, b, sizeof b));
+  /* One subgroup (a warp) holds the matrices. */
+  const kiln_launch_config c =
+      kiln_launch_config_1d(p->subgroup_size, p->subgroup_size);
+  const kiln_arg args[3] = {kiln_arg_buffer(bd, 0), kiln_arg_buffer(ba, 0),
+                            kiln_arg_buffer(bb, 0)};
+  check_ok(kiln_launch(NULL, k, &c, args, 3));
+  check_ok(kiln_buffer_read(NULL, bd, 0, got, sizeof got));
+  conf_check_bytes(got, want, sizeof got,
+                   "a 16 x 16 x 16 product on the matrix units");
+  check_ok(kiln_buffer_destroy(bd));
+  check_ok(kiln_buffer_destroy(ba));
+  check_ok(kiln_buffer_destroy(bb));
+  check_ok(kiln_module_destroy(m));
+}
+
 int conf_run_device_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(library_matches_header),
       CONF_TEST(properties_are_sane),
       CONF_TEST(features_are_consistent),
       CONF_TEST(float_atomics_from_user_kernels),
+      CONF_TEST(cooperative_matrices_from_user_kernels),
       CONF_TEST(pci_bus_ids),
       CONF_TEST(device_list_has_the_context_device),
       CONF_TEST(contexts_from_environment_and_options),
