@@ -45,7 +45,7 @@ typedef struct bench_result {
                           "compile", "graph", "peer", "overlap" */
   const char *name;    /* "triad", "h2d-pinned", "sgemm", ... */
   const char *impl;    /* "kiln", "cuda-raw", "cuMemcpyDtoD", "cublas",
-                          "nvrtc-raw" */
+                          "nvrtc-raw", "vulkan-raw" */
   size_t size; /* elements, bytes, matrix order, launches or compiles */
   double ms;           /* median time of one operation */
   double value;        /* in `unit` */

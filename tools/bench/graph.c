@@ -1,11 +1,19 @@
 /* Graphs, on host clocks: GRAPH_KERNELS empty kernels issued one by one
- * through kiln, replayed from a kiln graph, and (CUDA) replayed from a raw
- * CUDA graph of the same launches; each run ends with a synchronize, and
- * the figure is the run's time divided by the kernels in it. */
+ * through kiln, replayed from a kiln graph, replayed from a raw CUDA graph
+ * of the same launches (where the CUDA driver is), and on the Vulkan
+ * backend submitted as one raw Vulkan command buffer of the same
+ * dispatches, with and without kiln's barriers between them; each run ends
+ * with a synchronize, and the figure is the run's time divided by the
+ * kernels in it. */
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 #include "cuda_raw.h"
+#if KILN_BENCH_VULKAN_RAW
+#include "vulkan_raw.h"
+#endif
 
 extern const kiln_module_image kiln_bench_images[];
 extern const size_t kiln_bench_images_count;
@@ -14,9 +22,20 @@ extern const size_t kiln_bench_images_count;
 #define QUICK_KERNELS 100u
 #define BLOCK 32u
 
+/* The figures, in the table's order. */
+enum {
+  ONE_BY_ONE,
+  KILN_GRAPH,
+  CUDA_GRAPH,
+  VULKAN_ORDERED,
+  VULKAN_UNORDERED,
+  FIGURES
+};
+
 typedef struct graph_run {
   int (*run)(void *self, unsigned kernels);
   void *self;
+  size_t figure; /* its place in the figures */
 } graph_run;
 
 typedef struct kiln_side {
@@ -55,8 +74,51 @@ static int raw_replay(void *self, unsigned kernels) {
   return cuda_raw_sync(r->raw);
 }
 
-/* Microseconds per kernel for each run: medians of opt.repeat samples,
- * the runs taking turns in alternating order after one warm-up each. */
+#if KILN_BENCH_VULKAN_RAW
+static int vulkan_ordered(void *self, unsigned kernels) {
+  (void)kernels;
+  return vulkan_raw_run(self, true);
+}
+
+static int vulkan_unordered(void *self, unsigned kernels) {
+  (void)kernels;
+  return vulkan_raw_run(self, false);
+}
+
+/* kiln_bench_empty's push-constant block (std430), as kiln packs the
+ * launch's arguments: the buffer's device address, then n. */
+typedef struct empty_args {
+  uint64_t dst;
+  uint32_t n;
+} empty_args;
+
+/* The raw Vulkan command buffers of `kernels` dispatches like kiln's
+ * launches (block BLOCK, buf, n = 0), on b->stream's queue; NULL, with the
+ * reason printed, when there are none. */
+static vulkan_raw *open_vulkan(bench *b, const kiln_buffer *buf,
+                               unsigned kernels) {
+  kiln_native_buffer nb;
+  char why[512];
+  vulkan_raw *r = NULL;
+  if (kiln_buffer_get_native(buf, &nb) != KILN_OK) {
+    snprintf(why, sizeof why, "kiln_buffer_get_native: %s", kiln_last_error());
+  } else {
+    const empty_args args = {nb.device_address, 0};
+    r = vulkan_raw_open(b->ctx, b->stream, kiln_bench_images,
+                        kiln_bench_images_count, "kiln_bench_empty", BLOCK,
+                        &args, offsetof(empty_args, n) + sizeof args.n, kernels,
+                        why, sizeof why);
+  }
+  if (r == NULL)
+    fprintf(stderr, "kiln-bench: graph: no raw Vulkan comparator: %s\n", why);
+  return r;
+}
+#endif
+
+/* Microseconds per kernel for each run, in us[run.figure]: medians of
+ * opt.repeat samples, the runs taking turns in alternating order after one
+ * warm-up each. Every run ends with its work done, so that no two overlap:
+ * the raw Vulkan runs, which submit to a queue of kiln's, rely on it. */
 static int measure(const bench *b, const graph_run *runs, size_t n,
                    unsigned kernels, double *us) {
   size_t repeat = b->opt.repeat;
@@ -77,31 +139,33 @@ static int measure(const bench *b, const graph_run *runs, size_t n,
     }
   }
   for (size_t j = 0; j < n && result == 0; j++)
-    us[j] = bench_median(t + j * repeat, repeat);
+    us[runs[j].figure] = bench_median(t + j * repeat, repeat);
   free(t);
   return result;
 }
 
-/* The raw CUDA graph's figure, measured with kiln's replay and one by one
- * so that all three take turns; us[2] stays negative without it. */
-static int measure_all(bench *b, const graph_run *kiln_runs, unsigned kernels,
-                       double us[3]) {
+/* The raw CUDA graph's figure, measured with the other `n` runs so that
+ * all take turns; us[CUDA_GRAPH] stays negative without it. */
+static int measure_all(bench *b, const graph_run *runs, size_t n,
+                       unsigned kernels, double us[FIGURES]) {
   raw_side r = {b->raw, NULL};
   void *function = NULL;
   raw_ptr out = 0;
   uint32_t zero = 0;
   void *params[2] = {&out, &zero};
-  if (b->raw == NULL) return measure(b, kiln_runs, 2, kernels, us);
+  if (b->raw == NULL) return measure(b, runs, n, kernels, us);
   if (cuda_raw_enter(b->raw) != 0) return -1;
   int result;
   if (cuda_raw_function(b->raw, "kiln_bench_empty", &function) != 0) {
     cuda_raw_no_kernel("graph", "kiln_bench_empty");
-    result = measure(b, kiln_runs, 2, kernels, us);
+    result = measure(b, runs, n, kernels, us);
   } else if ((result = cuda_raw_alloc(b->raw, BLOCK * 4, &out)) == 0 &&
              (result = cuda_raw_graph_capture(b->raw, function, BLOCK, params,
                                               kernels, &r.exec)) == 0) {
-    graph_run all[3] = {kiln_runs[0], kiln_runs[1], {raw_replay, &r}};
-    result = measure(b, all, 3, kernels, us);
+    graph_run all[FIGURES];
+    memcpy(all, runs, n * sizeof *runs);
+    all[n] = (graph_run){raw_replay, &r, CUDA_GRAPH};
+    result = measure(b, all, n + 1, kernels, us);
   }
   cuda_raw_graph_destroy(b->raw, r.exec);
   cuda_raw_free(b->raw, out);
@@ -109,11 +173,19 @@ static int measure_all(bench *b, const graph_run *kiln_runs, unsigned kernels,
   return result;
 }
 
-static int report(bench *b, unsigned kernels, const double us[3]) {
-  static const char *const names[3] = {"one-by-one", "kiln-graph",
-                                       "cuda-graph"};
-  static const char *const impls[3] = {"kiln", "kiln", "cuda-raw"};
-  for (int i = 0; i < 3; i++) {
+static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
+  static const char *const names[FIGURES] = {"one-by-one", "kiln-graph",
+                                             "cuda-graph", "vulkan-ordered",
+                                             "vulkan-unordered"};
+  static const char *const impls[FIGURES] = {"kiln", "kiln", "cuda-raw",
+                                             "vulkan-raw", "vulkan-raw"};
+  static const char *const headers[FIGURES] = {
+      "one by one", "kiln graph", "raw CUDA", "raw Vulkan, ordered",
+      "raw Vulkan, unordered"};
+  static const int widths[FIGURES] = {12, 12, 12, 21, 21};
+  const int columns =
+      b->props.backend == KILN_BACKEND_VULKAN ? FIGURES : VULKAN_ORDERED;
+  for (int i = 0; i < FIGURES; i++) {
     if (us[i] < 0.0) continue;
     bench_result res = {
         "graph", names[i], impls[i], kernels, us[i] * kernels * 1e-3,
@@ -122,14 +194,18 @@ static int report(bench *b, unsigned kernels, const double us[3]) {
   }
   fprintf(b->out,
           "\ngraph: %u empty kernels then a synchronize, per kernel (us); "
-          "median of %u\n%-34s %12s %12s %12s\n",
-          kernels, b->opt.repeat, "", "one by one", "kiln graph", "raw CUDA");
-  fprintf(b->out, "%-34s", "us per kernel");
-  for (int i = 0; i < 3; i++) bench_cell(b->out, 12, 3, us[i]);
+          "median of %u\n%-34s",
+          kernels, b->opt.repeat, "");
+  for (int i = 0; i < columns; i++)
+    fprintf(b->out, " %*s", widths[i], headers[i]);
+  fprintf(b->out, "\n%-34s", "us per kernel");
+  for (int i = 0; i < columns; i++) bench_cell(b->out, widths[i], 3, us[i]);
   fprintf(b->out, "\n%-34s", "replay speed-up over one by one");
-  bench_cell(b->out, 12, 2, us[1] > 0.0 ? us[0] / us[1] : -1.0);
+  bench_cell(b->out, 12, 2,
+             us[KILN_GRAPH] > 0.0 ? us[ONE_BY_ONE] / us[KILN_GRAPH] : -1.0);
   fprintf(b->out, "\n%-34s", "kiln graph / raw CUDA graph");
-  bench_cell(b->out, 12, 2, us[2] > 0.0 ? us[1] / us[2] : -1.0);
+  bench_cell(b->out, 12, 2,
+             us[CUDA_GRAPH] > 0.0 ? us[KILN_GRAPH] / us[CUDA_GRAPH] : -1.0);
   fprintf(b->out, "\n");
   return 0;
 }
@@ -151,9 +227,23 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
     return bench_kiln_error("kiln_launch (capturing)", st);
   }
   if (end != KILN_OK) return bench_kiln_error("kiln_stream_end_capture", end);
-  const graph_run runs[2] = {{one_by_one, &k}, {kiln_replay, &k}};
-  double us[3] = {-1.0, -1.0, -1.0};
-  int result = measure_all(b, runs, kernels, us);
+  graph_run runs[FIGURES] = {{one_by_one, &k, ONE_BY_ONE},
+                             {kiln_replay, &k, KILN_GRAPH}};
+  size_t n = 2;
+#if KILN_BENCH_VULKAN_RAW
+  vulkan_raw *vk = b->props.backend == KILN_BACKEND_VULKAN
+                       ? open_vulkan(b, buf, kernels)
+                       : NULL;
+  if (vk != NULL) {
+    runs[n++] = (graph_run){vulkan_ordered, vk, VULKAN_ORDERED};
+    runs[n++] = (graph_run){vulkan_unordered, vk, VULKAN_UNORDERED};
+  }
+#endif
+  double us[FIGURES] = {-1.0, -1.0, -1.0, -1.0, -1.0};
+  int result = measure_all(b, runs, n, kernels, us);
+#if KILN_BENCH_VULKAN_RAW
+  vulkan_raw_close(vk);
+#endif
   if (result == 0) result = report(b, kernels, us);
   if ((st = kiln_graph_destroy(k.graph)) != KILN_OK)
     result = bench_kiln_error("kiln_graph_destroy", st);

@@ -1,0 +1,45 @@
+/* kiln-bench's raw Vulkan comparator, never part of the library: a kernel
+ * dispatched through the Vulkan driver directly, on kiln's own VkDevice and
+ * the queue of a kiln stream, so that what the driver itself costs per
+ * dispatch shows beside what kiln's replay costs. The dispatches are
+ * recorded once into two command buffers: "ordered", with the barrier kiln
+ * records between two commands of a stream, and "unordered", with none.
+ *
+ * The queue is one kiln submits to too, and Vulkan wants a queue's
+ * submissions externally synchronized: vulkan_raw_run must be called from
+ * the one thread that drives kiln, while kiln has no work in flight on the
+ * stream's context (after a synchronize). Built only with the Vulkan
+ * backend (KILN_BENCH_VULKAN_RAW), whose build found the Vulkan headers. */
+#ifndef KILN_BENCH_VULKAN_RAW_H
+#define KILN_BENCH_VULKAN_RAW_H
+
+#include <kiln/kiln.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct vulkan_raw vulkan_raw;
+
+/* Opens the comparator on the Vulkan context `ctx` and the queue of
+ * `stream` (not capturing), and records `dispatches` dispatches of one
+ * block of `block_x` threads of the kernel `entry` of the first SPIR-V
+ * image among `images[0..count)`, each given the push-constant bytes
+ * `args` (`arg_bytes`, a multiple of 4, as kiln packs the kernel's
+ * arguments). NULL with the reason in `why` when that cannot be done. */
+vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
+                            const kiln_module_image *images, size_t count,
+                            const char *entry, uint32_t block_x,
+                            const void *args, uint32_t arg_bytes,
+                            unsigned dispatches, char *why, size_t why_size);
+
+/* Waits for what the comparator submitted and destroys what it made.
+ * NULL is a no-op. */
+void vulkan_raw_close(vulkan_raw *r);
+
+/* Submits the ordered or the unordered command buffer and waits until it
+ * is done, the way kiln's synchronize waits under the context's sync
+ * policy. A failure is printed, with the VkResult, and returns -1. */
+int vulkan_raw_run(vulkan_raw *r, bool ordered);
+
+#endif /* KILN_BENCH_VULKAN_RAW_H */
