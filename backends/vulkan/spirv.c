@@ -30,7 +30,9 @@ static bool add_member_dec(spv *m, const uint32_t *ins) {
 }
 
 static bool is_type_op(uint32_t op) {
-  return op >= OP_TYPE_VOID && op <= OP_TYPE_PIPE;
+  return (op >= OP_TYPE_VOID && op <= OP_TYPE_PIPE) ||
+         op == OP_TYPE_COOPERATIVE_MATRIX_KHR ||
+         op == OP_TYPE_COOPERATIVE_MATRIX_NV;
 }
 
 /* ---- The structural pass ---------------------------------------------- */
@@ -94,7 +96,11 @@ static kiln_status check_type(spv *m, const uint32_t *ins) {
   case OP_TYPE_VECTOR:
   case OP_TYPE_MATRIX:
   case OP_TYPE_ARRAY:
-  case OP_TYPE_RUNTIME_ARRAY: first = last = 2; break;
+  case OP_TYPE_RUNTIME_ARRAY:
+  /* The component type; the scope, rows and columns (and KHR's use) are
+   * constants. */
+  case OP_TYPE_COOPERATIVE_MATRIX_KHR:
+  case OP_TYPE_COOPERATIVE_MATRIX_NV: first = last = 2; break;
   case OP_TYPE_STRUCT:
   case OP_TYPE_FUNCTION:
     first = 2;
