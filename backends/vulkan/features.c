@@ -241,3 +241,75 @@ uint32_t kiln_vulkan_optional_enable(const kiln_vulkan_optional *offered,
 #undef ENABLE
   return count;
 }
+
+/* The capabilities a kernel may declare that rest on a feature the device
+ * may lack: vkCreateShaderModule takes them only where it was enabled
+ * (VUID-VkShaderModuleCreateInfo-pCode-08740), and drivers do not all
+ * refuse the rest cleanly. */
+static bool capability_enabled(const kiln_vulkan_context *vc,
+                               uint32_t capability, const char **feature) {
+  const VkPhysicalDeviceFeatures *f = &vc->enabled.features;
+  const VkPhysicalDeviceVulkan11Features *f11 = &vc->enabled11;
+  const VkPhysicalDeviceVulkan12Features *f12 = &vc->enabled12;
+  const kiln_vulkan_optional *o = &vc->enabled_optional;
+  switch (capability) {
+  case 9: *feature = "Float16 (shaderFloat16)"; return f12->shaderFloat16;
+  case 10: *feature = "Float64 (shaderFloat64)"; return f->shaderFloat64;
+  case 12:
+    *feature = "Int64Atomics (shaderBufferInt64Atomics)";
+    return f12->shaderBufferInt64Atomics || f12->shaderSharedInt64Atomics;
+  case 22: *feature = "Int16 (shaderInt16)"; return f->shaderInt16;
+  case 39: *feature = "Int8 (shaderInt8)"; return f12->shaderInt8;
+  case 4433:
+    *feature = "StorageBuffer16BitAccess (storageBuffer16BitAccess)";
+    return f11->storageBuffer16BitAccess;
+  case 4448:
+    *feature = "StorageBuffer8BitAccess (storageBuffer8BitAccess)";
+    return f12->storageBuffer8BitAccess;
+  case 5357:
+    *feature = "CooperativeMatrixNV (VK_NV_cooperative_matrix)";
+    return o->has_coopmat_nv;
+  case 6016:
+  case 6017:
+  case 6018:
+  case 6019:
+    *feature = "DotProduct (VK_KHR_shader_integer_dot_product)";
+    return o->has_dot;
+  case 6022:
+    *feature = "CooperativeMatrixKHR (VK_KHR_cooperative_matrix)";
+    return o->has_coopmat_khr;
+  case 6033:
+    *feature = "AtomicFloat32AddEXT (VK_EXT_shader_atomic_float)";
+    return o->has_atomic && (o->atomic.shaderBufferFloat32AtomicAdd ||
+                             o->atomic.shaderSharedFloat32AtomicAdd);
+  case 6034:
+    *feature = "AtomicFloat64AddEXT (VK_EXT_shader_atomic_float)";
+    return o->has_atomic && (o->atomic.shaderBufferFloat64AtomicAdd ||
+                             o->atomic.shaderSharedFloat64AtomicAdd);
+  default: return true;
+  }
+}
+
+kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,
+                                           const uint32_t *words, size_t count,
+                                           size_t index) {
+  enum { HEADER = 5, OP_CAPABILITY_ = 17, OP_EXTENSION_ = 10 };
+  /* The capabilities come first, the extensions after them; the image's
+   * structure was checked before (kiln_vulkan_spirv_reflect). */
+  for (size_t at = HEADER; at < count;) {
+    const uint32_t op = words[at] & 0xffffu, n = words[at] >> 16;
+    if (n == 0 || n > count - at) break;
+    if (op != OP_CAPABILITY_ && op != OP_EXTENSION_) break;
+    const char *feature = NULL;
+    if (op == OP_CAPABILITY_ && n > 1 &&
+        !capability_enabled(vc, words[at + 1], &feature))
+      return kiln_set_error(
+          KILN_ERROR_UNSUPPORTED,
+          "SPIR-V image %zu declares capability %s, which %s does not "
+          "offer (or kiln could not enable): kiln_device_properties' "
+          "features say what the device has",
+          index, feature, vc->phys->properties.name);
+    at += n;
+  }
+  return KILN_OK;
+}

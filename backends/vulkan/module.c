@@ -54,6 +54,8 @@ static kiln_status load_image(kiln_vulkan_context *vc,
                         index, minor);
   if (st == KILN_OK)
     st = kiln_vulkan_spirv_validate(vc, words, img->size / 4, index);
+  if (st == KILN_OK)
+    st = kiln_vulkan_check_capabilities(vc, words, img->size / 4, index);
   if (st == KILN_OK) {
     VkShaderModuleCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,

@@ -576,6 +576,11 @@ bool kiln_vulkan_spirv_shared_fits(const kiln_vulkan_spirv_info *info,
 /* Whether SPIRV-Tools' validator loads here (KILN_SPIRV_TOOLS_LIBRARY,
  * libSPIRV-Tools-shared.so, kiln's shaderc bundle); loads it if so. */
 bool kiln_vulkan_spirv_validator_loads(void);
+/* KILN_ERROR_UNSUPPORTED when SPIR-V image `index` declares a capability
+ * whose device feature the context does not have enabled. */
+kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,
+                                           const uint32_t *words, size_t count,
+                                           size_t index);
 /* Validates image `index` with SPIRV-Tools for the context's device, where
  * the library loads (KILN_SPIRV_VALIDATOR, KILN_SPIRV_TOOLS_LIBRARY):
  * KILN_ERROR_INVALID_IMAGE with its diagnostic when invalid. */
