@@ -84,6 +84,13 @@ void conf_check_bytes(const void *got, const void *want, size_t size,
  * in one list (kiln picks the context's). *out_count may be 0. */
 const kiln_module_image *conf_images(size_t *out_count);
 
+/* The images to load `kernel` from in ctx: on Vulkan the one SPIR-V image
+ * that has it (found by loading each alone), which needs none of the
+ * optional features other kernels use and takes one pipeline's time to
+ * load; CUDA and HIP images hold every kernel at once, so all of them. */
+const kiln_module_image *conf_images_with(kiln_context *ctx, const char *kernel,
+                                          size_t *out_count);
+
 /* The test kernels' module in conf.ctx (created on first use, released by
  * main). Fails the test loudly when the build could not compile them for
  * this backend. */

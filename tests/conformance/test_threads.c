@@ -77,34 +77,11 @@ static void run_threads(worker *w, unsigned count, void *(*fn)(void *)) {
 }
 
 /* The images the threads load modules from: on Vulkan only the SPIR-V
- * image with conf_add_u32, found once by loading each alone. kiln creates a
- * module's pipelines when it loads it, and under the validation layer the
- * whole conformance set, loaded by four threads a dozen times each, took
- * the H100 minutes. CUDA and HIP images hold every kernel at once. */
+ * image with conf_add_u32. kiln creates a module's pipelines when it loads
+ * it, and under the validation layer the whole conformance set, loaded by
+ * four threads a dozen times each, took the H100 minutes. */
 static const kiln_module_image *add_images(size_t *out_count) {
-  static const kiln_module_image *found;
-  static size_t found_count;
-  size_t count = 0;
-  const kiln_module_image *images = conf_images(&count);
-  if (conf.backend != KILN_BACKEND_VULKAN) {
-    *out_count = count;
-    return images;
-  }
-  for (size_t i = 0; !found && i < count; i++) {
-    kiln_module *m = NULL;
-    kiln_kernel *k = NULL;
-    if (images[i].format != KILN_IMAGE_SPIRV ||
-        kiln_module_create(conf.ctx, &images[i], 1, &m) != KILN_OK)
-      continue;
-    if (kiln_module_get_kernel(m, "conf_add_u32", &k) == KILN_OK) {
-      found = &images[i];
-      found_count = 1;
-    }
-    check_ok(kiln_module_destroy(m));
-  }
-  assert_non_null(found);
-  *out_count = found_count;
-  return found;
+  return conf_images_with(conf.ctx, "conf_add_u32", out_count);
 }
 
 static void setup_workers(worker *w, unsigned count, const char *test,

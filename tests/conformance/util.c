@@ -167,6 +167,31 @@ const kiln_module_image *conf_images(size_t *out_count) {
   return all_images;
 }
 
+const kiln_module_image *conf_images_with(kiln_context *ctx, const char *kernel,
+                                          size_t *out_count) {
+  size_t count = 0;
+  const kiln_module_image *images = conf_images(&count);
+  if (kiln_context_backend(ctx) != KILN_BACKEND_VULKAN) {
+    *out_count = count;
+    return images;
+  }
+  for (size_t i = 0; i < count; i++) {
+    kiln_module *m = NULL;
+    kiln_kernel *k = NULL;
+    if (images[i].format != KILN_IMAGE_SPIRV ||
+        kiln_module_create(ctx, &images[i], 1, &m) != KILN_OK)
+      continue;
+    const bool has = kiln_module_get_kernel(m, kernel, &k) == KILN_OK;
+    check_ok(kiln_module_destroy(m));
+    if (has) {
+      *out_count = 1;
+      return &images[i];
+    }
+  }
+  fail_msg("no SPIR-V image of the test kernels has %s", kernel);
+  return NULL;
+}
+
 static bool kernels_built(kiln_backend b) {
   switch (b) {
   case KILN_BACKEND_VULKAN: return CONF_SPIRV_KERNELS;
