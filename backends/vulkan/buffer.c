@@ -133,11 +133,12 @@ static void staging_unhold(kiln_vulkan_stream *st, size_t at) {
 /* ---- Buffers
  * ---------------------------------------------------------------------- */
 
-kiln_status kiln_vulkan_record_copy(kiln_vulkan_stream *st, VkBuffer dst,
+kiln_status kiln_vulkan_record_copy(kiln_vulkan_stream *st,
+                                    kiln_vulkan_lane lane, VkBuffer dst,
                                     size_t dst_off, VkBuffer src,
                                     size_t src_off, size_t size) {
   VkCommandBuffer cmd;
-  kiln_status s = kiln_vulkan_stream_command(st, &cmd);
+  kiln_status s = kiln_vulkan_stream_command(st, lane, &cmd);
   if (s != KILN_OK) return s;
   VkBufferCopy region = {
       .srcOffset = src_off, .dstOffset = dst_off, .size = size};
@@ -148,7 +149,8 @@ kiln_status kiln_vulkan_record_copy(kiln_vulkan_stream *st, VkBuffer dst,
 static kiln_status record_fill(kiln_vulkan_stream *st, VkBuffer dst, size_t off,
                                VkDeviceSize size, uint32_t word) {
   VkCommandBuffer cmd;
-  kiln_status s = kiln_vulkan_stream_command(st, &cmd);
+  kiln_status s =
+      kiln_vulkan_stream_command(st, KILN_VULKAN_LANE_COMPUTE, &cmd);
   if (s != KILN_OK) return s;
   st->ctx->vk.vkCmdFillBuffer(cmd, dst, off, size, word);
   return kiln_vulkan_stream_recorded(st);
@@ -219,8 +221,9 @@ kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
     status = staging_take(st, n, false, &at, &taken);
     if (status != KILN_OK) break;
     memcpy(st->staging.alloc.map + at, from, n);
-    status = kiln_vulkan_record_copy(st, vb->alloc.buffer, vb->offset + off,
-                                     st->staging.alloc.buffer, at, n);
+    status = kiln_vulkan_record_copy(
+        st, kiln_vulkan_copy_lane(st, &vb->alloc, &st->staging.alloc, true),
+        vb->alloc.buffer, vb->offset + off, st->staging.alloc.buffer, at, n);
     from += n;
     off += n;
     size -= n;
@@ -264,8 +267,11 @@ static kiln_status staged_read(kiln_vulkan_stream *st,
       s = staging_take(st, n, true, &at, &taken);
       if (s != KILN_OK) break;
       if (taken) {
-        s = kiln_vulkan_record_copy(st, st->staging.alloc.buffer, at,
-                                    vb->alloc.buffer, vb->offset + off, n);
+        s = kiln_vulkan_record_copy(
+            st,
+            kiln_vulkan_copy_lane(st, &st->staging.alloc, &vb->alloc, true),
+            st->staging.alloc.buffer, at, vb->alloc.buffer, vb->offset + off,
+            n);
         if (s == KILN_OK) s = kiln_vulkan_stream_flush(st);
         if (s != KILN_OK) {
           staging_unhold(st, at);
@@ -321,9 +327,10 @@ kiln_status kiln_vulkan_buffer_copy(kiln_stream *s, kiln_buffer *dst,
   kiln_vulkan_stream_lock(st);
   const kiln_vulkan_buffer *d = kiln_vulkan_buffer_cast(dst);
   const kiln_vulkan_buffer *from = kiln_vulkan_buffer_cast_const(src);
-  kiln_status status =
-      kiln_vulkan_record_copy(st, d->alloc.buffer, d->offset + dst_off,
-                              from->alloc.buffer, from->offset + src_off, size);
+  kiln_status status = kiln_vulkan_record_copy(
+      st, kiln_vulkan_copy_lane(st, &d->alloc, &from->alloc, false),
+      d->alloc.buffer, d->offset + dst_off, from->alloc.buffer,
+      from->offset + src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
 }

@@ -52,8 +52,45 @@ static void choose_features(const kiln_vulkan_physical *p,
   f12->subgroupBroadcastDynamicId = s12->subgroupBroadcastDynamicId;
 }
 
+/* KILN_VULKAN_TRANSFER: auto (host<->device copies on a transfer family
+ * where the device has one), all (device<->device copies too), off, or
+ * compute (the transfer lane on the compute queues, to test it). */
+static kiln_status choose_transfer(kiln_vulkan_context *vc) {
+  const kiln_vulkan_physical *p = vc->phys;
+  const char *v = kiln_getenv("KILN_VULKAN_TRANSFER");
+  const bool has = p->transfer_family != UINT32_MAX;
+  if (!v || strcmp(v, "auto") == 0)
+    vc->transfer_mode = has ? KILN_VULKAN_TRANSFER_HOST
+                            : KILN_VULKAN_TRANSFER_OFF;
+  else if (strcmp(v, "all") == 0)
+    vc->transfer_mode = has ? KILN_VULKAN_TRANSFER_ALL
+                            : KILN_VULKAN_TRANSFER_OFF;
+  else if (strcmp(v, "off") == 0)
+    vc->transfer_mode = KILN_VULKAN_TRANSFER_OFF;
+  else if (strcmp(v, "compute") == 0)
+    vc->transfer_mode = KILN_VULKAN_TRANSFER_COMPUTE;
+  else
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "KILN_VULKAN_TRANSFER=\"%s\" is not one of auto, "
+                          "all, off or compute",
+                          v);
+  vc->transfer_family = UINT32_MAX;
+  vc->transfer_count = 0;
+  if (vc->transfer_mode == KILN_VULKAN_TRANSFER_COMPUTE) {
+    vc->transfer_family = p->queue_family;
+  } else if (vc->transfer_mode != KILN_VULKAN_TRANSFER_OFF) {
+    vc->transfer_family = p->transfer_family;
+    vc->transfer_count = p->transfer_queue_count < KILN_VULKAN_MAX_TRANSFER
+                             ? p->transfer_queue_count
+                             : KILN_VULKAN_MAX_TRANSFER;
+  }
+  return KILN_OK;
+}
+
 static kiln_status create_device(kiln_vulkan_context *vc) {
   const kiln_vulkan_physical *p = vc->phys;
+  kiln_status st = choose_transfer(vc);
+  if (st != KILN_OK) return st;
   vc->queue_count = p->queue_count < KILN_VULKAN_MAX_QUEUES
                         ? p->queue_count
                         : KILN_VULKAN_MAX_QUEUES;
@@ -63,11 +100,20 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   for (uint32_t i = 0; i < vc->queue_count; i++)
     priorities[i] =
         vc->queue_count >= 2 && i + 1 < vc->queue_count ? 0.5f : 1.0f;
-  VkDeviceQueueCreateInfo queue_info = {
-      .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-      .queueFamilyIndex = p->queue_family,
-      .queueCount = vc->queue_count,
-      .pQueuePriorities = priorities,
+  const float transfer_priorities[KILN_VULKAN_MAX_TRANSFER] = {1, 1, 1, 1};
+  VkDeviceQueueCreateInfo queue_info[2] = {
+      {
+          .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+          .queueFamilyIndex = p->queue_family,
+          .queueCount = vc->queue_count,
+          .pQueuePriorities = priorities,
+      },
+      {
+          .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+          .queueFamilyIndex = vc->transfer_family,
+          .queueCount = vc->transfer_count,
+          .pQueuePriorities = transfer_priorities,
+      },
   };
   choose_features(p, &vc->enabled, &vc->enabled11, &vc->enabled12);
   const char *extensions[2 + KILN_VULKAN_MAX_OPTIONAL];
@@ -89,8 +135,8 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   VkDeviceCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
       .pNext = &vc->enabled,
-      .queueCreateInfoCount = 1,
-      .pQueueCreateInfos = &queue_info,
+      .queueCreateInfoCount = vc->transfer_count > 0 ? 2 : 1,
+      .pQueueCreateInfos = queue_info,
       .enabledExtensionCount = extension_count,
       .ppEnabledExtensionNames = extension_count ? extensions : NULL,
   };
@@ -124,9 +170,12 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   return KILN_OK;
 }
 
-static void destroy_queues(kiln_vulkan_context *vc, uint32_t count) {
+static void destroy_queues(kiln_vulkan_context *vc, uint32_t count,
+                           uint32_t transfer_count) {
   for (uint32_t i = 0; i < count; i++)
     pthread_mutex_destroy(&vc->queues[i].lock);
+  for (uint32_t i = 0; i < transfer_count; i++)
+    pthread_mutex_destroy(&vc->transfer[i].lock);
 }
 
 /* ---- The pipeline cache, kept on disk between runs ----------------------- */
@@ -305,7 +354,18 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
       break;
     }
   }
+  uint32_t transfers = 0;
+  for (; st == KILN_OK && transfers < vc->transfer_count; transfers++) {
+    vc->vk.vkGetDeviceQueue(vc->device, vc->transfer_family, transfers,
+                            &vc->transfer[transfers].handle);
+    if (pthread_mutex_init(&vc->transfer[transfers].lock, NULL) != 0) {
+      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "pthread_mutex_init failed for a Vulkan queue");
+      break;
+    }
+  }
   atomic_init(&vc->next_queue, 0);
+  atomic_init(&vc->next_transfer, 0);
   atomic_init(&vc->busy_streams, 0);
   bool streams_lock = false;
   if (st == KILN_OK) st = create_pipeline_cache(vc);
@@ -341,7 +401,7 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
     if (streams_lock) pthread_mutex_destroy(&vc->streams_lock);
     if (vc->pipeline_cache)
       vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
-    destroy_queues(vc, queues);
+    destroy_queues(vc, queues, transfers);
     if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
   }
   return st;
@@ -373,7 +433,7 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
   if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
   pthread_mutex_destroy(&vc->writes_lock);
   pthread_mutex_destroy(&vc->streams_lock);
-  destroy_queues(vc, vc->queue_count);
+  destroy_queues(vc, vc->queue_count, vc->transfer_count);
 }
 
 static kiln_status quiesce(kiln_vulkan_context *vc, uint64_t timeout_ns) {
@@ -540,12 +600,19 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
                           "maxMemoryAllocationSize (%llu bytes)",
                           (unsigned long long)size,
                           (unsigned long long)vc->phys->max_allocation_bytes);
+  /* Where the transfer lane is a family of its own, both families use
+   * every buffer (vulkan.h says why not by ownership transfers). */
+  const uint32_t families[2] = {vc->phys->queue_family, vc->transfer_family};
+  const bool shared = vc->transfer_count > 0;
   VkBufferCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
       .size = size,
       .usage =
           VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-      .sharingMode = VK_SHARING_MODE_EXCLUSIVE,
+      .sharingMode =
+          shared ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
+      .queueFamilyIndexCount = shared ? 2 : 0,
+      .pQueueFamilyIndices = shared ? families : NULL,
   };
   if (device_address)
     info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
@@ -583,6 +650,7 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
     };
     out->address = vc->vk.vkGetBufferDeviceAddress(vc->device, &addr);
   }
+  out->any_queue = true;
   if (st != KILN_OK) kiln_vulkan_free(vc, out);
   return st;
 }

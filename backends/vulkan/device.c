@@ -307,6 +307,27 @@ static uint32_t pick_queue_family(VkPhysicalDevice dev, uint32_t *queues,
   return best;
 }
 
+/* A family that copies but neither computes nor draws: a DMA engine that
+ * runs copies beside kernels (NVIDIA's and AMD's drivers list one).
+ * UINT32_MAX when there is none. */
+static uint32_t pick_transfer_family(VkPhysicalDevice dev, uint32_t *queues) {
+  uint32_t n = 0;
+  kiln_vulkan_lib.vkGetPhysicalDeviceQueueFamilyProperties(dev, &n, NULL);
+  VkQueueFamilyProperties *fams = calloc(n ? n : 1, sizeof *fams);
+  if (!fams) return UINT32_MAX;
+  kiln_vulkan_lib.vkGetPhysicalDeviceQueueFamilyProperties(dev, &n, fams);
+  const VkQueueFlags busy = VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT;
+  uint32_t found = UINT32_MAX;
+  for (uint32_t i = 0; i < n && found == UINT32_MAX; i++)
+    if ((fams[i].queueFlags & VK_QUEUE_TRANSFER_BIT) &&
+        !(fams[i].queueFlags & busy) && fams[i].queueCount > 0) {
+      found = i;
+      *queues = fams[i].queueCount;
+    }
+  free(fams);
+  return found;
+}
+
 static void append(char *buf, size_t size, const char *text) {
   size_t len = strlen(buf);
   if (len < size) snprintf(buf + len, size - len, "%s", text);
@@ -420,6 +441,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   kiln_vulkan_lib.vkGetPhysicalDeviceMemoryProperties(dev, &out->memory);
   out->queue_family = family;
   out->queue_count = queues;
+  out->transfer_family =
+      pick_transfer_family(dev, &out->transfer_queue_count);
   out->timestamp_valid_bits = timestamp_bits;
   out->portability_subset = portability;
   out->memory_budget = budget;

@@ -29,9 +29,11 @@ kiln_status kiln_vulkan_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
   const kiln_vulkan_buffer *d = kiln_vulkan_buffer_cast(dst);
+  const kiln_vulkan_allocation *from =
+      &kiln_vulkan_host_buffer_cast_const(src)->alloc;
   kiln_status status = kiln_vulkan_record_copy(
-      st, d->alloc.buffer, d->offset + dst_off,
-      kiln_vulkan_host_buffer_cast_const(src)->alloc.buffer, src_off, size);
+      st, kiln_vulkan_copy_lane(st, &d->alloc, from, true), d->alloc.buffer,
+      d->offset + dst_off, from->buffer, src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
 }
@@ -43,9 +45,10 @@ kiln_status kiln_vulkan_buffer_read_async(kiln_stream *s,
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
   const kiln_vulkan_buffer *from = kiln_vulkan_buffer_cast_const(src);
+  const kiln_vulkan_allocation *to = &kiln_vulkan_host_buffer_cast(dst)->alloc;
   kiln_status status = kiln_vulkan_record_copy(
-      st, kiln_vulkan_host_buffer_cast(dst)->alloc.buffer, dst_off,
-      from->alloc.buffer, from->offset + src_off, size);
+      st, kiln_vulkan_copy_lane(st, to, &from->alloc, true), to->buffer,
+      dst_off, from->alloc.buffer, from->offset + src_off, size);
   kiln_vulkan_stream_unlock(st);
   return status;
 }

@@ -26,7 +26,9 @@ kiln_status kiln_vulkan_context_native(kiln_context *ctx,
   out->vk_device = (void *)vc->device;
   out->vk_queue_family = vc->phys->queue_family;
   out->vk_queue =
-      (void *)kiln_vulkan_stream_cast(ctx->default_stream)->queue->handle;
+      (void *)kiln_vulkan_stream_cast(ctx->default_stream)
+          ->lanes[KILN_VULKAN_LANE_COMPUTE]
+          .queue->handle;
   /* The instance asks for 1.2 (device.c), which caps the device's. */
   out->vk_api_version = VK_API_VERSION_1_2;
   out->vk_get_instance_proc_addr =
@@ -212,6 +214,11 @@ kiln_status kiln_vulkan_context_import(kiln_context *ctx,
                         : KILN_VULKAN_MAX_QUEUES;
   vc->base.properties.stream_queues = vc->queue_count;
   vc->device = (VkDevice)native->vk_device;
+  /* kiln creates no queues on a caller's device: copies stay on the
+   * compute queues it was given. */
+  vc->transfer_mode = KILN_VULKAN_TRANSFER_OFF;
+  vc->transfer_family = UINT32_MAX;
+  vc->transfer_count = 0;
   /* A failed import leaves the device to the caller, adopted or not. */
   vc->owns_device = false;
   kiln_status st = kiln_vulkan_context_setup(vc);
@@ -279,7 +286,7 @@ kiln_status kiln_vulkan_stream_native(kiln_stream *s, kiln_native_stream *out) {
   kiln_vulkan_stream_lock(st);
   kiln_status status = kiln_vulkan_stream_flush(st);
   if (status == KILN_OK) {
-    out->vk_queue = (void *)st->queue->handle;
+    out->vk_queue = (void *)st->lanes[KILN_VULKAN_LANE_COMPUTE].queue->handle;
     out->vk_queue_family = st->ctx->phys->queue_family;
     out->vk_semaphore = TO_U64(st->timeline->semaphore);
     out->vk_semaphore_value = st->submitted;

@@ -209,7 +209,7 @@ kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
   if (status != KILN_OK) return status;
   kiln_vulkan_stream_lock(st);
   VkCommandBuffer cmd;
-  status = kiln_vulkan_stream_command(st, &cmd);
+  status = kiln_vulkan_stream_command(st, KILN_VULKAN_LANE_COMPUTE, &cmd);
   if (status == KILN_OK) {
     if (st->bound != pipeline) {
       vc->vk.vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);

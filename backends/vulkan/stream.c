@@ -10,7 +10,10 @@
 /* A batch is submitted when it holds this many commands: submissions cost
  * microseconds each, so many small dispatches must share one... */
 #define BATCH_COMMANDS 256
-/* ...but a device with nothing to do should not wait for a full batch. */
+/* ...but a stream with nothing in flight submits its first command at
+ * once, and again after this many, so that its work starts without
+ * waiting for the host's next synchronize (which may be another stream's:
+ * two streams then run side by side, as CUDA's do). */
 #define EAGER_COMMANDS 16
 /* Recording blocks once this many submissions are pending, as a CUDA
  * stream does when its queue is full, so memory stays bounded. */
@@ -47,14 +50,19 @@ static kiln_status timeline_create(kiln_vulkan_context *vc,
  * queue thread (the conformance suite's context teardowns, 1 run in about
  * 7 on lavapipe). Every queue is drained first; this runs only when a
  * timeline's last user lets go, after its stream is destroyed. */
+static void drain_queue(kiln_vulkan_context *vc, kiln_vulkan_queue *q) {
+  pthread_mutex_lock(&q->lock);
+  VkResult r = vc->vk.vkQueueWaitIdle(q->handle);
+  pthread_mutex_unlock(&q->lock);
+  if (r != VK_SUCCESS)
+    kiln_vulkan_warn(r, "vkQueueWaitIdle before destroying a semaphore");
+}
+
 static void drain_queues(kiln_vulkan_context *vc) {
-  for (uint32_t i = 0; i < vc->queue_count; i++) {
-    pthread_mutex_lock(&vc->queues[i].lock);
-    VkResult r = vc->vk.vkQueueWaitIdle(vc->queues[i].handle);
-    pthread_mutex_unlock(&vc->queues[i].lock);
-    if (r != VK_SUCCESS)
-      kiln_vulkan_warn(r, "vkQueueWaitIdle before destroying a semaphore");
-  }
+  for (uint32_t i = 0; i < vc->queue_count; i++)
+    drain_queue(vc, &vc->queues[i]);
+  for (uint32_t i = 0; i < vc->transfer_count; i++)
+    drain_queue(vc, &vc->transfer[i]);
 }
 
 void kiln_vulkan_timeline_release(kiln_vulkan_context *vc,
@@ -93,7 +101,8 @@ static void retire(kiln_vulkan_stream *st) {
   while (st->inflight_count > 0) {
     kiln_vulkan_batch *b = &st->inflight[st->inflight_first];
     if (b->value > st->completed) break;
-    if (b->cmd) st->spare[st->spare_count++] = b->cmd;
+    kiln_vulkan_lane_state *ls = &st->lanes[b->lane];
+    if (b->cmd) ls->spare[ls->spare_count++] = b->cmd;
     release_waits(vc, b->waits, b->wait_count);
     free(b->waits);
     st->inflight_first = (st->inflight_first + 1) % st->inflight_cap;
@@ -249,19 +258,34 @@ static void *grow(void *array, size_t *cap, size_t count, size_t more,
   return p;
 }
 
+/* The stages and accesses of the open batch's lane: a transfer queue
+ * has no compute stage. */
+static VkPipelineStageFlags lane_stages(const kiln_vulkan_stream *st) {
+  return st->lane == KILN_VULKAN_LANE_TRANSFER
+             ? VK_PIPELINE_STAGE_TRANSFER_BIT
+             : VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT |
+                   VK_PIPELINE_STAGE_TRANSFER_BIT;
+}
+
+static VkAccessFlags lane_writes(const kiln_vulkan_stream *st) {
+  return st->lane == KILN_VULKAN_LANE_TRANSFER
+             ? VK_ACCESS_TRANSFER_WRITE_BIT
+             : VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+}
+
 /* Orders everything recorded so far before what comes next, between the
  * compute and transfer stages kiln records. */
 static void device_barrier(kiln_vulkan_stream *st) {
+  const VkAccessFlags writes = lane_writes(st);
   VkMemoryBarrier barrier = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask =
-          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-      .dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
-                       VK_ACCESS_TRANSFER_READ_BIT |
-                       VK_ACCESS_TRANSFER_WRITE_BIT,
+      .srcAccessMask = writes,
+      .dstAccessMask = writes | VK_ACCESS_TRANSFER_READ_BIT |
+                       (st->lane == KILN_VULKAN_LANE_TRANSFER
+                            ? 0
+                            : VK_ACCESS_SHADER_READ_BIT),
   };
-  const VkPipelineStageFlags stages =
-      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
+  const VkPipelineStageFlags stages = lane_stages(st);
   st->ctx->vk.vkCmdPipelineBarrier(st->cmd, stages, stages, 0, 1, &barrier, 0,
                                    NULL, 0, NULL);
 }
@@ -271,36 +295,48 @@ static void device_barrier(kiln_vulkan_stream *st) {
 static void host_barrier(kiln_vulkan_stream *st) {
   VkMemoryBarrier barrier = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-      .srcAccessMask =
-          VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+      .srcAccessMask = lane_writes(st),
       .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
   };
-  st->ctx->vk.vkCmdPipelineBarrier(
-      st->cmd,
-      VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-      VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, NULL, 0, NULL);
+  st->ctx->vk.vkCmdPipelineBarrier(st->cmd, lane_stages(st),
+                                   VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier,
+                                   0, NULL, 0, NULL);
 }
 
-static kiln_status open_batch(kiln_vulkan_stream *st) {
-  if (st->cmd) return KILN_OK;
+/* Makes the next submission, on `lane`, wait for the stream's last one
+ * when that went to the other lane: submission order keeps the work of
+ * one queue in order, not of two. */
+static kiln_status follow_other_lane(kiln_vulkan_stream *st,
+                                     kiln_vulkan_lane lane) {
+  if (lane == st->submitted_lane || st->completed >= st->submitted)
+    return KILN_OK;
+  return kiln_vulkan_stream_add_wait(st, st->timeline, st->submitted);
+}
+
+static kiln_status open_batch(kiln_vulkan_stream *st, kiln_vulkan_lane lane) {
+  if (st->cmd && st->lane == lane) return KILN_OK;
+  /* The other lane's batch goes first, in the stream's order. */
+  kiln_status s = st->cmd ? kiln_vulkan_stream_flush(st) : KILN_OK;
+  if (s != KILN_OK) return s;
   kiln_vulkan_context *vc = st->ctx;
+  kiln_vulkan_lane_state *ls = &st->lanes[lane];
   VkCommandBuffer cmd;
-  if (st->spare_count > 0) {
-    cmd = st->spare[--st->spare_count];
+  if (ls->spare_count > 0) {
+    cmd = ls->spare[--ls->spare_count];
   } else {
     VkCommandBufferAllocateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-        .commandPool = st->pool,
+        .commandPool = ls->pool,
         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
         .commandBufferCount = 1,
     };
     /* Every command buffer may end up spare at once. */
     VkCommandBuffer *spare =
-        grow(st->spare, &st->spare_cap, st->inflight_count, 1, sizeof *spare);
+        grow(ls->spare, &ls->spare_cap, st->inflight_count, 1, sizeof *spare);
     if (!spare)
       return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                             "out of host memory recording a command");
-    st->spare = spare;
+    ls->spare = spare;
     VkResult r = vc->vk.vkAllocateCommandBuffers(vc->device, &info, &cmd);
     if (r != VK_SUCCESS)
       return kiln_vulkan_error(r, "vkAllocateCommandBuffers");
@@ -310,11 +346,18 @@ static kiln_status open_batch(kiln_vulkan_stream *st) {
       .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
   };
   VkResult r = vc->vk.vkBeginCommandBuffer(cmd, &begin);
-  if (r != VK_SUCCESS) {
-    st->spare[st->spare_count++] = cmd;
-    return kiln_vulkan_error(r, "vkBeginCommandBuffer");
+  if (r == VK_SUCCESS) {
+    s = follow_other_lane(st, lane);
+    if (s != KILN_OK) vc->vk.vkResetCommandBuffer(cmd, 0);
+  } else {
+    s = kiln_vulkan_error(r, "vkBeginCommandBuffer");
+  }
+  if (s != KILN_OK) {
+    ls->spare[ls->spare_count++] = cmd;
+    return s;
   }
   st->cmd = cmd;
+  st->lane = lane;
   st->recorded = 0;
   st->bound = VK_NULL_HANDLE;
   /* A batch's first command gets a barrier too: its scope reaches back over
@@ -328,14 +371,26 @@ static kiln_status open_batch(kiln_vulkan_stream *st) {
 
 kiln_status kiln_vulkan_stream_open(kiln_vulkan_stream *st,
                                     VkCommandBuffer *out) {
-  kiln_status s = open_batch(st);
+  kiln_status s = open_batch(st, KILN_VULKAN_LANE_COMPUTE);
   if (s == KILN_OK) *out = st->cmd;
   return s;
 }
 
+kiln_vulkan_lane kiln_vulkan_copy_lane(const kiln_vulkan_stream *st,
+                                       const kiln_vulkan_allocation *dst,
+                                       const kiln_vulkan_allocation *src,
+                                       bool host) {
+  if (!st->lanes[KILN_VULKAN_LANE_TRANSFER].queue || st->base.building ||
+      !dst->any_queue || !src->any_queue ||
+      (!host && st->ctx->transfer_mode == KILN_VULKAN_TRANSFER_HOST))
+    return KILN_VULKAN_LANE_COMPUTE;
+  return KILN_VULKAN_LANE_TRANSFER;
+}
+
 kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
+                                       kiln_vulkan_lane lane,
                                        VkCommandBuffer *out) {
-  kiln_status s = open_batch(st);
+  kiln_status s = open_batch(st, lane);
   if (s != KILN_OK) return s;
   if (st->dirty) {
     device_barrier(st);
@@ -350,8 +405,12 @@ kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st) {
   st->recorded++;
   /* A graph's command buffer holds all of it, submitted at each replay. */
   if (st->base.building) return KILN_OK;
-  if (st->recorded >= BATCH_COMMANDS) return kiln_vulkan_stream_flush(st);
-  if (st->recorded == EAGER_COMMANDS) {
+  /* A copy is submitted at once: its engine is there to run it beside
+   * kernels, and copies worth a DMA engine cost far more than the
+   * submission. */
+  if (st->recorded >= BATCH_COMMANDS || st->lane == KILN_VULKAN_LANE_TRANSFER)
+    return kiln_vulkan_stream_flush(st);
+  if (st->recorded == 1 || st->recorded == EAGER_COMMANDS) {
     kiln_status s = kiln_vulkan_stream_poll(st);
     if (s != KILN_OK) return s;
     if (st->completed >= st->submitted) return kiln_vulkan_stream_flush(st);
@@ -376,8 +435,9 @@ static bool inflight_reserve(kiln_vulkan_stream *st) {
 /* Drops a batch that could not be submitted. */
 static void discard_batch(kiln_vulkan_stream *st) {
   if (st->cmd) {
+    kiln_vulkan_lane_state *ls = &st->lanes[st->lane];
     st->ctx->vk.vkResetCommandBuffer(st->cmd, 0);
-    st->spare[st->spare_count++] = st->cmd;
+    ls->spare[ls->spare_count++] = st->cmd;
     st->cmd = VK_NULL_HANDLE;
   }
   release_waits(st->ctx, st->waits, st->wait_count);
@@ -386,8 +446,8 @@ static void discard_batch(kiln_vulkan_stream *st) {
   retire(st);
 }
 
-static kiln_status submit(kiln_vulkan_stream *st, VkCommandBuffer cmd,
-                          uint64_t value) {
+static kiln_status submit(kiln_vulkan_stream *st, kiln_vulkan_lane lane,
+                          VkCommandBuffer cmd, uint64_t value) {
   enum { INLINE_WAITS = 8 };
   VkSemaphore inline_sems[INLINE_WAITS];
   uint64_t inline_values[INLINE_WAITS];
@@ -429,10 +489,11 @@ static kiln_status submit(kiln_vulkan_stream *st, VkCommandBuffer cmd,
         .signalSemaphoreCount = 1,
         .pSignalSemaphores = &st->timeline->semaphore,
     };
-    pthread_mutex_lock(&st->queue->lock);
+    kiln_vulkan_queue *queue = st->lanes[lane].queue;
+    pthread_mutex_lock(&queue->lock);
     VkResult r =
-        st->ctx->vk.vkQueueSubmit(st->queue->handle, 1, &info, VK_NULL_HANDLE);
-    pthread_mutex_unlock(&st->queue->lock);
+        st->ctx->vk.vkQueueSubmit(queue->handle, 1, &info, VK_NULL_HANDLE);
+    pthread_mutex_unlock(&queue->lock);
     if (r != VK_SUCCESS) s = kiln_vulkan_error(r, "vkQueueSubmit");
   }
   if (n > INLINE_WAITS) {
@@ -522,10 +583,11 @@ static kiln_status prepare_submission(kiln_vulkan_stream *st) {
   return s;
 }
 
-/* Submits `cmd` (may be VK_NULL_HANDLE) with the pending waits as the
- * stream's next value and tracks it until it completes; the batch recycles
- * `cmd` then only if `recycle`. */
-static kiln_status submit_tracked(kiln_vulkan_stream *st, VkCommandBuffer cmd,
+/* Submits `cmd` (may be VK_NULL_HANDLE) to `lane`'s queue with the
+ * pending waits as the stream's next value and tracks it until it
+ * completes; the batch recycles `cmd` then only if `recycle`. */
+static kiln_status submit_tracked(kiln_vulkan_stream *st,
+                                  kiln_vulkan_lane lane, VkCommandBuffer cmd,
                                   bool recycle) {
   kiln_vulkan_wait *waits = NULL;
   if (!inflight_reserve(st) ||
@@ -534,7 +596,7 @@ static kiln_status submit_tracked(kiln_vulkan_stream *st, VkCommandBuffer cmd,
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "out of host memory submitting Vulkan work");
   uint64_t value = st->submitted + 1;
-  kiln_status s = submit(st, cmd, value);
+  kiln_status s = submit(st, lane, cmd, value);
   if (s != KILN_OK) {
     free(waits);
     return s;
@@ -543,6 +605,7 @@ static kiln_status submit_tracked(kiln_vulkan_stream *st, VkCommandBuffer cmd,
       &st->inflight[(st->inflight_first + st->inflight_count) %
                     st->inflight_cap];
   b->cmd = recycle ? cmd : VK_NULL_HANDLE;
+  b->lane = lane;
   b->value = value;
   b->waits = waits;
   b->wait_count = st->wait_count;
@@ -550,6 +613,7 @@ static kiln_status submit_tracked(kiln_vulkan_stream *st, VkCommandBuffer cmd,
   st->inflight_count++;
   st->wait_count = 0;
   st->submitted = value;
+  st->submitted_lane = lane;
   set_busy(st, true);
   return KILN_OK;
 }
@@ -566,7 +630,10 @@ kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
       return kiln_vulkan_error(r, "vkEndCommandBuffer");
     }
   }
-  if ((s = submit_tracked(st, st->cmd, true)) != KILN_OK) {
+  /* A submission of waits only goes where the last one went: it needs no
+   * wait for the other lane. */
+  const kiln_vulkan_lane lane = st->cmd ? st->lane : st->submitted_lane;
+  if ((s = submit_tracked(st, lane, st->cmd, true)) != KILN_OK) {
     discard_batch(st);
     return s;
   }
@@ -578,6 +645,7 @@ kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
 void kiln_vulkan_stream_record_into(kiln_vulkan_stream *st,
                                     VkCommandBuffer cmd) {
   st->cmd = cmd;
+  st->lane = KILN_VULKAN_LANE_COMPUTE;
   st->recorded = 0;
   st->bound = VK_NULL_HANDLE;
   st->dirty = true;
@@ -593,8 +661,9 @@ kiln_status kiln_vulkan_stream_end_recording(kiln_vulkan_stream *st) {
 
 kiln_status kiln_vulkan_stream_submit_external(kiln_vulkan_stream *st,
                                                VkCommandBuffer cmd) {
-  kiln_status s = prepare_submission(st);
-  if (s == KILN_OK) s = submit_tracked(st, cmd, false);
+  kiln_status s = follow_other_lane(st, KILN_VULKAN_LANE_COMPUTE);
+  if (s == KILN_OK) s = prepare_submission(st);
+  if (s == KILN_OK) s = submit_tracked(st, KILN_VULKAN_LANE_COMPUTE, cmd, false);
   return s;
 }
 
@@ -623,26 +692,51 @@ kiln_status kiln_vulkan_stream_add_wait(kiln_vulkan_stream *st,
   return KILN_OK;
 }
 
+static kiln_status create_pool(kiln_vulkan_context *vc, uint32_t family,
+                               VkCommandPool *out) {
+  VkCommandPoolCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+      .queueFamilyIndex = family,
+  };
+  VkResult r = vc->vk.vkCreateCommandPool(vc->device, &info, NULL, out);
+  return r == VK_SUCCESS ? KILN_OK
+                         : kiln_vulkan_error(r, "vkCreateCommandPool");
+}
+
+/* Destroying a pool frees its command buffers. */
+static void destroy_lanes(kiln_vulkan_stream *st) {
+  for (int i = 0; i < 2; i++) {
+    if (st->lanes[i].pool)
+      st->ctx->vk.vkDestroyCommandPool(st->ctx->device, st->lanes[i].pool,
+                                       NULL);
+    free(st->lanes[i].spare);
+    memset(&st->lanes[i], 0, sizeof st->lanes[i]);
+  }
+}
+
 kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *vc,
                                      kiln_vulkan_stream *st,
                                      kiln_vulkan_queue *queue) {
   st->ctx = vc;
-  st->queue = queue;
   if (pthread_mutex_init(&st->lock, NULL) != 0)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "pthread_mutex_init failed for a Vulkan stream");
-  VkCommandPoolCreateInfo info = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
-      .queueFamilyIndex = vc->phys->queue_family,
-  };
-  VkResult r = vc->vk.vkCreateCommandPool(vc->device, &info, NULL, &st->pool);
-  kiln_status s = KILN_OK;
-  if (r != VK_SUCCESS)
-    s = kiln_vulkan_error(r, "vkCreateCommandPool");
-  else if ((s = timeline_create(vc, &st->timeline)) != KILN_OK)
-    vc->vk.vkDestroyCommandPool(vc->device, st->pool, NULL);
+  kiln_vulkan_lane_state *compute = &st->lanes[KILN_VULKAN_LANE_COMPUTE];
+  kiln_vulkan_lane_state *transfer = &st->lanes[KILN_VULKAN_LANE_TRANSFER];
+  compute->queue = queue;
+  kiln_status s = create_pool(vc, vc->phys->queue_family, &compute->pool);
+  if (s == KILN_OK && vc->transfer_family != UINT32_MAX) {
+    transfer->queue =
+        vc->transfer_count > 0
+            ? &vc->transfer[atomic_fetch_add(&vc->next_transfer, 1) %
+                            vc->transfer_count]
+            : queue;
+    s = create_pool(vc, vc->transfer_family, &transfer->pool);
+  }
+  if (s == KILN_OK) s = timeline_create(vc, &st->timeline);
   if (s != KILN_OK) {
+    destroy_lanes(st);
     pthread_mutex_destroy(&st->lock);
     return s;
   }
@@ -685,9 +779,7 @@ void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
   kiln_vulkan_release_writes(vc, st->timeline);
   set_busy(st, false);
   kiln_vulkan_staging_release(st);
-  /* Destroying the pool frees its command buffers. */
-  vc->vk.vkDestroyCommandPool(vc->device, st->pool, NULL);
-  free(st->spare);
+  destroy_lanes(st);
   free(st->inflight);
   free(st->waits);
   kiln_vulkan_timeline_release(vc, st->timeline);

@@ -7,8 +7,14 @@
  *    device addresses, and the block size is set by specialization
  *    constants, one pipeline per kernel and block size (launch.c).
  *  - A stream records into a command buffer and submits batches of up to
- *    BATCH_COMMANDS commands, or earlier on a synchronize, a read, an event
- *    or a staged write. Consecutive commands are separated by one global
+ *    BATCH_COMMANDS commands, or earlier: on a synchronize, a read, an
+ *    event or a staged write, and when the stream has nothing in flight
+ *    (so its work starts while the host waits elsewhere). Copies to and
+ *    from host memory go to a transfer queue where the device has a
+ *    family of them (a DMA engine that runs them beside kernels), each
+ *    submitted at once; device-to-device copies stay on the compute queue,
+ *    where NVIDIA's driver copies 4.7 times as fast as on its DMA queue
+ *    (docs/performance.md). Consecutive commands are separated by one global
  *    compute/transfer memory barrier, also at the start of every batch
  *    (its scope reaches back over earlier submissions to the queue), and a
  *    batch ends with a barrier to the host stage, so that whatever the host
@@ -16,7 +22,8 @@
  *  - Each stream has a timeline semaphore, signalled once per submission:
  *    command buffers and staging memory are recycled when it passes their
  *    value, events are (semaphore, value) pairs, and cross-stream waits are
- *    semaphore waits. Streams are spread over the queues of one family.
+ *    semaphore waits, as are the waits between a stream's two lanes.
+ *    Streams are spread over the queues of one family.
  *  - Transfers from host memory: straight into mapped memory when no
  *    stream has work queued or running; otherwise through the stream's
  *    staging ring in chunks, and then every stream's next submission waits
@@ -152,6 +159,9 @@ typedef struct kiln_vulkan_physical {
   uint8_t pipeline_cache_uuid[VK_UUID_SIZE];
   uint32_t queue_family;
   uint32_t queue_count;
+  /* A family that can copy but not compute (a DMA engine), or UINT32_MAX. */
+  uint32_t transfer_family;
+  uint32_t transfer_queue_count;
   uint32_t timestamp_valid_bits;
   bool portability_subset; /* must be enabled when present */
   bool memory_budget;      /* VK_EXT_memory_budget */
@@ -210,6 +220,23 @@ typedef struct kiln_vulkan_queue {
 
 typedef struct kiln_vulkan_stream kiln_vulkan_stream;
 
+/* Transfer queues used per context; NVIDIA offers 2, AMD 2 or more. */
+#define KILN_VULKAN_MAX_TRANSFER 4
+
+/* Where copies go (KILN_VULKAN_TRANSFER; context.c). */
+typedef enum kiln_vulkan_transfer_mode {
+  /* No transfer lane: every command on the compute queues. */
+  KILN_VULKAN_TRANSFER_OFF,
+  /* Host<->device copies on the transfer family's queues (the default
+   * where the device has one). */
+  KILN_VULKAN_TRANSFER_HOST,
+  /* Device<->device copies there too. */
+  KILN_VULKAN_TRANSFER_ALL,
+  /* Every copy through the transfer lane, on the compute queues: the lane's
+   * switching and ordering, testable on a device with one queue family. */
+  KILN_VULKAN_TRANSFER_COMPUTE,
+} kiln_vulkan_transfer_mode;
+
 /* A timeline semaphore, shared by its stream, the events recorded on it and
  * the waits of other streams, so it outlives whichever is destroyed
  * first. */
@@ -251,6 +278,15 @@ typedef struct kiln_vulkan_context {
   kiln_vulkan_queue queues[KILN_VULKAN_MAX_QUEUES];
   uint32_t queue_count;
   atomic_uint next_queue;
+  /* The transfer family's queues (transfer_count 0 without one). Kiln's
+   * buffers are then shared by both families (VK_SHARING_MODE_CONCURRENT):
+   * a kernel reaches any buffer through its address, so kiln cannot know
+   * which buffers a queue-family ownership transfer would have to name. */
+  kiln_vulkan_transfer_mode transfer_mode;
+  uint32_t transfer_family; /* UINT32_MAX without a transfer lane */
+  kiln_vulkan_queue transfer[KILN_VULKAN_MAX_TRANSFER];
+  uint32_t transfer_count;
+  atomic_uint next_transfer;
   VkPipelineCache pipeline_cache;
   /* The SHA-256 and size of what the pipeline cache was seeded with from
    * the disk cache (size 0: nothing), so that deinit writes it back only
@@ -293,6 +329,9 @@ typedef struct kiln_vulkan_allocation {
   unsigned char *map;      /* host-visible and host-coherent, else NULL */
   bool cached;             /* map is also HOST_CACHED: cheap to read */
   VkDeviceAddress address; /* only with device_address */
+  /* Usable on the transfer lane's queues too: kiln's own allocations, not
+   * a caller's imported VkBuffer, whose sharing mode kiln does not know. */
+  bool any_queue;
 } kiln_vulkan_allocation;
 
 kiln_status kiln_vulkan_allocate(kiln_vulkan_context *ctx, VkDeviceSize size,
@@ -323,9 +362,28 @@ KILN_BACKEND_CAST(kiln_vulkan_context, kiln_context, kiln_vulkan_context_cast)
 /* ---- Streams (stream.c)
  * ----------------------------------------------------------- */
 
+/* A stream records into one of two lanes: kernels, fills, timestamps and
+ * graphs on a compute queue; copies that the context's transfer mode
+ * sends there on a transfer queue, where a DMA engine runs them beside
+ * other streams' kernels. A submission on one lane waits for the stream's
+ * last submission on the other through the stream's timeline, so the
+ * stream keeps its order. */
+typedef enum kiln_vulkan_lane {
+  KILN_VULKAN_LANE_COMPUTE,
+  KILN_VULKAN_LANE_TRANSFER,
+} kiln_vulkan_lane;
+
+typedef struct kiln_vulkan_lane_state {
+  kiln_vulkan_queue *queue; /* NULL: the stream has no such lane */
+  VkCommandPool pool;
+  VkCommandBuffer *spare; /* completed command buffers for reuse */
+  size_t spare_count, spare_cap;
+} kiln_vulkan_lane_state;
+
 /* A submitted command buffer, recycled when `value` is reached. */
 typedef struct kiln_vulkan_batch {
   VkCommandBuffer cmd; /* VK_NULL_HANDLE for a submission of waits only */
+  kiln_vulkan_lane lane;
   uint64_t value;
   kiln_vulkan_wait *waits; /* references released on completion */
   uint32_t wait_count;
@@ -353,15 +411,18 @@ struct kiln_vulkan_stream {
   kiln_vulkan_context *ctx;
   kiln_vulkan_stream *prev, *next; /* the context's list */
   pthread_mutex_t lock;
-  kiln_vulkan_queue *queue;
-  VkCommandPool pool;
+  kiln_vulkan_lane_state lanes[2];
   kiln_vulkan_timeline *timeline;
   uint64_t submitted;   /* the value the last submission signals */
   uint64_t completed;   /* the last value seen reached */
   bool busy;            /* counted in ctx->busy_streams */
   uint64_t write_epoch; /* ctx->write_epoch when last looked at */
-  /* The batch being recorded. */
+  /* The batch being recorded, and its lane. */
   VkCommandBuffer cmd;
+  kiln_vulkan_lane lane;
+  /* The lane of the last submission: the next one on the other lane waits
+   * for it. */
+  kiln_vulkan_lane submitted_lane;
   uint32_t recorded;
   bool dirty; /* commands recorded since the last barrier, or a new batch */
   VkPipeline bound;
@@ -371,13 +432,13 @@ struct kiln_vulkan_stream {
   /* Submissions not yet seen complete, a FIFO. */
   kiln_vulkan_batch *inflight;
   size_t inflight_first, inflight_count, inflight_cap;
-  VkCommandBuffer *spare; /* completed command buffers for reuse */
-  size_t spare_count, spare_cap;
   kiln_vulkan_staging staging;
 };
 
 KILN_BACKEND_CAST(kiln_vulkan_stream, kiln_stream, kiln_vulkan_stream_cast)
 
+/* Sets the stream up on compute queue `queue` and, where the context has
+ * a transfer lane, a queue of it. */
 kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *ctx,
                                      kiln_vulkan_stream *st,
                                      kiln_vulkan_queue *queue);
@@ -388,16 +449,26 @@ void kiln_vulkan_stream_unlock(kiln_vulkan_stream *st);
 
 /* The functions below need the stream's lock. */
 
-/* The open command buffer, for commands that need no ordering barrier
- * (timestamps). */
+/* The open command buffer of the compute lane, for commands that need no
+ * ordering barrier (timestamps). */
 kiln_status kiln_vulkan_stream_open(kiln_vulkan_stream *st,
                                     VkCommandBuffer *out);
-/* The command buffer to record one command into, after the barrier that
- * orders it behind the stream's earlier commands. Follow with
- * kiln_vulkan_stream_recorded once it is recorded. */
+/* The command buffer to record one command into on `lane`, after the
+ * barrier that orders it behind the stream's earlier commands. Follow
+ * with kiln_vulkan_stream_recorded once it is recorded. */
 kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
+                                       kiln_vulkan_lane lane,
                                        VkCommandBuffer *out);
-/* Counts the command and submits the batch when it is large enough. */
+/* The lane for a copy between `dst` and `src`, `host` when one of them is
+ * host memory (staging, a host buffer): the transfer lane where the
+ * context's mode sends such copies and both allocations allow it, outside
+ * a graph's recording (a graph is one compute submission). */
+kiln_vulkan_lane kiln_vulkan_copy_lane(const kiln_vulkan_stream *st,
+                                       const kiln_vulkan_allocation *dst,
+                                       const kiln_vulkan_allocation *src,
+                                       bool host);
+/* Counts the command and submits the batch when it is large enough, when
+ * the stream has nothing in flight, or at once on the transfer lane. */
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st);
 /* Submits what was recorded, and any waits still pending. */
 kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st);
@@ -495,8 +566,9 @@ kiln_status kiln_vulkan_buffer_copy(kiln_stream *s, kiln_buffer *dst,
 kiln_status kiln_vulkan_buffer_fill(kiln_stream *s, kiln_buffer *dst,
                                     size_t off, size_t size, uint64_t pattern,
                                     size_t pattern_size);
-/* Records a copy between two VkBuffers on a locked stream. */
-kiln_status kiln_vulkan_record_copy(kiln_vulkan_stream *st, VkBuffer dst,
+/* Records a copy between two VkBuffers on a locked stream's `lane`. */
+kiln_status kiln_vulkan_record_copy(kiln_vulkan_stream *st,
+                                    kiln_vulkan_lane lane, VkBuffer dst,
                                     size_t dst_off, VkBuffer src,
                                     size_t src_off, size_t size);
 

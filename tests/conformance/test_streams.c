@@ -148,6 +148,68 @@ static void streams_joined_by_an_event(void **state) {
   free(got);
 }
 
+/* Host-buffer copies, device copies and kernels interleaved on one stream,
+ * each round depending on the last and overwriting what it read (on Vulkan
+ * the copies to and from host memory run on a transfer queue where there
+ * is one, the kernels on a compute queue), then a second stream that
+ * waits on an event to use what the first copied out. */
+static void async_copies_and_kernels_interleave(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  enum { WORDS = 1 << 16, ROUNDS = 24, BUSY = 3 };
+  const size_t bytes = (size_t)WORDS * 4;
+  kiln_stream *s[2];
+  kiln_event *e;
+  kiln_buffer *a, *b, *c;
+  kiln_host_buffer *in, *out;
+  check_ok(kiln_stream_create(conf.ctx, &s[0]));
+  check_ok(kiln_stream_create(conf.ctx, &s[1]));
+  check_ok(kiln_event_create(conf.ctx, &e));
+  check_ok(kiln_buffer_create(conf.ctx, bytes, 0, &a));
+  check_ok(kiln_buffer_create(conf.ctx, bytes, 0, &b));
+  check_ok(kiln_buffer_create(conf.ctx, bytes, 0, &c));
+  check_ok(kiln_host_buffer_create(conf.ctx, bytes * ROUNDS, 0, &in));
+  check_ok(kiln_host_buffer_create(conf.ctx, bytes * ROUNDS, 0, &out));
+  uint32_t *x = kiln_host_buffer_data(in), *y = kiln_host_buffer_data(out);
+  conf_random_bytes(&r, x, bytes * ROUNDS);
+  memset(y, 0, bytes * ROUNDS);
+  for (uint32_t i = 0; i < ROUNDS; i++) {
+    const size_t at = i * bytes;
+    check_ok(kiln_buffer_write_async(s[0], a, 0, in, at, bytes));
+    busy(s[0], a, 0, WORDS, BUSY);
+    check_ok(kiln_buffer_copy(s[0], b, 0, a, 0, bytes));
+    add_u32(s[0], b, 0, WORDS, i);
+    check_ok(kiln_buffer_read_async(s[0], b, 0, out, at, bytes));
+  }
+  check_ok(kiln_event_record(e, s[0]));
+  check_ok(kiln_stream_wait_event(s[1], e));
+  const size_t last = (size_t)(ROUNDS - 1) * bytes;
+  check_ok(kiln_buffer_write_async(s[1], c, 0, out, last, bytes));
+  uint32_t *got = conf_alloc(bytes), *want = conf_alloc(bytes);
+  check_ok(kiln_buffer_read(s[1], c, 0, got, bytes));
+  check_ok(kiln_stream_synchronize(s[0]));
+  const affine f = lcg_steps(BUSY);
+  for (uint32_t i = 0; i < ROUNDS; i++) {
+    for (uint32_t k = 0; k < WORDS; k++)
+      want[k] = f.mul * x[(size_t)i * WORDS + k] + f.add + i;
+    char what[64];
+    snprintf(what, sizeof what, "round %u copied out", i);
+    conf_check_bytes(y + (size_t)i * WORDS, want, bytes, what);
+  }
+  conf_check_bytes(got, want, bytes,
+                   "the second stream's copy of the last round");
+  free(got);
+  free(want);
+  check_ok(kiln_host_buffer_destroy(out));
+  check_ok(kiln_host_buffer_destroy(in));
+  check_ok(kiln_buffer_destroy(c));
+  check_ok(kiln_buffer_destroy(b));
+  check_ok(kiln_buffer_destroy(a));
+  check_ok(kiln_event_destroy(e));
+  check_ok(kiln_stream_destroy(s[1]));
+  check_ok(kiln_stream_destroy(s[0]));
+}
+
 /* Elapsed times are positive for real work and add up: t(a,b) + t(b,c)
  * equals t(a,c) to within the timer's rounding. */
 static void event_timing(void **state) {
@@ -317,6 +379,7 @@ int conf_run_stream_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(order_within_a_stream),
       CONF_TEST(streams_joined_by_an_event),
+      CONF_TEST(async_copies_and_kernels_interleave),
       CONF_TEST(event_timing),
       CONF_TEST(destroy_and_context_synchronize_wait),
       CONF_TEST(threads_drive_their_own_streams),

@@ -1,7 +1,8 @@
 /* What only the Vulkan backend has, through the public API: kernels whose
  * block size is fixed in the shader, kernels without arguments, the
  * push-constant layout of every scalar width, modules of several SPIR-V
- * images, and staged transfers seen from other streams. Runs with the
+ * images, staged transfers seen from other streams, and where copies go
+ * (KILN_VULKAN_TRANSFER). Runs with the
  * validation layer on (meson.build) and fails on any of its messages. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -194,6 +195,52 @@ static void writes_seen_by_other_streams(void **state) {
   free(got);
 }
 
+/* KILN_VULKAN_TRANSFER picks where copies go; each mode moves bytes
+ * correctly through a staged write, a device copy and a read behind
+ * queued work, and a value that is none of them fails the context with
+ * words. */
+static void transfer_modes_from_the_environment(void **state) {
+  (void)state;
+  static const char *const modes[] = {"auto", "all", "off", "compute"};
+  enum { N = (1 << 20) + 12 };
+  unsigned char *data = malloc(N), *got = malloc(N);
+  assert_non_null(data);
+  assert_non_null(got);
+  for (size_t i = 0; i < N; i++) data[i] = (unsigned char)(i * 29 + 3);
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = KILN_BACKEND_VULKAN;
+  for (size_t m = 0; m < sizeof modes / sizeof *modes; m++) {
+    setenv("KILN_VULKAN_TRANSFER", modes[m], 1);
+    kiln_context *c;
+    check_ok(kiln_context_create(&o, &c));
+    kiln_stream *s;
+    check_ok(kiln_context_default_stream(c, &s));
+    kiln_buffer *a, *b;
+    check_ok(kiln_buffer_create(c, N, 0, &a));
+    check_ok(kiln_buffer_create(c, N, 0, &b));
+    const uint8_t pattern = 0xa5;
+    check_ok(kiln_buffer_fill(s, a, 0, N, &pattern, 1));
+    check_ok(kiln_buffer_write(s, a, 4, data, N - 8));
+    check_ok(kiln_buffer_copy(s, b, 0, a, 0, N));
+    check_ok(kiln_buffer_read(s, b, 4, got, N - 8));
+    if (memcmp(got, data, N - 8) != 0)
+      fail_msg("KILN_VULKAN_TRANSFER=%s: the bytes read differ", modes[m]);
+    check_ok(kiln_buffer_destroy(b));
+    check_ok(kiln_buffer_destroy(a));
+    check_ok(kiln_context_destroy(c));
+  }
+  setenv("KILN_VULKAN_TRANSFER", "sideways", 1);
+  kiln_context *c = NULL;
+  assert_int_equal(kiln_context_create(&o, &c), KILN_ERROR_INVALID_ARGUMENT);
+  assert_null(c);
+  assert_non_null(
+      strstr(kiln_last_error(), "KILN_VULKAN_TRANSFER=\"sideways\""));
+  assert_non_null(strstr(kiln_last_error(), "auto, all, off or compute"));
+  unsetenv("KILN_VULKAN_TRANSFER");
+  free(data);
+  free(got);
+}
+
 int main(void) {
   kiln_set_log_handler(on_log, NULL);
   if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
@@ -208,6 +255,7 @@ int main(void) {
       cmocka_unit_test(every_scalar_width),
       cmocka_unit_test(module_of_several_unaligned_images),
       cmocka_unit_test(writes_seen_by_other_streams),
+      cmocka_unit_test(transfer_modes_from_the_environment),
   };
   int failed =
       cmocka_run_group_tests_name("vulkan-backend", tests, setup, teardown);
