@@ -32,7 +32,7 @@ int bench_measure(const bench *b, bench_batch_fn batch, void *self,
                   double *ms_per_op) {
   double target = b->opt.quick ? QUICK_TARGET_MS : TARGET_MS;
   unsigned most = b->opt.quick ? QUICK_MAX_BATCH : MAX_BATCH;
-  double first;
+  double first = 0.0;
   /* The warm-up run pays for first use (pipeline creation, page mapping,
    * clocks ramping up); the second sizes the batch. */
   if (batch(self, 1, &first) != 0 || batch(self, 1, &first) != 0) return -1;
@@ -46,7 +46,7 @@ int bench_measure(const bench *b, bench_batch_fn batch, void *self,
     return -1;
   }
   for (unsigned r = 0; r < b->opt.repeat; r++) {
-    double ms;
+    double ms = 0.0;
     if (batch(self, iters, &ms) != 0) {
       free(samples);
       return -1;

@@ -4,7 +4,11 @@
  *  - pinned: kiln host buffers through the async forms, timed with kiln
  *    events;
  *  - raw: cuMemcpyHtoDAsync/DtoHAsync from cuMemAllocHost memory, timed with
- *    CUDA events. */
+ *    CUDA events;
+ *  - d2d: kiln_buffer_copy between two device buffers against
+ *    cuMemcpyDtoDAsync, counting bytes read and written (2 x size), which
+ *    shows what a device copy costs on the queue kiln runs it on (Vulkan:
+ *    KILN_VULKAN_TRANSFER). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,17 +21,17 @@
 #define SEED_PAGEABLE 3u
 #define SEED_PINNED 4u
 
-enum kind { H2D_PAGEABLE, H2D_PINNED, D2H_PAGEABLE, D2H_PINNED, KINDS };
+enum kind { H2D_PAGEABLE, H2D_PINNED, D2H_PAGEABLE, D2H_PINNED, D2D, KINDS };
 
-static const char *const names[KINDS] = {"h2d-pageable", "h2d-pinned",
-                                         "d2h-pageable", "d2h-pinned"};
+static const char *const names[KINDS] = {
+    "h2d-pageable", "h2d-pinned", "d2h-pageable", "d2h-pinned", "d2d"};
 
 typedef struct transfer_state {
   bench *b;
-  kiln_buffer *dev;
+  kiln_buffer *dev, *dev2;
   kiln_host_buffer *pinned_src, *pinned_dst;
   float *pageable_src, *pageable_dst;
-  raw_ptr rdev;
+  raw_ptr rdev, rdev2;
   void *rhost;
   size_t size; /* of the transfer being timed */
   enum kind kind;
@@ -54,6 +58,8 @@ static int pageable_batch(void *self, unsigned iters, double *ms) {
 
 static kiln_status pinned_op(bench *b, void *arg) {
   transfer_state *t = arg;
+  if (t->kind == D2D)
+    return kiln_buffer_copy(b->stream, t->dev2, 0, t->dev, 0, t->size);
   if (t->kind == H2D_PINNED)
     return kiln_buffer_write_async(b->stream, t->dev, 0, t->pinned_src, 0,
                                    t->size);
@@ -63,6 +69,8 @@ static kiln_status pinned_op(bench *b, void *arg) {
 
 static int raw_op(void *arg) {
   transfer_state *t = arg;
+  if (t->kind == D2D)
+    return cuda_raw_dtod(t->b->raw, t->rdev2, t->rdev, t->size);
   if (t->kind == H2D_PINNED)
     return cuda_raw_htod(t->b->raw, t->rdev, t->rhost, t->size);
   return cuda_raw_dtoh(t->b->raw, t->rhost, t->rdev, t->size);
@@ -75,7 +83,7 @@ static int measure(transfer_state *t, enum kind kind, double *gbps) {
                    ? bench_measure(t->b, pageable_batch, t, &ms)
                    : bench_measure_kiln(t->b, pinned_op, t, &ms);
   if (result != 0) return -1;
-  *gbps = (double)t->size / (ms * 1e6);
+  *gbps = (double)t->size * (kind == D2D ? 2 : 1) / (ms * 1e6);
   bench_result r = {"transfer", names[kind], "kiln", t->size, ms, *gbps,
                     "GB/s"};
   return bench_record(t->b, &r);
@@ -88,7 +96,7 @@ static int measure_raw(transfer_state *t, enum kind kind, double *gbps) {
   int result = bench_measure_raw(t->b, raw_op, t, &ms);
   cuda_raw_leave(t->b->raw);
   if (result != 0) return -1;
-  *gbps = (double)t->size / (ms * 1e6);
+  *gbps = (double)t->size * (kind == D2D ? 2 : 1) / (ms * 1e6);
   bench_result r = {"transfer", names[kind], "cuda-raw", t->size, ms, *gbps,
                     "GB/s"};
   return bench_record(t->b, &r);
@@ -104,7 +112,7 @@ static void compare(transfer_state *t, const void *got, const void *sent,
 
 static int run_size(transfer_state *t) {
   bench *b = t->b;
-  double gbps[KINDS], raw_h2d = -1.0, raw_d2h = -1.0;
+  double gbps[KINDS], raw_h2d = -1.0, raw_d2h = -1.0, raw_d2d = -1.0;
   const uint32_t zero = 0;
   void *pinned_dst = kiln_host_buffer_data(t->pinned_dst);
   /* Each destination is cleared first, so that an earlier size's bytes
@@ -124,8 +132,19 @@ static int run_size(transfer_state *t) {
   compare(t, t->pageable_dst, kiln_host_buffer_data(t->pinned_src),
           "pinned, read back pageable");
 
+  /* The copy's bytes are checked through a pinned read of its
+   * destination. */
+  BENCH_CHECK(kiln_buffer_fill(b->stream, t->dev2, 0, t->size, &zero, 4));
+  if (measure(t, D2D, &gbps[D2D]) != 0) return -1;
+  BENCH_CHECK(kiln_buffer_read_async(b->stream, t->dev2, 0, t->pinned_dst, 0,
+                                     t->size));
+  BENCH_CHECK(kiln_stream_synchronize(b->stream));
+  compare(t, pinned_dst, kiln_host_buffer_data(t->pinned_src),
+          "pinned, copied on the device and read back pinned");
+
   if (b->raw != NULL && (measure_raw(t, H2D_PINNED, &raw_h2d) != 0 ||
-                         measure_raw(t, D2H_PINNED, &raw_d2h) != 0))
+                         measure_raw(t, D2H_PINNED, &raw_d2h) != 0 ||
+                         measure_raw(t, D2D, &raw_d2d) != 0))
     return -1;
 
   char size[32];
@@ -136,6 +155,8 @@ static int run_size(transfer_state *t) {
   bench_cell(b->out, 13, 2, gbps[D2H_PAGEABLE]);
   bench_cell(b->out, 11, 2, gbps[D2H_PINNED]);
   bench_cell(b->out, 10, 2, raw_d2h);
+  bench_cell(b->out, 9, 1, gbps[D2D]);
+  bench_cell(b->out, 9, 1, raw_d2d);
   fprintf(b->out, "\n");
   return 0;
 }
@@ -148,6 +169,7 @@ static void fill(float *dst, size_t bytes, uint32_t seed) {
 static int run(transfer_state *t, size_t largest) {
   bench *b = t->b;
   BENCH_CHECK(kiln_buffer_create(b->ctx, largest, 0, &t->dev));
+  BENCH_CHECK(kiln_buffer_create(b->ctx, largest, 0, &t->dev2));
   BENCH_CHECK(kiln_host_buffer_create(b->ctx, largest, 0, &t->pinned_src));
   BENCH_CHECK(kiln_host_buffer_create(b->ctx, largest, 0, &t->pinned_dst));
   t->pageable_src = malloc(largest);
@@ -161,6 +183,7 @@ static int run(transfer_state *t, size_t largest) {
   if (b->raw != NULL) {
     if (cuda_raw_enter(b->raw) != 0) return -1;
     int result = cuda_raw_alloc(b->raw, largest, &t->rdev);
+    if (result == 0) result = cuda_raw_alloc(b->raw, largest, &t->rdev2);
     if (result == 0) result = cuda_raw_host_alloc(b->raw, largest, &t->rhost);
     cuda_raw_leave(b->raw);
     if (result != 0) return -1;
@@ -169,10 +192,10 @@ static int run(transfer_state *t, size_t largest) {
 
   fprintf(b->out,
           "\ntransfer: GB/s, median of %u (pageable: host clock to "
-          "completion; pinned: kiln events; raw: CUDA events)\n%9s %13s "
-          "%11s %10s %13s %11s %10s\n",
+          "completion; pinned: kiln events; raw: CUDA events; d2d: bytes "
+          "read and written)\n%9s %13s %11s %10s %13s %11s %10s %9s %9s\n",
           b->opt.repeat, "size", "h2d pageable", "h2d pinned", "h2d raw",
-          "d2h pageable", "d2h pinned", "d2h raw");
+          "d2h pageable", "d2h pinned", "d2h raw", "d2d", "d2d raw");
   for (t->size = FIRST; t->size <= largest; t->size *= 4)
     if (run_size(t) != 0) return -1;
   return 0;
@@ -187,6 +210,7 @@ int bench_transfer(bench *b) {
   int result = run(&t, largest);
   if (b->raw != NULL && cuda_raw_enter(b->raw) == 0) {
     cuda_raw_host_free(b->raw, t.rhost);
+    cuda_raw_free(b->raw, t.rdev2);
     cuda_raw_free(b->raw, t.rdev);
     cuda_raw_leave(b->raw);
   }
@@ -195,6 +219,7 @@ int bench_transfer(bench *b) {
   kiln_status st;
   if ((st = kiln_host_buffer_destroy(t.pinned_dst)) != KILN_OK ||
       (st = kiln_host_buffer_destroy(t.pinned_src)) != KILN_OK ||
+      (st = kiln_buffer_destroy(t.dev2)) != KILN_OK ||
       (st = kiln_buffer_destroy(t.dev)) != KILN_OK)
     result = bench_kiln_error("destroying the transfer buffers", st);
   return result;
