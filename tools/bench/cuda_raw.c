@@ -69,6 +69,10 @@ typedef struct cuda_api {
   CUresult (*GraphLaunch)(CUgraphExec, CUstream);
   CUresult (*GraphExecDestroy)(CUgraphExec);
   CUresult (*GraphDestroy)(CUgraph);
+  CUresult (*DeviceCanAccessPeer)(int *, CUdevice, CUdevice);
+  CUresult (*CtxEnablePeerAccess)(CUcontext, unsigned);
+  CUresult (*MemcpyPeerAsync)(raw_ptr, CUcontext, raw_ptr, CUcontext, size_t,
+                              CUstream);
 } cuda_api;
 
 /* Each slot's exported name, and an older name for drivers without it. */
@@ -118,6 +122,9 @@ static const struct {
     RAW_SYMBOL(GraphLaunch, "cuGraphLaunch", NULL),
     RAW_SYMBOL(GraphExecDestroy, "cuGraphExecDestroy", NULL),
     RAW_SYMBOL(GraphDestroy, "cuGraphDestroy", NULL),
+    RAW_SYMBOL(DeviceCanAccessPeer, "cuDeviceCanAccessPeer", NULL),
+    RAW_SYMBOL(CtxEnablePeerAccess, "cuCtxEnablePeerAccess", NULL),
+    RAW_SYMBOL(MemcpyPeerAsync, "cuMemcpyPeerAsync", NULL),
 #undef RAW_SYMBOL
 };
 
@@ -131,8 +138,15 @@ struct cuda_raw {
   CUevent start, end;
   CUmodule modules[RAW_MAX_MODULES];
   size_t module_count;
+  /* A second device's primary context, for copies between devices. */
+  CUdevice peer_device;
+  CUcontext peer_context;
   char description[320];
 };
+
+/* CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED: kiln, sharing the primary
+ * contexts, may have enabled it first. */
+#define RAW_PEER_ALREADY_ENABLED 704
 
 /* Prints a failed driver call with the driver's name for the error. */
 static int raw_failed(const cuda_raw *r, const char *call, CUresult result) {
@@ -274,6 +288,7 @@ fail:
 
 void cuda_raw_close(cuda_raw *r) {
   if (r == NULL) return;
+  if (r->peer_context != NULL) r->api.DevicePrimaryCtxRelease(r->peer_device);
   if (r->context != NULL && cuda_raw_enter(r) == 0) {
     for (size_t i = 0; i < r->module_count; i++)
       r->api.ModuleUnload(r->modules[i]);
@@ -469,3 +484,70 @@ int cuda_raw_graph_launch(cuda_raw *r, void *exec) {
 void cuda_raw_graph_destroy(cuda_raw *r, void *exec) {
   if (exec != NULL) r->api.GraphExecDestroy((CUgraphExec)exec);
 }
+
+/* Enables access from the current context to `to`'s memory. */
+static int enable_peer(cuda_raw *r, CUcontext to) {
+  CUresult result = r->api.CtxEnablePeerAccess(to, 0);
+  if (result != 0 && result != RAW_PEER_ALREADY_ENABLED)
+    return raw_failed(r, "cuCtxEnablePeerAccess", result);
+  return 0;
+}
+
+int cuda_raw_peer_open(cuda_raw *r, const kiln_device_properties *other,
+                       bool *out_direct) {
+  int count = 0;
+  RAW_CALL(r, DeviceGetCount(&count));
+  for (int i = 0; i < count && r->peer_context == NULL; i++) {
+    CUdevice device;
+    unsigned char uuid[16];
+    if (r->api.DeviceGet(&device, i) != 0 ||
+        r->api.DeviceGetUuid(uuid, device) != 0 ||
+        memcmp(uuid, other->uuid, sizeof uuid) != 0)
+      continue;
+    RAW_CALL(r, DevicePrimaryCtxRetain(&r->peer_context, device));
+    r->peer_device = device;
+  }
+  if (r->peer_context == NULL) {
+    fprintf(stderr, "kiln-bench: raw CUDA: no CUDA device is %s\n",
+            other->name);
+    return -1;
+  }
+  int there = 1, back = 1;
+  if (r->peer_device != r->device) {
+    RAW_CALL(r, DeviceCanAccessPeer(&there, r->device, r->peer_device));
+    RAW_CALL(r, DeviceCanAccessPeer(&back, r->peer_device, r->device));
+  }
+  *out_direct = there && back;
+  if (r->peer_device == r->device || !*out_direct) return 0;
+  /* As kiln does: direct copies both ways where the driver allows. */
+  if (cuda_raw_enter(r) != 0) return -1;
+  int result = enable_peer(r, r->peer_context);
+  cuda_raw_leave(r);
+  if (result != 0) return -1;
+  RAW_CALL(r, CtxPushCurrent(r->peer_context));
+  result = enable_peer(r, r->context);
+  cuda_raw_leave(r);
+  return result;
+}
+
+int cuda_raw_peer_alloc(cuda_raw *r, size_t bytes, raw_ptr *out) {
+  RAW_CALL(r, CtxPushCurrent(r->peer_context));
+  CUresult result = r->api.MemAlloc(out, bytes);
+  cuda_raw_leave(r);
+  return result == 0 ? 0 : raw_failed(r, "cuMemAlloc on the peer", result);
+}
+
+void cuda_raw_peer_free(cuda_raw *r, raw_ptr p) {
+  if (p == 0 || r->api.CtxPushCurrent(r->peer_context) != 0) return;
+  r->api.MemFree(p);
+  cuda_raw_leave(r);
+}
+
+int cuda_raw_peer_copy(cuda_raw *r, raw_ptr dst, raw_ptr src, size_t bytes,
+                       bool to_peer) {
+  CUcontext from = to_peer ? r->context : r->peer_context;
+  CUcontext to = to_peer ? r->peer_context : r->context;
+  RAW_CALL(r, MemcpyPeerAsync(dst, to, src, from, bytes, r->stream));
+  return 0;
+}
+

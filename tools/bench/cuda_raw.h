@@ -75,6 +75,20 @@ int cuda_raw_graph_capture(cuda_raw *r, void *function, unsigned block_x,
 int cuda_raw_graph_launch(cuda_raw *r, void *exec);
 void cuda_raw_graph_destroy(cuda_raw *r, void *exec);
 
+/* Retains the primary context of the CUDA device that is `other` (by
+ * UUID) for copies between it and the comparator's device, and enables
+ * peer access both ways where the driver allows it (as kiln does);
+ * *out_direct says whether it did. Released by cuda_raw_close. */
+int cuda_raw_peer_open(cuda_raw *r, const kiln_device_properties *other,
+                       bool *out_direct);
+/* Device memory on the peer device (cuda_raw_peer_open first). */
+int cuda_raw_peer_alloc(cuda_raw *r, size_t bytes, raw_ptr *out);
+void cuda_raw_peer_free(cuda_raw *r, raw_ptr p);
+/* cuMemcpyPeerAsync on the comparator's stream: `to_peer`, from the
+ * comparator's device to the peer's, else back. The caller has entered. */
+int cuda_raw_peer_copy(cuda_raw *r, raw_ptr dst, raw_ptr src, size_t bytes,
+                       bool to_peer);
+
 int cuda_raw_alloc(cuda_raw *r, size_t bytes, raw_ptr *out);
 void cuda_raw_free(cuda_raw *r, raw_ptr p);
 int cuda_raw_host_alloc(cuda_raw *r, size_t bytes, void **out);
