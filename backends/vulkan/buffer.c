@@ -218,12 +218,22 @@ kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
   while (status == KILN_OK && size > 0) {
     size_t n = min_size(size, STAGING_CHUNK), at;
     bool taken = false;
-    status = staging_take(st, n, false, &at, &taken);
+    /* A range is free again once the batch being recorded completes, so
+     * that batch must be the one that will copy out of it: open on the
+     * copy's lane before the range is taken. */
+    kiln_vulkan_lane lane = KILN_VULKAN_LANE_COMPUTE;
+    VkCommandBuffer open;
+    status = staging_ready(st);
+    if (status == KILN_OK) {
+      lane = kiln_vulkan_copy_lane(st, &vb->alloc, &st->staging.alloc, true);
+      status = kiln_vulkan_stream_command(st, lane, &open);
+    }
+    if (status == KILN_OK) status = staging_take(st, n, false, &at, &taken);
     if (status != KILN_OK) break;
     memcpy(st->staging.alloc.map + at, from, n);
-    status = kiln_vulkan_record_copy(
-        st, kiln_vulkan_copy_lane(st, &vb->alloc, &st->staging.alloc, true),
-        vb->alloc.buffer, vb->offset + off, st->staging.alloc.buffer, at, n);
+    status = kiln_vulkan_record_copy(st, lane, vb->alloc.buffer,
+                                     vb->offset + off, st->staging.alloc.buffer,
+                                     at, n);
     from += n;
     off += n;
     size -= n;
@@ -347,34 +357,5 @@ kiln_status kiln_vulkan_buffer_fill(kiln_stream *s, kiln_buffer *dst,
   kiln_status status = record_fill(st, d->alloc.buffer, d->offset + off, size,
                                    (uint32_t)pattern);
   kiln_vulkan_stream_unlock(st);
-  return status;
-}
-
-/* Two contexts are two VkDevices, which share no memory that kiln could
- * hand to both without external-memory extensions: the bytes go through
- * host memory, a chunk at a time, out of src through src_s's pinned
- * staging ring (after src_s's earlier work, and done before this returns,
- * so src_s's later work cannot disturb it) and into dst through dst_s's
- * ring, in dst_s's order. A write returns once its bytes are in the ring,
- * so dst's device copies one chunk in while the host reads the next out. */
-kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
-                                         size_t dst_off, kiln_stream *src_s,
-                                         const kiln_buffer *src,
-                                         size_t src_off, size_t size) {
-  size_t chunk = min_size(size, 2 * STAGING_CHUNK);
-  unsigned char *host = malloc(chunk);
-  if (!host)
-    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "no %zu bytes of host memory to stage a copy "
-                          "between contexts",
-                          chunk);
-  kiln_status status = KILN_OK;
-  for (size_t done = 0; status == KILN_OK && done < size; done += chunk) {
-    size_t n = min_size(chunk, size - done);
-    status = kiln_vulkan_buffer_read(src_s, src, src_off + done, host, n);
-    if (status == KILN_OK)
-      status = kiln_vulkan_buffer_write(dst_s, dst, dst_off + done, host, n);
-  }
-  free(host);
   return status;
 }
