@@ -116,7 +116,7 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
       },
   };
   choose_features(p, &vc->enabled, &vc->enabled11, &vc->enabled12);
-  const char *extensions[2 + KILN_VULKAN_MAX_OPTIONAL];
+  const char *extensions[3 + KILN_VULKAN_MAX_OPTIONAL];
   uint32_t extension_count = 0;
   /* The spec requires enabling it on the drivers that offer it. */
   if (p->portability_subset)
@@ -126,6 +126,9 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
    * when the device is full. */
   if (p->memory_budget)
     extensions[extension_count++] = VK_EXT_MEMORY_BUDGET_EXTENSION_NAME;
+  /* Copies between two contexts go through host memory both import. */
+  if (p->host_import)
+    extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   const uint32_t required = extension_count;
   void *chain = NULL;
   extension_count += kiln_vulkan_optional_enable(
@@ -167,6 +170,11 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
     return kiln_vulkan_error(r, "vkCreateDevice");
   }
   vc->budget = p->memory_budget;
+  if (p->host_import) {
+    PFN_vkVoidFunction fn = kiln_vulkan_lib.vkGetDeviceProcAddr(
+        vc->device, "vkGetMemoryHostPointerPropertiesEXT");
+    memcpy(&vc->vkGetMemoryHostPointerPropertiesEXT, &fn, sizeof fn);
+  }
   return KILN_OK;
 }
 
@@ -419,6 +427,7 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
     kiln_vulkan_quiesce_for_deinit(vc, "releasing a borrowed VkDevice");
   kiln_vulkan_stream_teardown(vc->util);
   free(vc->util);
+  kiln_vulkan_peer_forget(vc);
   kiln_vulkan_release_writes(vc, NULL);
   free(vc->writes);
   /* Destroying the device with work queued is invalid, and a lost device
@@ -653,6 +662,83 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
   out->any_queue = true;
   if (st != KILN_OK) kiln_vulkan_free(vc, out);
   return st;
+}
+
+kiln_status kiln_vulkan_import_host(kiln_vulkan_context *vc, void *host,
+                                    VkDeviceSize size,
+                                    kiln_vulkan_allocation *out) {
+  memset(out, 0, sizeof *out);
+  const VkExternalMemoryHandleTypeFlagBits type =
+      VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  VkMemoryHostPointerPropertiesEXT props = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  VkResult r = vc->vkGetMemoryHostPointerPropertiesEXT(vc->device, type, host,
+                                                       &props);
+  if (r != VK_SUCCESS)
+    return kiln_vulkan_error(r, "vkGetMemoryHostPointerPropertiesEXT");
+  const uint32_t families[2] = {vc->phys->queue_family, vc->transfer_family};
+  const bool shared = vc->transfer_count > 0;
+  VkExternalMemoryBufferCreateInfo external = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+      .handleTypes = type,
+  };
+  VkBufferCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .pNext = &external,
+      .size = size,
+      .usage =
+          VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .sharingMode =
+          shared ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
+      .queueFamilyIndexCount = shared ? 2 : 0,
+      .pQueueFamilyIndices = shared ? families : NULL,
+  };
+  r = vc->vk.vkCreateBuffer(vc->device, &info, NULL, &out->buffer);
+  if (r != VK_SUCCESS) {
+    out->buffer = VK_NULL_HANDLE;
+    return kiln_vulkan_error(r, "vkCreateBuffer for imported host memory");
+  }
+  VkMemoryRequirements req;
+  vc->vk.vkGetBufferMemoryRequirements(vc->device, out->buffer, &req);
+  const uint32_t types = req.memoryTypeBits & props.memoryTypeBits;
+  uint32_t index = 0;
+  while (index < vc->phys->memory.memoryTypeCount && !(types >> index & 1))
+    index++;
+  kiln_status st = KILN_OK;
+  if (index == vc->phys->memory.memoryTypeCount) {
+    st = kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                        "no Vulkan memory type can import host memory for "
+                        "a buffer (host pointer types 0x%x, buffer 0x%x)",
+                        props.memoryTypeBits, req.memoryTypeBits);
+  } else {
+    VkImportMemoryHostPointerInfoEXT import = {
+        .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+        .handleType = type,
+        .pHostPointer = host,
+    };
+    VkMemoryAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+        .pNext = &import,
+        .allocationSize = size,
+        .memoryTypeIndex = index,
+    };
+    r = vc->vk.vkAllocateMemory(vc->device, &alloc, NULL, &out->memory);
+    if (r != VK_SUCCESS) {
+      out->memory = VK_NULL_HANDLE;
+      st = kiln_vulkan_error(r, "vkAllocateMemory importing %llu bytes of "
+                             "host memory",
+                             (unsigned long long)size);
+    } else if ((r = vc->vk.vkBindBufferMemory(vc->device, out->buffer,
+                                              out->memory, 0)) != VK_SUCCESS) {
+      st = kiln_vulkan_error(r, "vkBindBufferMemory");
+    }
+  }
+  if (st != KILN_OK) {
+    kiln_vulkan_free(vc, out);
+    return st;
+  }
+  out->any_queue = true;
+  return KILN_OK;
 }
 
 void kiln_vulkan_free(kiln_vulkan_context *vc, kiln_vulkan_allocation *alloc) {

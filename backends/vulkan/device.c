@@ -368,6 +368,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   bool pci = has_extension(exts, ext_count, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
   bool budget =
       has_extension(exts, ext_count, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+  bool host_import = has_extension(
+      exts, ext_count, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   kiln_vulkan_optional optional;
   kiln_vulkan_optional_probe(dev, exts, ext_count, &optional);
   free(exts);
@@ -407,6 +409,9 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
   VkPhysicalDeviceShaderCoreProperties2AMD cores = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT host = {
+      .sType =
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
   VkPhysicalDeviceVulkan12Properties p12 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES};
   VkPhysicalDeviceVulkan11Properties p11 = {
@@ -415,6 +420,10 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   if (nv_sm) {
     sm.pNext = p11.pNext;
     p11.pNext = &sm;
+  }
+  if (host_import) {
+    host.pNext = p11.pNext;
+    p11.pNext = &host;
   }
   if (amd_cores) {
     cores.pNext = p11.pNext;
@@ -446,6 +455,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   out->timestamp_valid_bits = timestamp_bits;
   out->portability_subset = portability;
   out->memory_budget = budget;
+  out->host_import = host_import;
+  out->host_import_align = host.minImportedHostPointerAlignment;
   out->optional = optional;
   out->features = f;
   out->features.pNext = NULL;

@@ -165,6 +165,9 @@ typedef struct kiln_vulkan_physical {
   uint32_t timestamp_valid_bits;
   bool portability_subset; /* must be enabled when present */
   bool memory_budget;      /* VK_EXT_memory_budget */
+  /* VK_EXT_external_memory_host, and the alignment of what it imports. */
+  bool host_import;
+  VkDeviceSize host_import_align;
   kiln_vulkan_optional optional;
   /* Supported features, chained; context.c enables a subset. */
   VkPhysicalDeviceFeatures2 features;
@@ -262,6 +265,9 @@ typedef struct kiln_vulkan_context {
   /* VK_EXT_memory_budget is enabled: allocations stay within the heap's
    * budget. */
   bool budget;
+  /* VK_EXT_external_memory_host is enabled (NULL: not): host memory that
+   * two contexts both import carries copies between them. */
+  PFN_vkGetMemoryHostPointerPropertiesEXT vkGetMemoryHostPointerPropertiesEXT;
   /* An imported device's physical device as the context sees it: kiln's
    * entry with the caller's queue family and enabled features (phys then
    * points here; interop.c). */
@@ -339,6 +345,12 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *ctx, VkDeviceSize size,
                                  bool device_address,
                                  kiln_vulkan_allocation *out);
 void kiln_vulkan_free(kiln_vulkan_context *ctx, kiln_vulkan_allocation *alloc);
+/* A VkBuffer over `size` bytes of host memory at `host` (both multiples of
+ * the device's host_import_align), which stays the caller's and must
+ * outlive the allocation; needs vkGetMemoryHostPointerPropertiesEXT. */
+kiln_status kiln_vulkan_import_host(kiln_vulkan_context *ctx, void *host,
+                                    VkDeviceSize size,
+                                    kiln_vulkan_allocation *out);
 
 /* Submits every stream's recorded work and waits until all of it is done,
  * without limit: before a deinit frees anything a command might still use
@@ -582,10 +594,15 @@ kiln_status kiln_vulkan_buffer_read_async(kiln_stream *s,
                                           const kiln_buffer *src,
                                           size_t src_off, kiln_host_buffer *dst,
                                           size_t dst_off, size_t size);
+/* Copies between contexts (peer.c). */
 kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
                                          size_t dst_off, kiln_stream *src_s,
                                          const kiln_buffer *src,
                                          size_t src_off, size_t size);
+
+/* Frees the host memory kept for copies between `ctx` and other contexts
+ * (peer.c), before its device goes. */
+void kiln_vulkan_peer_forget(kiln_vulkan_context *ctx);
 
 /* ---- SPIR-V reflection (spirv.c, spirv_layout.c) and validation
  * (spirv_tools.c) ------------------------------------------------------- */

@@ -163,6 +163,50 @@ static void copy_large(void **state) {
   check_ok(kiln_context_destroy(cb));
 }
 
+/* Large copies back and forth between three contexts, one destroyed in
+ * between: on Vulkan they go through host memory kept for each pair of
+ * contexts, used again by the next copy either way and freed with either
+ * context. */
+static void copies_between_contexts_that_come_and_go(void **state) {
+  (void)state;
+  const size_t n = ((size_t)19 << 20) + 12;
+  conf_rng r = conf_rng_for(__func__);
+  kiln_context *other[2] = {second_context(), NULL};
+  kiln_buffer *a = NULL, *b[2] = {NULL, NULL};
+  unsigned char *ma = conf_alloc(n), *mb = conf_alloc(n);
+  conf_random_bytes(&r, ma, n);
+  check_ok(kiln_buffer_create(conf.ctx, n, 0, &a));
+  check_ok(kiln_buffer_write(NULL, a, 0, ma, n));
+  for (int round = 0; round < 2; round++) {
+    if (round == 1) other[1] = second_context();
+    kiln_buffer **to = &b[round];
+    check_ok(kiln_buffer_create(other[round], n, 0, to));
+    conf_random_bytes(&r, mb, n);
+    check_ok(kiln_buffer_write(NULL, *to, 0, mb, n));
+    for (int rep = 0; rep < 3; rep++) {
+      const size_t at = 4 * (size_t)rep, len = n - 4 * (size_t)rep - 8;
+      check_ok(kiln_buffer_copy_peer(NULL, *to, at, NULL, a, at + 4, len));
+      memcpy(mb + at, ma + at + 4, len);
+      check_ok(kiln_buffer_fill(NULL, a, 0, 4, &rep, 4));
+      memcpy(ma, &rep, 4);
+      check_ok(kiln_buffer_copy_peer(NULL, a, 8, NULL, *to, 0, len));
+      memcpy(ma + 8, mb, len);
+      check_models(a, ma, *to, mb, n,
+                   round ? "copies to and from a newer context"
+                         : "copies to and from the first context");
+    }
+    if (round == 0) {
+      check_ok(kiln_buffer_destroy(b[0]));
+      check_ok(kiln_context_destroy(other[0]));
+    }
+  }
+  check_ok(kiln_buffer_destroy(b[1]));
+  check_ok(kiln_context_destroy(other[1]));
+  check_ok(kiln_buffer_destroy(a));
+  free(ma);
+  free(mb);
+}
+
 static void launch(kiln_stream *s, kiln_kernel *k, kiln_buffer *buf,
                    uint32_t n, uint32_t value) {
   kiln_launch_config c = kiln_launch_config_1d(n, 128);
@@ -319,6 +363,7 @@ int conf_run_peer_tests(void) {
       CONF_TEST(peer_query),
       CONF_TEST(copy_edges),
       CONF_TEST(copy_large),
+      CONF_TEST(copies_between_contexts_that_come_and_go),
       CONF_TEST(copy_ordered_with_launches),
       CONF_TEST(copy_refused),
   };

@@ -1,0 +1,259 @@
+/* Copies between buffers of two contexts. Two contexts are two VkDevices,
+ * which share no device memory: the bytes go through host memory. Where
+ * both devices import host memory (VK_EXT_external_memory_host), through
+ * slots of one host allocation that both see, kept per pair of contexts
+ * until either is destroyed: the source's copy engine fills slots ahead
+ * while the destination's empties those filled, with no copy on the host.
+ * Otherwise, and for small copies, through each stream's staging ring and
+ * a host buffer. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+/* Copies at most this large go the simple way: the pipeline's waits cost
+ * more than they save. */
+#define PIPELINE_MIN ((size_t)1 << 20)
+/* The host memory: SLOTS slots of about SLOT bytes (a chunk each), READ_AHEAD
+ * chunks filled ahead of the one being emptied. */
+#define SLOTS 4
+#define SLOT ((size_t)8 << 20)
+#define READ_AHEAD 2
+/* The simple way's chunk. */
+#define HOST_CHUNK ((size_t)16 << 20)
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
+/* Host memory imported into the devices of two contexts; one copy at a
+ * time uses it (busy). */
+typedef struct shared_slots {
+  kiln_vulkan_context *ctx[2];
+  kiln_vulkan_allocation alloc[2]; /* the memory as ctx[i]'s device sees it */
+  void *host;
+  size_t slot;
+  bool busy;
+  struct shared_slots *next;
+} shared_slots;
+
+/* Every pair's slots, for reuse and for kiln_vulkan_peer_forget. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static shared_slots *cache;
+
+static void slots_free(shared_slots *ss) {
+  kiln_vulkan_free(ss->ctx[1], &ss->alloc[1]);
+  kiln_vulkan_free(ss->ctx[0], &ss->alloc[0]);
+  free(ss->host);
+  free(ss);
+}
+
+static kiln_status slots_create(kiln_vulkan_context *a,
+                                kiln_vulkan_context *b, shared_slots **out) {
+  shared_slots *ss = calloc(1, sizeof *ss);
+  if (!ss)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory for a copy between contexts");
+  size_t align = 4096;
+  if (a->phys->host_import_align > align) align = a->phys->host_import_align;
+  if (b->phys->host_import_align > align) align = b->phys->host_import_align;
+  ss->slot = (SLOT + align - 1) / align * align;
+  ss->host = aligned_alloc(align, SLOTS * ss->slot);
+  ss->ctx[0] = a;
+  ss->ctx[1] = b;
+  kiln_status s = KILN_OK;
+  if (!ss->host)
+    s = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                       "no %zu bytes of host memory to carry copies between "
+                       "contexts",
+                       SLOTS * ss->slot);
+  for (int i = 0; i < 2 && s == KILN_OK; i++)
+    s = kiln_vulkan_import_host(ss->ctx[i], ss->host, SLOTS * ss->slot,
+                                &ss->alloc[i]);
+  if (s != KILN_OK) {
+    slots_free(ss);
+    return s;
+  }
+  ss->busy = true;
+  *out = ss;
+  return KILN_OK;
+}
+
+/* The pair's idle slots, made if there are none. Give them back with
+ * slots_release. */
+static kiln_status slots_take(kiln_vulkan_context *a, kiln_vulkan_context *b,
+                              shared_slots **out) {
+  pthread_mutex_lock(&cache_lock);
+  for (shared_slots *ss = cache; ss; ss = ss->next)
+    if (!ss->busy && ((ss->ctx[0] == a && ss->ctx[1] == b) ||
+                      (ss->ctx[0] == b && ss->ctx[1] == a))) {
+      ss->busy = true;
+      pthread_mutex_unlock(&cache_lock);
+      *out = ss;
+      return KILN_OK;
+    }
+  pthread_mutex_unlock(&cache_lock);
+  kiln_status s = slots_create(a, b, out);
+  if (s != KILN_OK) return s;
+  pthread_mutex_lock(&cache_lock);
+  (*out)->next = cache;
+  cache = *out;
+  pthread_mutex_unlock(&cache_lock);
+  return KILN_OK;
+}
+
+static void slots_release(shared_slots *ss) {
+  pthread_mutex_lock(&cache_lock);
+  ss->busy = false;
+  pthread_mutex_unlock(&cache_lock);
+}
+
+void kiln_vulkan_peer_forget(kiln_vulkan_context *vc) {
+  pthread_mutex_lock(&cache_lock);
+  for (shared_slots **at = &cache; *at;) {
+    shared_slots *ss = *at;
+    if (ss->ctx[0] == vc || ss->ctx[1] == vc) {
+      *at = ss->next;
+      slots_free(ss);
+    } else {
+      at = &ss->next;
+    }
+  }
+  pthread_mutex_unlock(&cache_lock);
+}
+
+/* One copy through the slots. */
+typedef struct peer_pipe {
+  kiln_vulkan_stream *src, *dst;
+  const kiln_vulkan_buffer *from;
+  kiln_vulkan_buffer *to;
+  const kiln_vulkan_allocation *on_src, *on_dst;
+  size_t slot;
+  uint64_t filled[SLOTS];  /* src's value once the slot holds its chunk */
+  uint64_t emptied[SLOTS]; /* dst's value once the slot is copied out */
+} peer_pipe;
+
+/* Queues chunk `i` (n bytes from src_off) into its slot on the source's
+ * stream, once the destination has copied the slot's last chunk out. */
+static kiln_status fill(peer_pipe *p, size_t i, size_t src_off, size_t n) {
+  const size_t slot = i % SLOTS;
+  kiln_vulkan_stream_lock(p->dst);
+  kiln_status s = kiln_vulkan_stream_wait(p->dst, p->emptied[slot]);
+  kiln_vulkan_stream_unlock(p->dst);
+  if (s != KILN_OK) return s;
+  kiln_vulkan_stream_lock(p->src);
+  s = kiln_vulkan_record_copy(
+      p->src, kiln_vulkan_copy_lane(p->src, p->on_src, &p->from->alloc, true),
+      p->on_src->buffer, slot * p->slot, p->from->alloc.buffer,
+      p->from->offset + src_off, n);
+  if (s == KILN_OK) s = kiln_vulkan_stream_flush(p->src);
+  p->filled[slot] = p->src->submitted;
+  kiln_vulkan_stream_unlock(p->src);
+  return s;
+}
+
+/* Queues chunk `i` out of its slot on the destination's stream, once the
+ * source has filled it: the host is all that both devices see. */
+static kiln_status empty(peer_pipe *p, size_t i, size_t dst_off, size_t n) {
+  const size_t slot = i % SLOTS;
+  kiln_vulkan_stream_lock(p->src);
+  kiln_status s = kiln_vulkan_stream_wait(p->src, p->filled[slot]);
+  kiln_vulkan_stream_unlock(p->src);
+  if (s != KILN_OK) return s;
+  kiln_vulkan_stream_lock(p->dst);
+  s = kiln_vulkan_record_copy(
+      p->dst, kiln_vulkan_copy_lane(p->dst, &p->to->alloc, p->on_dst, true),
+      p->to->alloc.buffer, p->to->offset + dst_off, p->on_dst->buffer,
+      slot * p->slot, n);
+  if (s == KILN_OK) s = kiln_vulkan_stream_flush(p->dst);
+  p->emptied[slot] = p->dst->submitted;
+  kiln_vulkan_stream_unlock(p->dst);
+  return s;
+}
+
+/* Waits, without limit, until neither device touches the slots: the next
+ * copy may reuse them, and what the destination got must be seen by every
+ * stream's later work, as a host write would be. */
+static kiln_status drain(peer_pipe *p) {
+  kiln_status s = KILN_OK;
+  kiln_vulkan_stream *both[2] = {p->src, p->dst};
+  for (int i = 0; i < 2; i++) {
+    kiln_vulkan_stream_lock(both[i]);
+    kiln_status w = kiln_vulkan_stream_wait_for(both[i], both[i]->submitted,
+                                                KILN_WAIT_FOREVER);
+    kiln_vulkan_stream_unlock(both[i]);
+    if (s == KILN_OK) s = w;
+  }
+  return s;
+}
+
+static kiln_status pipelined(peer_pipe *p, size_t dst_off, size_t src_off,
+                             size_t size) {
+  kiln_vulkan_context *sc = p->src->ctx, *dc = p->dst->ctx;
+  shared_slots *ss = NULL;
+  kiln_status s = slots_take(sc, dc, &ss);
+  if (s != KILN_OK) return s;
+  const int s_at = ss->ctx[0] == sc ? 0 : 1;
+  p->on_src = &ss->alloc[s_at];
+  p->on_dst = &ss->alloc[1 - s_at];
+  p->slot = ss->slot;
+  const size_t chunks = (size + p->slot - 1) / p->slot;
+  for (size_t i = 0; s == KILN_OK && i < chunks + READ_AHEAD; i++) {
+    if (i < chunks)
+      s = fill(p, i, src_off + i * p->slot,
+               min_size(p->slot, size - i * p->slot));
+    if (s == KILN_OK && i >= READ_AHEAD) {
+      const size_t k = i - READ_AHEAD;
+      s = empty(p, k, dst_off + k * p->slot,
+                min_size(p->slot, size - k * p->slot));
+    }
+  }
+  kiln_status drained = drain(p);
+  if (s == KILN_OK) s = drained;
+  slots_release(ss);
+  return s;
+}
+
+/* The simple way: a chunk at a time out of src through src_s's staging
+ * ring (after src_s's earlier work, and done before this returns, so
+ * src_s's later work cannot disturb it) and into dst through dst_s's ring,
+ * in dst_s's order. A write returns once its bytes are in the ring, so
+ * dst's device copies one chunk in while the host reads the next out. */
+static kiln_status through_host(kiln_stream *dst_s, kiln_buffer *dst,
+                                size_t dst_off, kiln_stream *src_s,
+                                const kiln_buffer *src, size_t src_off,
+                                size_t size) {
+  size_t chunk = min_size(size, HOST_CHUNK);
+  unsigned char *host = malloc(chunk);
+  if (!host)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "no %zu bytes of host memory to stage a copy "
+                          "between contexts",
+                          chunk);
+  kiln_status status = KILN_OK;
+  for (size_t done = 0; status == KILN_OK && done < size; done += chunk) {
+    size_t n = min_size(chunk, size - done);
+    status = kiln_vulkan_buffer_read(src_s, src, src_off + done, host, n);
+    if (status == KILN_OK)
+      status = kiln_vulkan_buffer_write(dst_s, dst, dst_off + done, host, n);
+  }
+  free(host);
+  return status;
+}
+
+kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
+                                         size_t dst_off, kiln_stream *src_s,
+                                         const kiln_buffer *src,
+                                         size_t src_off, size_t size) {
+  peer_pipe p = {
+      .src = kiln_vulkan_stream_cast(src_s),
+      .dst = kiln_vulkan_stream_cast(dst_s),
+      .from = kiln_vulkan_buffer_cast_const(src),
+      .to = kiln_vulkan_buffer_cast(dst),
+  };
+  if (size > PIPELINE_MIN && p.src->ctx != p.dst->ctx &&
+      p.src->ctx->vkGetMemoryHostPointerPropertiesEXT &&
+      p.dst->ctx->vkGetMemoryHostPointerPropertiesEXT &&
+      p.from->alloc.any_queue && p.to->alloc.any_queue)
+    return pipelined(&p, dst_off, src_off, size);
+  return through_host(dst_s, dst, dst_off, src_s, src, src_off, size);
+}
