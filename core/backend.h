@@ -435,6 +435,12 @@ struct kiln_backend_ops {
   /* The pattern sizes buffer_fill takes, each as its own bit: 1 | 2 | 4
    * for 1-, 2- and 4-byte patterns. */
   uint32_t fill_sizes;
+  /* 0, or the size from which the core copies whole 32-bit words between
+   * buffers with the built-in kernel kiln_copy_f32 instead of buffer_copy:
+   * for a backend whose copy command moves device memory slower than a
+   * kernel does (NVIDIA's Vulkan vkCmdCopyBuffer: 0.28 of the memory's
+   * bandwidth). */
+  size_t copy_kernel_bytes;
   kiln_status (*buffer_write_async)(kiln_stream *s, kiln_buffer *dst,
                                     size_t dst_off,
                                     const kiln_host_buffer *src,
@@ -633,6 +639,12 @@ kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
 kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst,
                                   size_t off, size_t size, uint64_t pattern,
                                   size_t pattern_size);
+
+/* Copies `size` bytes (a multiple of 4, at offsets that are, counted as
+ * the buffer ops' are) through the built-in kernel kiln_copy_f32. */
+kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_buffer *dst,
+                                  size_t dst_off, const kiln_buffer *src,
+                                  size_t src_off, size_t size);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t kiln_now_ns(void);

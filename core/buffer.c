@@ -187,8 +187,25 @@ kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
     return kiln_capture_copy(s, dst, dst->guard + dst_offset, src,
                              src->guard + src_offset, size);
   return kiln_context_result(
-      ctx, ctx->ops->buffer_copy(s, dst, dst->guard + dst_offset, src,
-                                 src->guard + src_offset, size));
+      ctx, kiln_copy_native(s, dst, dst->guard + dst_offset, src,
+                            src->guard + src_offset, size));
+}
+
+kiln_status kiln_copy_native(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
+                             const kiln_buffer *src, size_t src_off,
+                             size_t size) {
+  const kiln_backend_ops *ops = dst->base.context->ops;
+  /* Whole words at word-aligned addresses (a module global may not be),
+   * and few enough for the kernel's 32-bit count. */
+  const uint64_t where = (dst->device_address + dst_off) |
+                         (src->device_address + src_off) | size;
+  if (ops->copy_kernel_bytes && size >= ops->copy_kernel_bytes &&
+      where % 4 == 0 && size / 4 <= UINT32_MAX) {
+    kiln_status st = kiln_copy_with_kernel(s, dst, dst_off, src, src_off, size);
+    /* A build without the backend's built-in kernels still copies. */
+    if (st != KILN_ERROR_UNSUPPORTED) return st;
+  }
+  return ops->buffer_copy(s, dst, dst_off, src, src_off, size);
 }
 
 /* The narrowest pattern that describes `*pattern` of `size` bytes: one

@@ -85,6 +85,22 @@ kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst, size_t off,
   return kiln_launch_helper(s, k, &c, args, 4);
 }
 
+kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_buffer *dst,
+                                  size_t dst_off, const kiln_buffer *src,
+                                  size_t src_off, size_t size) {
+  kiln_kernel *k;
+  kiln_status st = kiln_builtin_kernel(s->base.context, "kiln_copy_f32", &k);
+  if (st != KILN_OK) return st;
+  /* The offsets count from the allocation's start, kiln_launch's from the
+   * caller's range (KILN_DEBUG=guard's bytes come first). The kernel
+   * moves vec4s when both addresses are 16-byte aligned. */
+  kiln_arg args[3] = {kiln_arg_buffer(dst, dst_off - dst->guard),
+                      kiln_arg_buffer(src, src_off - src->guard),
+                      kiln_arg_u32((uint32_t)(size / 4))};
+  kiln_launch_config c = helper_config((size / 4 + 3) / 4, 65535u);
+  return kiln_launch_helper(s, k, &c, args, 3);
+}
+
 /* Checks an f32 vector argument of n elements at a byte offset. */
 static kiln_status check_vector(const kiln_buffer *b, size_t offset, size_t n,
                                 kiln_context *ctx, const char *fn,

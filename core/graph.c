@@ -239,7 +239,7 @@ static kiln_status issue(kiln_graph *g, kiln_stream *s, size_t i) {
     return st;
   }
   case KILN_GRAPH_COPY:
-    return ops->buffer_copy(s, c->dst, c->dst_offset, c->src, c->src_offset,
+    return kiln_copy_native(s, c->dst, c->dst_offset, c->src, c->src_offset,
                             c->size);
   case KILN_GRAPH_FILL:
     return kiln_fill_native(s, c->dst, c->dst_offset, c->size, c->pattern,

@@ -172,6 +172,13 @@ kiln_status kiln_capture_fill(kiln_stream *s, kiln_buffer *dst, size_t offset,
 kiln_status kiln_fill_native(kiln_stream *s, kiln_buffer *dst,
                              size_t offset, size_t size, uint64_t pattern,
                              size_t width);
+/* Copies between two buffers of s's context (offsets counted as the buffer
+ * ops' are): the copy kernel where the backend asks for it
+ * (copy_kernel_bytes) and the copy suits it, else the backend's copy.
+ * kiln_buffer_copy and graph replays go through it. */
+kiln_status kiln_copy_native(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
+                             const kiln_buffer *src, size_t src_off,
+                             size_t size);
 kiln_status kiln_capture_event(kiln_stream *s, kiln_event *e,
                                kiln_graph_op op);
 

@@ -48,6 +48,21 @@ static void large_buffers(void **state) {
   conf_guarded_check(&a, NULL, data, "256 MiB written and read back");
   check_ok(kiln_buffer_copy(NULL, b.buf, CONF_GUARD, a.buf, CONF_GUARD, n));
   conf_guarded_check(&b, NULL, data, "256 MiB copied");
+  /* Copies of whole words large enough for a backend's copy kernel
+   * (Vulkan), at addresses 16-byte aligned and not, with a tail of
+   * words. */
+  static const size_t at[][3] = {{16, 32, ((size_t)1 << 20) + 20},
+                                 {4, 8, ((size_t)3 << 20) + 12},
+                                 {12, 0, ((size_t)1 << 19) + 4}};
+  for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+    memcpy(data + at[i][1], data + n / 2 + at[i][0], at[i][2]);
+    check_ok(kiln_buffer_copy(NULL, b.buf, CONF_GUARD + at[i][1], a.buf,
+                              CONF_GUARD + n / 2 + at[i][0], at[i][2]));
+    check_ok(kiln_buffer_copy(NULL, a.buf, CONF_GUARD + at[i][1], b.buf,
+                              CONF_GUARD + at[i][1], at[i][2]));
+  }
+  conf_guarded_check(&b, NULL, data, "words copied at aligned offsets");
+  conf_guarded_check(&a, NULL, data, "the same words copied back");
   /* A copy between the two halves of one buffer, at odd offsets. */
   const size_t half = n / 2 - 3;
   memmove(data + 1, data + half + 5, half);
