@@ -404,6 +404,42 @@ static void captured_reductions_run_beside_others(void **state) {
   free(y);
 }
 
+/* A copy large enough for a backend's copy kernel (Vulkan's, from 256 KiB),
+ * captured between two launches: each replay copies what the launch
+ * before it left, and the launch after sees the copy. */
+static void large_copies_are_captured(void **state) {
+  (void)state;
+  enum { BIG = (1 << 18) + 3, REPLAYS = 3 };
+  const size_t bytes = (size_t)BIG * 4;
+  kiln_stream *s;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  kiln_buffer *a, *b;
+  check_ok(kiln_buffer_create(conf.ctx, bytes, KILN_BUFFER_ZERO, &a));
+  check_ok(kiln_buffer_create(conf.ctx, bytes + 4, KILN_BUFFER_ZERO, &b));
+  kiln_graph *g;
+  check_ok(kiln_stream_begin_capture(s));
+  add_u32(s, a, 0, BIG, 1);
+  check_ok(kiln_buffer_copy(s, b, 4, a, 0, bytes));
+  add_u32(s, b, 4, BIG, 2);
+  check_ok(kiln_stream_end_capture(s, &g));
+  uint32_t *got = conf_alloc(bytes + 4), *want = conf_alloc(bytes + 4);
+  for (uint32_t r = 1; r <= REPLAYS; r++) {
+    check_ok(kiln_graph_launch(g, s));
+    check_ok(kiln_buffer_read(s, b, 0, got, bytes + 4));
+    want[0] = 0;
+    for (size_t i = 1; i <= BIG; i++) want[i] = r + 2;
+    char what[64];
+    snprintf(what, sizeof what, "the copy's destination after replay %u", r);
+    conf_check_bytes(got, want, bytes + 4, what);
+  }
+  free(got);
+  free(want);
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_buffer_destroy(b));
+  check_ok(kiln_buffer_destroy(a));
+  check_ok(kiln_stream_destroy(s));
+}
+
 int conf_run_graph_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(replay_matches_direct_work),
@@ -413,6 +449,7 @@ int conf_run_graph_tests(void) {
       CONF_TEST(captured_waits_follow_the_event),
       CONF_TEST(helpers_are_captured),
       CONF_TEST(captured_reductions_run_beside_others),
+      CONF_TEST(large_copies_are_captured),
   };
   return cmocka_run_group_tests_name("graphs", tests, NULL, NULL);
 }
