@@ -641,10 +641,11 @@ kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst,
                                   size_t pattern_size);
 
 /* Copies `size` bytes (a multiple of 4, at offsets that are, counted as
- * the buffer ops' are) through the built-in kernel kiln_copy_f32. */
-kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_buffer *dst,
-                                  size_t dst_off, const kiln_buffer *src,
-                                  size_t src_off, size_t size);
+ * the buffer ops' are) through `k`, the built-in kernel kiln_copy_f32. */
+kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_kernel *k,
+                                  kiln_buffer *dst, size_t dst_off,
+                                  const kiln_buffer *src, size_t src_off,
+                                  size_t size);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t kiln_now_ns(void);

@@ -199,12 +199,13 @@ kiln_status kiln_copy_native(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
    * and few enough for the kernel's 32-bit count. */
   const uint64_t where = (dst->device_address + dst_off) |
                          (src->device_address + src_off) | size;
+  kiln_kernel *k;
+  /* Without the kernel (a build without the backend's built-in kernels,
+   * or no memory to load them) the backend's copy still copies. */
   if (ops->copy_kernel_bytes && size >= ops->copy_kernel_bytes &&
-      where % 4 == 0 && size / 4 <= UINT32_MAX) {
-    kiln_status st = kiln_copy_with_kernel(s, dst, dst_off, src, src_off, size);
-    /* A build without the backend's built-in kernels still copies. */
-    if (st != KILN_ERROR_UNSUPPORTED) return st;
-  }
+      where % 4 == 0 && size / 4 <= UINT32_MAX &&
+      kiln_builtin_kernel(dst->base.context, "kiln_copy_f32", &k) == KILN_OK)
+    return kiln_copy_with_kernel(s, k, dst, dst_off, src, src_off, size);
   return ops->buffer_copy(s, dst, dst_off, src, src_off, size);
 }
 

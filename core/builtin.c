@@ -85,12 +85,10 @@ kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst, size_t off,
   return kiln_launch_helper(s, k, &c, args, 4);
 }
 
-kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_buffer *dst,
-                                  size_t dst_off, const kiln_buffer *src,
-                                  size_t src_off, size_t size) {
-  kiln_kernel *k;
-  kiln_status st = kiln_builtin_kernel(s->base.context, "kiln_copy_f32", &k);
-  if (st != KILN_OK) return st;
+kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_kernel *k,
+                                  kiln_buffer *dst, size_t dst_off,
+                                  const kiln_buffer *src, size_t src_off,
+                                  size_t size) {
   /* The offsets count from the allocation's start, kiln_launch's from the
    * caller's range (KILN_DEBUG=guard's bytes come first). The kernel
    * moves vec4s when both addresses are 16-byte aligned. */

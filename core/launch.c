@@ -302,7 +302,9 @@ static kiln_status launch(kiln_stream *stream, kiln_kernel *kernel,
                                numbered);
   if (config->grid.x == 0 || config->grid.y == 0 || config->grid.z == 0)
     return KILN_OK;
-  if (ctx->guard) kiln_guard_note_launch(s, args, arg_count);
+  /* A graph's build records launches that run only at its replays, on
+   * a stream that goes with the build. */
+  if (ctx->guard && !s->building) kiln_guard_note_launch(s, args, arg_count);
   return kiln_context_result(ctx, ctx->ops->launch(s, kernel, config, &packed));
 }
 

@@ -48,11 +48,10 @@ static kiln_status copy_within(kiln_stream *dst_s, kiln_buffer *dst,
                                size_t dst_off, kiln_stream *src_s,
                                const kiln_buffer *src, size_t src_off,
                                size_t size) {
-  const kiln_backend_ops *ops = dst->base.context->ops;
   kiln_status st = KILN_OK;
   if (src_s != dst_s) st = order_after(dst_s, src_s);
   if (st == KILN_OK)
-    st = ops->buffer_copy(dst_s, dst, dst_off, src, src_off, size);
+    st = kiln_copy_native(dst_s, dst, dst_off, src, src_off, size);
   if (st == KILN_OK && src_s != dst_s) st = order_after(src_s, dst_s);
   return st;
 }

@@ -307,20 +307,22 @@ static uint32_t pick_queue_family(VkPhysicalDevice dev, uint32_t *queues,
   return best;
 }
 
-/* A family that copies but neither computes nor draws: a DMA engine that
- * runs copies beside kernels (NVIDIA's and AMD's drivers list one).
- * UINT32_MAX when there is none. */
+/* A family that only copies: a DMA engine that runs copies beside kernels
+ * (NVIDIA's and AMD's drivers list one), not one that also decodes video
+ * or computes. UINT32_MAX when there is none. */
 static uint32_t pick_transfer_family(VkPhysicalDevice dev, uint32_t *queues) {
   uint32_t n = 0;
   kiln_vulkan_lib.vkGetPhysicalDeviceQueueFamilyProperties(dev, &n, NULL);
   VkQueueFamilyProperties *fams = calloc(n ? n : 1, sizeof *fams);
   if (!fams) return UINT32_MAX;
   kiln_vulkan_lib.vkGetPhysicalDeviceQueueFamilyProperties(dev, &n, fams);
-  const VkQueueFlags busy = VK_QUEUE_COMPUTE_BIT | VK_QUEUE_GRAPHICS_BIT;
+  const VkQueueFlags only = VK_QUEUE_TRANSFER_BIT |
+                            VK_QUEUE_SPARSE_BINDING_BIT |
+                            VK_QUEUE_PROTECTED_BIT;
   uint32_t found = UINT32_MAX;
   for (uint32_t i = 0; i < n && found == UINT32_MAX; i++)
     if ((fams[i].queueFlags & VK_QUEUE_TRANSFER_BIT) &&
-        !(fams[i].queueFlags & busy) && fams[i].queueCount > 0) {
+        !(fams[i].queueFlags & ~only) && fams[i].queueCount > 0) {
       found = i;
       *queues = fams[i].queueCount;
     }
