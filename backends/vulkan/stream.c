@@ -376,13 +376,24 @@ kiln_status kiln_vulkan_stream_open(kiln_vulkan_stream *st,
   return s;
 }
 
-kiln_vulkan_lane kiln_vulkan_copy_lane(const kiln_vulkan_stream *st,
+kiln_vulkan_lane kiln_vulkan_copy_lane(kiln_vulkan_stream *st,
                                        const kiln_vulkan_allocation *dst,
                                        const kiln_vulkan_allocation *src,
                                        bool host) {
   if (!st->lanes[KILN_VULKAN_LANE_TRANSFER].queue || st->base.building ||
       !dst->any_queue || !src->any_queue ||
       (!host && st->ctx->transfer_mode == KILN_VULKAN_TRANSFER_HOST))
+    return KILN_VULKAN_LANE_COMPUTE;
+  /* Behind the stream's own unfinished compute work, a copy on the
+   * transfer queue would wait there for it, holding up the copies of every
+   * stream that shares the queue (a device has only a few); it follows
+   * that work on the compute queue instead, where it would wait anyway. */
+  if (st->cmd && st->lane == KILN_VULKAN_LANE_COMPUTE)
+    return KILN_VULKAN_LANE_COMPUTE;
+  if (st->submitted_lane == KILN_VULKAN_LANE_COMPUTE &&
+      st->completed < st->submitted &&
+      (kiln_vulkan_stream_poll(st) != KILN_OK ||
+       st->completed < st->submitted))
     return KILN_VULKAN_LANE_COMPUTE;
   return KILN_VULKAN_LANE_TRANSFER;
 }

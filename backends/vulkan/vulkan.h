@@ -12,7 +12,8 @@
  *    (so its work starts while the host waits elsewhere). Copies to and
  *    from host memory go to a transfer queue where the device has a
  *    family of them (a DMA engine that runs them beside kernels), each
- *    submitted at once; device-to-device copies stay on the compute queue,
+ *    submitted at once, unless the stream's compute work is unfinished;
+ *    device-to-device copies stay on the compute queue,
  *    where NVIDIA's driver copies 4.7 times as fast as on its DMA queue
  *    (docs/performance.md). Consecutive commands are separated by one global
  *    compute/transfer memory barrier, also at the start of every batch
@@ -473,9 +474,10 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
                                        VkCommandBuffer *out);
 /* The lane for a copy between `dst` and `src`, `host` when one of them is
  * host memory (staging, a host buffer): the transfer lane where the
- * context's mode sends such copies and both allocations allow it, outside
- * a graph's recording (a graph is one compute submission). */
-kiln_vulkan_lane kiln_vulkan_copy_lane(const kiln_vulkan_stream *st,
+ * context's mode sends such copies, both allocations allow it and the
+ * stream has no compute work still to finish; never while a graph is
+ * recorded (a graph is one compute submission). */
+kiln_vulkan_lane kiln_vulkan_copy_lane(kiln_vulkan_stream *st,
                                        const kiln_vulkan_allocation *dst,
                                        const kiln_vulkan_allocation *src,
                                        bool host);
