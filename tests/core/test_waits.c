@@ -370,8 +370,11 @@ static void unbounded_waits_last_until_the_work_ends(void **state) {
   check_ok(kiln_buffer_destroy(b));
   assert_int_equal(f->fb.calls[FAKE_OP_CONTEXT_SYNCHRONIZE], ctx_syncs);
   pthread_t t;
-  assert_int_equal(pthread_create(&t, NULL, finish_work_later, &f->fb), 0);
+  /* Taken before the thread starts, whose 40 ms may begin at once: the
+   * wait then lasts at least 40 ms from here (TSan builds once returned
+   * from pthread_create 3.3 ms into them). */
   uint64_t t0 = now_ns();
+  assert_int_equal(pthread_create(&t, NULL, finish_work_later, &f->fb), 0);
   check_ok(kiln_stream_synchronize(s));
   uint64_t waited = now_ns() - t0;
   assert_int_equal(pthread_join(t, NULL), 0);
