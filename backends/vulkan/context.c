@@ -596,6 +596,28 @@ static kiln_status allocate_memory(kiln_vulkan_context *vc,
   return kiln_vulkan_error(last, "vkAllocateMemory");
 }
 
+/* A transfer-source and -destination VkBuffer of `size` bytes, used by both
+ * the compute and the transfer family where the context has a transfer
+ * family of its own (vulkan.h says why not by ownership transfers);
+ * `families` holds them and must outlive the struct. */
+static VkBufferCreateInfo buffer_info(const kiln_vulkan_context *vc,
+                                      VkDeviceSize size,
+                                      uint32_t families[2]) {
+  families[0] = vc->phys->queue_family;
+  families[1] = vc->transfer_family;
+  const bool shared = vc->transfer_count > 0;
+  return (VkBufferCreateInfo){
+      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+      .size = size,
+      .usage =
+          VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
+      .sharingMode =
+          shared ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
+      .queueFamilyIndexCount = shared ? 2 : 0,
+      .pQueueFamilyIndices = shared ? families : NULL,
+  };
+}
+
 kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
                                  kiln_vulkan_memory_use use,
                                  bool device_address,
@@ -609,20 +631,8 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
                           "maxMemoryAllocationSize (%llu bytes)",
                           (unsigned long long)size,
                           (unsigned long long)vc->phys->max_allocation_bytes);
-  /* Where the transfer lane is a family of its own, both families use
-   * every buffer (vulkan.h says why not by ownership transfers). */
-  const uint32_t families[2] = {vc->phys->queue_family, vc->transfer_family};
-  const bool shared = vc->transfer_count > 0;
-  VkBufferCreateInfo info = {
-      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-      .size = size,
-      .usage =
-          VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-      .sharingMode =
-          shared ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
-      .queueFamilyIndexCount = shared ? 2 : 0,
-      .pQueueFamilyIndices = shared ? families : NULL,
-  };
+  uint32_t families[2];
+  VkBufferCreateInfo info = buffer_info(vc, size, families);
   if (device_address)
     info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                   VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
@@ -676,23 +686,13 @@ kiln_status kiln_vulkan_import_host(kiln_vulkan_context *vc, void *host,
                                                        &props);
   if (r != VK_SUCCESS)
     return kiln_vulkan_error(r, "vkGetMemoryHostPointerPropertiesEXT");
-  const uint32_t families[2] = {vc->phys->queue_family, vc->transfer_family};
-  const bool shared = vc->transfer_count > 0;
   VkExternalMemoryBufferCreateInfo external = {
       .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
       .handleTypes = type,
   };
-  VkBufferCreateInfo info = {
-      .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
-      .pNext = &external,
-      .size = size,
-      .usage =
-          VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT,
-      .sharingMode =
-          shared ? VK_SHARING_MODE_CONCURRENT : VK_SHARING_MODE_EXCLUSIVE,
-      .queueFamilyIndexCount = shared ? 2 : 0,
-      .pQueueFamilyIndices = shared ? families : NULL,
-  };
+  uint32_t families[2];
+  VkBufferCreateInfo info = buffer_info(vc, size, families);
+  info.pNext = &external;
   r = vc->vk.vkCreateBuffer(vc->device, &info, NULL, &out->buffer);
   if (r != VK_SUCCESS) {
     out->buffer = VK_NULL_HANDLE;

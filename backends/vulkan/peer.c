@@ -132,41 +132,24 @@ typedef struct peer_pipe {
   uint64_t emptied[SLOTS]; /* dst's value once the slot is copied out */
 } peer_pipe;
 
-/* Queues chunk `i` (n bytes from src_off) into its slot on the source's
- * stream, once the destination has copied the slot's last chunk out. */
-static kiln_status fill(peer_pipe *p, size_t i, size_t src_off, size_t n) {
-  const size_t slot = i % SLOTS;
-  kiln_vulkan_stream_lock(p->dst);
-  kiln_status s = kiln_vulkan_stream_wait(p->dst, p->emptied[slot]);
-  kiln_vulkan_stream_unlock(p->dst);
+/* Queues a copy of n bytes on `st` once `after` has reached `value` (the
+ * host is all that both devices see); *done gets the value at which `st`
+ * has made it. */
+static kiln_status copy_after(kiln_vulkan_stream *after, uint64_t value,
+                              kiln_vulkan_stream *st,
+                              const kiln_vulkan_allocation *to, size_t to_off,
+                              const kiln_vulkan_allocation *from,
+                              size_t from_off, size_t n, uint64_t *done) {
+  kiln_vulkan_stream_lock(after);
+  kiln_status s = kiln_vulkan_stream_wait(after, value);
+  kiln_vulkan_stream_unlock(after);
   if (s != KILN_OK) return s;
-  kiln_vulkan_stream_lock(p->src);
-  s = kiln_vulkan_record_copy(
-      p->src, kiln_vulkan_copy_lane(p->src, p->on_src, &p->from->alloc, true),
-      p->on_src->buffer, slot * p->slot, p->from->alloc.buffer,
-      p->from->offset + src_off, n);
-  if (s == KILN_OK) s = kiln_vulkan_stream_flush(p->src);
-  p->filled[slot] = p->src->submitted;
-  kiln_vulkan_stream_unlock(p->src);
-  return s;
-}
-
-/* Queues chunk `i` out of its slot on the destination's stream, once the
- * source has filled it: the host is all that both devices see. */
-static kiln_status empty(peer_pipe *p, size_t i, size_t dst_off, size_t n) {
-  const size_t slot = i % SLOTS;
-  kiln_vulkan_stream_lock(p->src);
-  kiln_status s = kiln_vulkan_stream_wait(p->src, p->filled[slot]);
-  kiln_vulkan_stream_unlock(p->src);
-  if (s != KILN_OK) return s;
-  kiln_vulkan_stream_lock(p->dst);
-  s = kiln_vulkan_record_copy(
-      p->dst, kiln_vulkan_copy_lane(p->dst, &p->to->alloc, p->on_dst, true),
-      p->to->alloc.buffer, p->to->offset + dst_off, p->on_dst->buffer,
-      slot * p->slot, n);
-  if (s == KILN_OK) s = kiln_vulkan_stream_flush(p->dst);
-  p->emptied[slot] = p->dst->submitted;
-  kiln_vulkan_stream_unlock(p->dst);
+  kiln_vulkan_stream_lock(st);
+  s = kiln_vulkan_record_copy(st, kiln_vulkan_copy_lane(st, to, from, true),
+                              to->buffer, to_off, from->buffer, from_off, n);
+  if (s == KILN_OK) s = kiln_vulkan_stream_flush(st);
+  *done = st->submitted;
+  kiln_vulkan_stream_unlock(st);
   return s;
 }
 
@@ -197,14 +180,23 @@ static kiln_status pipelined(peer_pipe *p, size_t dst_off, size_t src_off,
   p->on_dst = &ss->alloc[1 - s_at];
   p->slot = ss->slot;
   const size_t chunks = (size + p->slot - 1) / p->slot;
+  /* Chunk i goes into slot i % SLOTS once the destination has copied that
+   * slot's last chunk out, and out of it READ_AHEAD chunks later, once the
+   * source has filled it. */
   for (size_t i = 0; s == KILN_OK && i < chunks + READ_AHEAD; i++) {
-    if (i < chunks)
-      s = fill(p, i, src_off + i * p->slot,
-               min_size(p->slot, size - i * p->slot));
+    if (i < chunks) {
+      const size_t slot = i % SLOTS;
+      s = copy_after(p->dst, p->emptied[slot], p->src, p->on_src,
+                     slot * p->slot, &p->from->alloc,
+                     p->from->offset + src_off + i * p->slot,
+                     min_size(p->slot, size - i * p->slot), &p->filled[slot]);
+    }
     if (s == KILN_OK && i >= READ_AHEAD) {
-      const size_t k = i - READ_AHEAD;
-      s = empty(p, k, dst_off + k * p->slot,
-                min_size(p->slot, size - k * p->slot));
+      const size_t k = i - READ_AHEAD, slot = k % SLOTS;
+      s = copy_after(p->src, p->filled[slot], p->dst, &p->to->alloc,
+                     p->to->offset + dst_off + k * p->slot, p->on_dst,
+                     slot * p->slot, min_size(p->slot, size - k * p->slot),
+                     &p->emptied[slot]);
     }
   }
   kiln_status drained = drain(p);

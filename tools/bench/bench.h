@@ -67,6 +67,11 @@ typedef struct bench {
   unsigned wrong; /* checks that failed; any makes the exit status 1 */
 } bench;
 
+/* The index of the bench's device among its backend's devices (the
+ * environment chose it): the one with its UUID, or its name where the
+ * device has no UUID. -1 when none matches. */
+int bench_device_index(const bench *b, size_t *out);
+
 /* ---- sections (each returns 0, or -1 after reporting an error) ----------- */
 
 int bench_launch(bench *b);

@@ -559,26 +559,6 @@ static int run_probe(char **env, double ms[2]) {
   return 0;
 }
 
-/* kiln's index of this context's device among the Vulkan devices, for the
- * probe's KILN_DEVICE: the one with its UUID, else its name. */
-static int vulkan_device_index(const bench *b, size_t *out) {
-  static const uint8_t zero[16];
-  bool by_uuid = memcmp(b->props.uuid, zero, sizeof zero) != 0;
-  size_t count = 0;
-  if (kiln_device_count(KILN_BACKEND_VULKAN, &count) != KILN_OK) return -1;
-  for (size_t i = 0; i < count; i++) {
-    kiln_device_properties p;
-    if (kiln_device_get_properties(KILN_BACKEND_VULKAN, i, &p) != KILN_OK)
-      continue;
-    if (by_uuid ? memcmp(p.uuid, b->props.uuid, sizeof p.uuid) == 0
-                : strcmp(p.name, b->props.name) == 0) {
-      *out = i;
-      return 0;
-    }
-  }
-  return -1;
-}
-
 /* The bytes of the pipeline cache entries in cache directory `dir`
  * (pipeline-*.kc, as docs/kernels.md names them, with kiln's header). */
 static long long pipeline_cache_bytes(const char *dir) {
@@ -606,7 +586,7 @@ static long long pipeline_cache_bytes(const char *dir) {
 static int measure_pipelines(compile_state *s, compile_figures *f) {
   bench *b = s->b;
   size_t device;
-  if (vulkan_device_index(b, &device) != 0) {
+  if (bench_device_index(b, &device) != 0) {
     snprintf(f->pipeline_status, sizeof f->pipeline_status,
              "skipped: no Vulkan device index has this device's UUID");
     return 0;

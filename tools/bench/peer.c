@@ -109,25 +109,15 @@ static int check_out(peer_state *p, float *host) {
   return 0;
 }
 
-/* The backend's index of the bench's device, by UUID. */
-static size_t own_index(const bench *b, size_t count) {
-  for (size_t i = 0; i < count; i++) {
-    kiln_device_properties q;
-    if (kiln_device_get_properties(b->props.backend, i, &q) == KILN_OK &&
-        memcmp(q.uuid, b->props.uuid, sizeof q.uuid) == 0 &&
-        strcmp(q.pci_bus_id, b->props.pci_bus_id) == 0)
-      return i;
-  }
-  return 0;
-}
-
 static int run(peer_state *p, size_t largest, float *host) {
   bench *b = p->b;
   size_t count = 0;
   BENCH_CHECK(kiln_device_count(b->props.backend, &count));
   kiln_context_options o = kiln_context_options_default();
   o.backend = b->props.backend;
-  if (count > 1) o.device_index = (own_index(b, count) + 1) % count;
+  size_t own = 0;
+  if (count > 1 && bench_device_index(b, &own) == 0)
+    o.device_index = (own + 1) % count;
   BENCH_CHECK(kiln_context_create(&o, &p->other));
   BENCH_CHECK(kiln_context_default_stream(p->other, &p->other_stream));
   kiln_device_properties other;
