@@ -1,5 +1,6 @@
 /* kiln's own kernels (docs/kernels.md): the built-in module, and the helpers
- * that launch them — fill, axpy, the one-launch reductions, SGEMM. */
+ * that launch them: fill, copy, axpy and the one-launch reductions (the
+ * GEMMs are in core/gemm.c). */
 #include <string.h>
 
 #include "core/internal.h"
@@ -8,11 +9,6 @@
  * reduction uses (one partial sum each, in the scratch buffer). */
 #define HELPER_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
-
-/* kiln_sgemm_f32's shape, fixed by the kernels: 256 threads compute one
- * 128 x 128 tile of C. */
-#define SGEMM_THREADS 256u
-#define SGEMM_TILE 128u
 
 static kiln_status builtin_module(kiln_context *ctx, kiln_module **out) {
   const kiln_backend_ops *ops = ctx->ops;
@@ -79,8 +75,8 @@ kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst, size_t off,
    * caller's range, KILN_DEBUG=guard's bytes later (a multiple of 4, so
    * `start` is the same either way). */
   kiln_arg args[4] = {kiln_arg_buffer(dst, off - start - dst->guard),
-                      kiln_arg_u64(start),
-                      kiln_arg_u64(start + size), kiln_arg_u64(pattern)};
+                      kiln_arg_u64(start), kiln_arg_u64(start + size),
+                      kiln_arg_u64(pattern)};
   kiln_launch_config c = helper_config((start + size + 3) / 4, 65535u);
   return kiln_launch_helper(s, k, &c, args, 4);
 }
@@ -99,26 +95,30 @@ kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_kernel *k,
   return kiln_launch_helper(s, k, &c, args, 3);
 }
 
-/* Checks an f32 vector argument of n elements at a byte offset. */
+kiln_status kiln_check_array(const kiln_buffer *b, size_t offset, size_t n,
+                             size_t elem_size, kiln_context *ctx,
+                             const char *fn, const char *what) {
+  kiln_status st = kiln_object_check_in(b, KILN_OBJECT_BUFFER, ctx, fn, what);
+  if (st != KILN_OK) return st;
+  if (offset % elem_size)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: the offset %zu of %s is not a multiple of %zu",
+                          fn, offset, what, elem_size);
+  if (n > SIZE_MAX / elem_size)
+    return kiln_set_error(KILN_ERROR_OVERFLOW,
+                          "%s: n = %zu elements of %s overflows", fn, n, what);
+  return kiln_check_range(offset, n * elem_size, b->size, fn, what);
+}
+
 static kiln_status check_vector(const kiln_buffer *b, size_t offset, size_t n,
                                 kiln_context *ctx, const char *fn,
                                 const char *what) {
-  kiln_status st = kiln_object_check_in(b, KILN_OBJECT_BUFFER, ctx, fn, what);
-  if (st != KILN_OK) return st;
-  if (offset % 4)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: the offset %zu of %s is not a multiple of 4",
-                          fn, offset, what);
-  if (n > SIZE_MAX / 4)
-    return kiln_set_error(KILN_ERROR_OVERFLOW, "%s: n = %zu floats overflows",
-                          fn, n);
-  return kiln_check_range(offset, n * 4, b->size, fn, what);
+  return kiln_check_array(b, offset, n, sizeof(float), ctx, fn, what);
 }
 
-/* The checks every helper shares, on the buffer that fixes the context. */
-static kiln_status check_helper(const kiln_buffer *anchor, kiln_stream *stream,
-                                size_t n, const char *fn, const char *what,
-                                kiln_stream **out_stream) {
+kiln_status kiln_check_helper(const kiln_buffer *anchor, kiln_stream *stream,
+                              size_t n, const char *fn, const char *what,
+                              kiln_stream **out_stream) {
   kiln_status st = kiln_object_check(anchor, KILN_OBJECT_BUFFER, fn, what);
   if (st != KILN_OK) return st;
   kiln_context *ctx = anchor->base.context;
@@ -138,7 +138,7 @@ kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
                           size_t y_offset) {
   static const char fn[] = "kiln_axpy_f32";
   kiln_stream *s;
-  kiln_status st = check_helper(y, stream, n, fn, "y", &s);
+  kiln_status st = kiln_check_helper(y, stream, n, fn, "y", &s);
   if (st != KILN_OK) return st;
   kiln_context *ctx = y->base.context;
   if ((st = check_vector(y, y_offset, n, ctx, fn, "y")) != KILN_OK ||
@@ -148,8 +148,9 @@ kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
   kiln_kernel *k;
   if ((st = kiln_builtin_kernel(ctx, "kiln_axpy_f32", &k)) != KILN_OK)
     return st;
-  kiln_arg args[4] = {kiln_arg_buffer(y, y_offset), kiln_arg_buffer(x, x_offset),
-                      kiln_arg_f32(a), kiln_arg_u32((uint32_t)n)};
+  kiln_arg args[4] = {kiln_arg_buffer(y, y_offset),
+                      kiln_arg_buffer(x, x_offset), kiln_arg_f32(a),
+                      kiln_arg_u32((uint32_t)n)};
   kiln_launch_config c = helper_config(n, 65535u);
   return kiln_launch_helper(s, k, &c, args, 4);
 }
@@ -243,8 +244,7 @@ static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
   args[count++] = kiln_arg_buffer(x, x_offset);
   if (y) args[count++] = kiln_arg_buffer(y, y_offset);
   args[count++] = kiln_arg_buffer(result, result_offset);
-  args[count++] =
-      kiln_arg_buffer(partial, REDUCE_MAX_BLOCKS * sizeof(float));
+  args[count++] = kiln_arg_buffer(partial, REDUCE_MAX_BLOCKS * sizeof(float));
   args[count++] = kiln_arg_u32((uint32_t)n);
   return kiln_launch_helper(s, k, &c, args, count);
 }
@@ -254,7 +254,7 @@ kiln_status kiln_reduce_sum_f32(kiln_stream *stream, size_t n,
                                 kiln_buffer *result, size_t result_offset) {
   static const char fn[] = "kiln_reduce_sum_f32";
   kiln_stream *s;
-  kiln_status st = check_helper(result, stream, n, fn, "result", &s);
+  kiln_status st = kiln_check_helper(result, stream, n, fn, "result", &s);
   if (st != KILN_OK) return st;
   kiln_context *ctx = result->base.context;
   if ((st = check_vector(result, result_offset, 1, ctx, fn, "result")) !=
@@ -270,7 +270,7 @@ kiln_status kiln_dot_f32(kiln_stream *stream, size_t n, const kiln_buffer *x,
                          kiln_buffer *result, size_t result_offset) {
   static const char fn[] = "kiln_dot_f32";
   kiln_stream *s;
-  kiln_status st = check_helper(result, stream, n, fn, "result", &s);
+  kiln_status st = kiln_check_helper(result, stream, n, fn, "result", &s);
   if (st != KILN_OK) return st;
   kiln_context *ctx = result->base.context;
   if ((st = check_vector(result, result_offset, 1, ctx, fn, "result")) !=
@@ -280,70 +280,4 @@ kiln_status kiln_dot_f32(kiln_stream *stream, size_t n, const kiln_buffer *x,
     return st;
   return reduce(s, "kiln_dot_f32", n, x, x_offset, y, y_offset, result,
                 result_offset);
-}
-
-/* Checks a row-major matrix of `rows` x `cols` floats with row stride `ld`
- * at a byte offset of buffer b. */
-static kiln_status check_matrix(const kiln_buffer *b, size_t offset,
-                                size_t rows, size_t cols, size_t ld,
-                                kiln_context *ctx, const char *fn,
-                                const char *what) {
-  if (ld < cols)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: the row stride of %s is %zu elements, less "
-                          "than its %zu columns",
-                          fn, what, ld, cols);
-  if (rows == 0 || cols == 0) /* nothing of it is read or written */
-    return check_vector(b, offset, 0, ctx, fn, what);
-  if ((rows - 1) > (SIZE_MAX - cols) / ld)
-    return kiln_set_error(KILN_ERROR_OVERFLOW,
-                          "%s: the extent of %s overflows size_t", fn, what);
-  size_t elems = (rows - 1) * ld + cols;
-  return check_vector(b, offset, elems, ctx, fn, what);
-}
-
-kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
-                           float alpha, const kiln_buffer *a, size_t a_offset,
-                           size_t lda, const kiln_buffer *b, size_t b_offset,
-                           size_t ldb, float beta, kiln_buffer *c,
-                           size_t c_offset, size_t ldc) {
-  static const char fn[] = "kiln_sgemm_f32";
-  kiln_stream *s;
-  kiln_status st = check_helper(c, stream, 0, fn, "C", &s);
-  if (st != KILN_OK) return st;
-  kiln_context *ctx = c->base.context;
-  const size_t dims[6] = {m, n, k, lda, ldb, ldc};
-  for (int i = 0; i < 6; i++)
-    if (dims[i] > UINT32_MAX)
-      return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
-                            "%s: %s = %zu; the kernel takes at most 2^32 - 1",
-                            fn, (const char *[]){"m", "n", "k", "lda", "ldb",
-                                                 "ldc"}[i],
-                            dims[i]);
-  if (k == 0 && m && n)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: k is 0; the product needs k >= 1", fn);
-  if ((st = check_matrix(c, c_offset, m, n, ldc, ctx, fn, "C")) != KILN_OK ||
-      (st = check_matrix(a, a_offset, m, k, lda, ctx, fn, "A")) != KILN_OK ||
-      (st = check_matrix(b, b_offset, k, n, ldb, ctx, fn, "B")) != KILN_OK)
-    return st;
-  if (m == 0 || n == 0) return KILN_OK;
-  kiln_kernel *kern;
-  if ((st = kiln_builtin_kernel(ctx, "kiln_sgemm_f32", &kern)) != KILN_OK)
-    return st;
-  kiln_arg args[11] = {
-      kiln_arg_buffer(c, c_offset), kiln_arg_buffer(a, a_offset),
-      kiln_arg_buffer(b, b_offset), kiln_arg_u32((uint32_t)m),
-      kiln_arg_u32((uint32_t)n),    kiln_arg_u32((uint32_t)k),
-      kiln_arg_u32((uint32_t)lda),  kiln_arg_u32((uint32_t)ldb),
-      kiln_arg_u32((uint32_t)ldc),  kiln_arg_f32(alpha),
-      kiln_arg_f32(beta)};
-  kiln_launch_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.grid.x = (uint32_t)((n + SGEMM_TILE - 1) / SGEMM_TILE);
-  cfg.grid.y = (uint32_t)((m + SGEMM_TILE - 1) / SGEMM_TILE);
-  cfg.grid.z = 1;
-  cfg.block.x = SGEMM_THREADS;
-  cfg.block.y = cfg.block.z = 1;
-  return kiln_launch_helper(s, kern, &cfg, args, 11);
 }

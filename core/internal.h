@@ -78,6 +78,27 @@ kiln_status kiln_stream_resolve(kiln_stream *stream, kiln_context *ctx,
 kiln_status kiln_check_range(size_t offset, size_t size, size_t total,
                              const char *fn, const char *what);
 
+/* ---- The built-in kernels' helpers (core/builtin.c, core/gemm.c) ---------- */
+
+/* The checks every helper shares, on the buffer that fixes the context:
+ * a usable context, the stream resolved into *out_stream, n < 2^32. */
+kiln_status kiln_check_helper(const kiln_buffer *anchor, kiln_stream *stream,
+                              size_t n, const char *fn, const char *what,
+                              kiln_stream **out_stream);
+
+/* Checks an array of n elements of elem_size bytes at a byte offset of b
+ * (a multiple of elem_size), b a live buffer of ctx. */
+kiln_status kiln_check_array(const kiln_buffer *b, size_t offset, size_t n,
+                             size_t elem_size, kiln_context *ctx,
+                             const char *fn, const char *what);
+
+/* Checks a row-major matrix of rows x cols elements of elem_size bytes,
+ * row stride ld elements (>= cols), at a byte offset of b. */
+kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset,
+                              size_t rows, size_t cols, size_t ld,
+                              size_t elem_size, kiln_context *ctx,
+                              const char *fn, const char *what);
+
 /* Releases an object without argument checks (context destroy, and the
  * public destroy functions after theirs). */
 void kiln_buffer_release(kiln_buffer *buf);
