@@ -2,6 +2,7 @@
  * allocation, and context-wide waits. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backends/vulkan/vulkan.h"
 
@@ -87,10 +88,25 @@ static kiln_status choose_transfer(kiln_vulkan_context *vc) {
   return KILN_OK;
 }
 
+/* KILN_VULKAN_PEER: auto (two contexts on one GPU share device memory for
+ * copies between them where the driver can), or host (they go through
+ * host memory, as between two GPUs: that way, testable on one device). */
+static kiln_status choose_peer_memory(bool *share) {
+  const char *v = kiln_getenv("KILN_VULKAN_PEER");
+  *share = !v || strcmp(v, "auto") == 0;
+  if (*share || strcmp(v, "host") == 0) return KILN_OK;
+  return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                        "KILN_VULKAN_PEER=\"%s\" is not one of auto or host",
+                        v);
+}
+
 static kiln_status create_device(kiln_vulkan_context *vc) {
   const kiln_vulkan_physical *p = vc->phys;
   kiln_status st = choose_transfer(vc);
   if (st != KILN_OK) return st;
+  bool share = false;
+  if ((st = choose_peer_memory(&share)) != KILN_OK) return st;
+  share = share && p->memory_fd;
   vc->queue_count = p->queue_count < KILN_VULKAN_MAX_QUEUES
                         ? p->queue_count
                         : KILN_VULKAN_MAX_QUEUES;
@@ -116,7 +132,7 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
       },
   };
   choose_features(p, &vc->enabled, &vc->enabled11, &vc->enabled12);
-  const char *extensions[3 + KILN_VULKAN_MAX_OPTIONAL];
+  const char *extensions[4 + KILN_VULKAN_MAX_OPTIONAL];
   uint32_t extension_count = 0;
   /* The spec requires enabling it on the drivers that offer it. */
   if (p->portability_subset)
@@ -129,6 +145,9 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   /* Copies between two contexts go through host memory both import. */
   if (p->host_import)
     extensions[extension_count++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+  /* Two contexts on one GPU share device memory for them instead. */
+  if (share)
+    extensions[extension_count++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
   const uint32_t required = extension_count;
   void *chain = NULL;
   extension_count += kiln_vulkan_optional_enable(
@@ -174,6 +193,11 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
     PFN_vkVoidFunction fn = kiln_vulkan_lib.vkGetDeviceProcAddr(
         vc->device, "vkGetMemoryHostPointerPropertiesEXT");
     memcpy(&vc->vkGetMemoryHostPointerPropertiesEXT, &fn, sizeof fn);
+  }
+  if (share) {
+    PFN_vkVoidFunction fn =
+        kiln_vulkan_lib.vkGetDeviceProcAddr(vc->device, "vkGetMemoryFdKHR");
+    memcpy(&vc->vkGetMemoryFdKHR, &fn, sizeof fn);
   }
   return KILN_OK;
 }
@@ -527,19 +551,19 @@ static bool memory_budget(kiln_vulkan_context *vc,
   return true;
 }
 
-static kiln_status allocate_memory(kiln_vulkan_context *vc,
-                                   const VkMemoryRequirements *req,
-                                   kiln_vulkan_memory_use use,
-                                   bool device_address, VkDeviceMemory *out,
-                                   VkMemoryPropertyFlags *out_flags) {
+static kiln_status allocate_memory(
+    kiln_vulkan_context *vc, const VkMemoryRequirements *req,
+    kiln_vulkan_memory_use use, bool device_address, const void *next,
+    VkDeviceMemory *out, VkMemoryPropertyFlags *out_flags, uint32_t *out_type) {
   const VkPhysicalDeviceMemoryProperties *mem = &vc->phys->memory;
   VkMemoryAllocateFlagsInfo flags_info = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+      .pNext = next,
       .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
   };
   VkMemoryAllocateInfo info = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-      .pNext = device_address ? &flags_info : NULL,
+      .pNext = device_address ? &flags_info : next,
       .allocationSize = req->size,
   };
   VkPhysicalDeviceMemoryBudgetPropertiesEXT budget;
@@ -569,6 +593,7 @@ static kiln_status allocate_memory(kiln_vulkan_context *vc,
       last = vc->vk.vkAllocateMemory(vc->device, &info, NULL, out);
       if (last == VK_SUCCESS) {
         *out_flags = type->propertyFlags;
+        *out_type = i;
         return KILN_OK;
       }
       /* Another type, in another heap, may still have room. */
@@ -644,8 +669,9 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
   VkMemoryRequirements req;
   vc->vk.vkGetBufferMemoryRequirements(vc->device, out->buffer, &req);
   VkMemoryPropertyFlags flags = 0;
-  kiln_status st =
-      allocate_memory(vc, &req, use, device_address, &out->memory, &flags);
+  uint32_t type = 0;
+  kiln_status st = allocate_memory(vc, &req, use, device_address, NULL,
+                                   &out->memory, &flags, &type);
   if (st == KILN_OK &&
       (r = vc->vk.vkBindBufferMemory(vc->device, out->buffer, out->memory,
                                      0)) != VK_SUCCESS)
@@ -739,6 +765,148 @@ kiln_status kiln_vulkan_import_host(kiln_vulkan_context *vc, void *host,
   }
   out->any_queue = true;
   return KILN_OK;
+}
+
+/* ---- Device memory two contexts of one GPU share ----------------------- */
+
+bool kiln_vulkan_can_share_memory(const kiln_vulkan_context *a,
+                                  const kiln_vulkan_context *b) {
+  return a->vkGetMemoryFdKHR && b->vkGetMemoryFdKHR &&
+         memcmp(a->phys->properties.uuid, b->phys->properties.uuid,
+                VK_UUID_SIZE) == 0 &&
+         memcmp(a->phys->driver_uuid, b->phys->driver_uuid, VK_UUID_SIZE) == 0;
+}
+
+/* A VkBuffer of `size` bytes that external memory can back, with
+ * out->buffer set; *req what it needs of that memory. */
+static kiln_status shared_buffer(kiln_vulkan_context *vc, VkDeviceSize size,
+                                 kiln_vulkan_allocation *out,
+                                 VkMemoryRequirements *req) {
+  memset(out, 0, sizeof *out);
+  VkExternalMemoryBufferCreateInfo external = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+      .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+  };
+  uint32_t families[2];
+  VkBufferCreateInfo info = buffer_info(vc, size, families);
+  info.pNext = &external;
+  info.usage = KILN_VULKAN_SHARED_USAGE;
+  VkResult r = vc->vk.vkCreateBuffer(vc->device, &info, NULL, &out->buffer);
+  if (r != VK_SUCCESS) {
+    out->buffer = VK_NULL_HANDLE;
+    return kiln_vulkan_error(r, "vkCreateBuffer for shared device memory");
+  }
+  vc->vk.vkGetBufferMemoryRequirements(vc->device, out->buffer, req);
+  return KILN_OK;
+}
+
+/* Binds out->memory to out->buffer and takes the buffer's address. */
+static kiln_status bind_shared(kiln_vulkan_context *vc,
+                               kiln_vulkan_allocation *out) {
+  VkResult r =
+      vc->vk.vkBindBufferMemory(vc->device, out->buffer, out->memory, 0);
+  if (r != VK_SUCCESS) return kiln_vulkan_error(r, "vkBindBufferMemory");
+  VkBufferDeviceAddressInfo addr = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
+      .buffer = out->buffer,
+  };
+  out->address = vc->vk.vkGetBufferDeviceAddress(vc->device, &addr);
+  out->any_queue = true;
+  return KILN_OK;
+}
+
+/* Imports into `to` the memory behind `fd`, which `to` then owns, or which
+ * is closed on failure. An opaque fd is imported with the allocation size
+ * and memory type it was exported with (VUID-VkMemoryAllocateInfo-
+ * allocationSize-01742): one index names one type on one physical
+ * device. */
+static kiln_status import_shared(kiln_vulkan_context *to, int fd,
+                                 VkDeviceSize size, VkDeviceSize bytes,
+                                 uint32_t type, kiln_vulkan_allocation *out) {
+  VkMemoryRequirements req;
+  kiln_status st = shared_buffer(to, size, out, &req);
+  if (st == KILN_OK && (!(req.memoryTypeBits >> type & 1) || req.size > bytes))
+    st = kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                        "the Vulkan device cannot import shared memory of "
+                        "type %u and %llu bytes for a buffer (types 0x%x, "
+                        "%llu bytes)",
+                        type, (unsigned long long)bytes, req.memoryTypeBits,
+                        (unsigned long long)req.size);
+  if (st != KILN_OK) {
+    close(fd);
+    kiln_vulkan_free(to, out);
+    return st;
+  }
+  VkMemoryDedicatedAllocateInfo dedicated = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+      .buffer = out->buffer,
+  };
+  VkImportMemoryFdInfoKHR import = {
+      .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
+      .pNext = to->phys->memory_fd_dedicated ? &dedicated : NULL,
+      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+      .fd = fd,
+  };
+  VkMemoryAllocateFlagsInfo flags = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
+      .pNext = &import,
+      .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
+  };
+  VkMemoryAllocateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+      .pNext = &flags,
+      .allocationSize = bytes,
+      .memoryTypeIndex = type,
+  };
+  VkResult r = to->vk.vkAllocateMemory(to->device, &info, NULL, &out->memory);
+  if (r != VK_SUCCESS) {
+    out->memory = VK_NULL_HANDLE;
+    close(fd);
+    st = kiln_vulkan_error(r,
+                           "vkAllocateMemory importing %llu bytes of "
+                           "another context's device memory",
+                           (unsigned long long)bytes);
+  }
+  if (st == KILN_OK) st = bind_shared(to, out);
+  if (st != KILN_OK) kiln_vulkan_free(to, out);
+  return st;
+}
+
+kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
+                                     kiln_vulkan_context *to, VkDeviceSize size,
+                                     kiln_vulkan_allocation *on_from,
+                                     kiln_vulkan_allocation *on_to) {
+  memset(on_to, 0, sizeof *on_to);
+  VkMemoryRequirements req;
+  kiln_status st = shared_buffer(from, size, on_from, &req);
+  if (st != KILN_OK) return st;
+  VkMemoryDedicatedAllocateInfo dedicated = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+      .buffer = on_from->buffer,
+  };
+  VkExportMemoryAllocateInfo export = {
+      .sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+      .pNext = from->phys->memory_fd_dedicated ? &dedicated : NULL,
+      .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+  };
+  VkMemoryPropertyFlags flags;
+  uint32_t type = 0;
+  st = allocate_memory(from, &req, KILN_VULKAN_MEMORY_DEVICE, true, &export,
+                       &on_from->memory, &flags, &type);
+  if (st == KILN_OK) st = bind_shared(from, on_from);
+  int fd = -1;
+  if (st == KILN_OK) {
+    VkMemoryGetFdInfoKHR get = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+        .memory = on_from->memory,
+        .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+    };
+    VkResult r = from->vkGetMemoryFdKHR(from->device, &get, &fd);
+    if (r != VK_SUCCESS) st = kiln_vulkan_error(r, "vkGetMemoryFdKHR");
+  }
+  if (st == KILN_OK) st = import_shared(to, fd, size, req.size, type, on_to);
+  if (st != KILN_OK) kiln_vulkan_free(from, on_from);
+  return st;
 }
 
 void kiln_vulkan_free(kiln_vulkan_context *vc, kiln_vulkan_allocation *alloc) {

@@ -330,6 +330,30 @@ static uint32_t pick_transfer_family(VkPhysicalDevice dev, uint32_t *queues) {
   return found;
 }
 
+/* Whether buffers of device memory can go out and in as opaque fds
+ * (VK_KHR_external_memory_fd listed is not enough: the driver says per
+ * usage); *dedicated when only as dedicated allocations. */
+static bool memory_fd_usable(VkPhysicalDevice dev, bool *dedicated) {
+  PFN_vkVoidFunction fn = kiln_vulkan_lib.vkGetInstanceProcAddr(
+      g.instance, "vkGetPhysicalDeviceExternalBufferProperties");
+  PFN_vkGetPhysicalDeviceExternalBufferProperties query;
+  memcpy(&query, &fn, sizeof query);
+  if (!query) return false;
+  VkPhysicalDeviceExternalBufferInfo info = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO,
+      .usage = KILN_VULKAN_SHARED_USAGE,
+      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+  };
+  VkExternalBufferProperties props = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES};
+  query(dev, &info, &props);
+  const VkExternalMemoryFeatureFlags f =
+      props.externalMemoryProperties.externalMemoryFeatures;
+  *dedicated = f & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT;
+  return (f & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT) &&
+         (f & VK_EXTERNAL_MEMORY_FEATURE_IMPORTABLE_BIT);
+}
+
 static void append(char *buf, size_t size, const char *text) {
   size_t len = strlen(buf);
   if (len < size) snprintf(buf + len, size - len, "%s", text);
@@ -372,6 +396,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
       has_extension(exts, ext_count, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
   bool host_import = has_extension(
       exts, ext_count, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  bool memory_fd =
+      has_extension(exts, ext_count, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
   kiln_vulkan_optional optional;
   kiln_vulkan_optional_probe(dev, exts, ext_count, &optional);
   free(exts);
@@ -459,6 +485,9 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   out->memory_budget = budget;
   out->host_import = host_import;
   out->host_import_align = host.minImportedHostPointerAlignment;
+  out->memory_fd =
+      memory_fd && memory_fd_usable(dev, &out->memory_fd_dedicated);
+  memcpy(out->driver_uuid, p11.driverUUID, VK_UUID_SIZE);
   out->optional = optional;
   out->features = f;
   out->features.pNext = NULL;

@@ -169,6 +169,13 @@ typedef struct kiln_vulkan_physical {
   /* VK_EXT_external_memory_host, and the alignment of what it imports. */
   bool host_import;
   VkDeviceSize host_import_align;
+  /* VK_KHR_external_memory_fd, offering buffers of device memory that can
+   * be exported and imported as opaque fds (only as dedicated allocations
+   * where memory_fd_dedicated), and the UUIDs that say which VkDevices can
+   * import what another exported: those of one physical device and driver.
+   * Two contexts on one GPU share memory so. */
+  bool memory_fd, memory_fd_dedicated;
+  uint8_t driver_uuid[VK_UUID_SIZE];
   kiln_vulkan_optional optional;
   /* Supported features, chained; context.c enables a subset. */
   VkPhysicalDeviceFeatures2 features;
@@ -269,6 +276,10 @@ typedef struct kiln_vulkan_context {
   /* VK_EXT_external_memory_host is enabled (NULL: not): host memory that
    * two contexts both import carries copies between them. */
   PFN_vkGetMemoryHostPointerPropertiesEXT vkGetMemoryHostPointerPropertiesEXT;
+  /* VK_KHR_external_memory_fd is enabled (NULL: not): device memory that
+   * one context exports and another of the same GPU imports carries
+   * copies between them. */
+  PFN_vkGetMemoryFdKHR vkGetMemoryFdKHR;
   /* An imported device's physical device as the context sees it: kiln's
    * entry with the caller's queue family and enabled features (phys then
    * points here; interop.c). */
@@ -352,6 +363,25 @@ void kiln_vulkan_free(kiln_vulkan_context *ctx, kiln_vulkan_allocation *alloc);
 kiln_status kiln_vulkan_import_host(kiln_vulkan_context *ctx, void *host,
                                     VkDeviceSize size,
                                     kiln_vulkan_allocation *out);
+
+/* What a buffer over memory shared by two contexts is for: copies in and
+ * out, and the copy kernel's device addresses. */
+#define KILN_VULKAN_SHARED_USAGE                                         \
+  (VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | \
+   VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |                                  \
+   VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT)
+/* Whether memory `a` exports can be imported by `b`: both have
+ * vkGetMemoryFdKHR and sit on one physical device under one driver. */
+bool kiln_vulkan_can_share_memory(const kiln_vulkan_context *a,
+                                  const kiln_vulkan_context *b);
+/* `size` bytes of device memory that `from` allocates and exports, and
+ * `to` imports (kiln_vulkan_can_share_memory(from, to)): a VkBuffer with a
+ * device address over them in each, *on_from and *on_to; free each with
+ * its context. */
+kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
+                                     kiln_vulkan_context *to, VkDeviceSize size,
+                                     kiln_vulkan_allocation *on_from,
+                                     kiln_vulkan_allocation *on_to);
 
 /* Submits every stream's recorded work and waits until all of it is done,
  * without limit: before a deinit frees anything a command might still use
