@@ -12,21 +12,30 @@
 
 #include "backends/vulkan/vulkan.h"
 
-/* Copies at most this large go the simple way: the pipeline's waits cost
- * more than they save. */
+/* Copies at most this large between two GPUs go the simple way: the
+ * pipeline's waits cost more than they save. */
 #define PIPELINE_MIN ((size_t)1 << 20)
-/* The host memory: SLOTS slots of about SLOT bytes (a chunk each), READ_AHEAD
- * chunks filled ahead of the one being emptied. */
+/* SLOTS slots of about HOST_SLOT bytes of host memory, or DEVICE_SLOT of
+ * device memory (a chunk each), READ_AHEAD chunks filled ahead of the one
+ * being emptied. Device memory moves a chunk in microseconds, so its
+ * chunks are larger: each costs the host a wait and a submission on either
+ * side. */
 #define SLOTS 4
-#define SLOT ((size_t)8 << 20)
+#define HOST_SLOT ((size_t)8 << 20)
+#define DEVICE_SLOT ((size_t)32 << 20)
 #define READ_AHEAD 2
 /* The simple way's chunk. */
 #define HOST_CHUNK ((size_t)16 << 20)
+/* The copy kernel's block as core/builtin.c launches it, and its most
+ * blocks (it loops grid-stride). */
+#define COPY_BLOCK 256u
+#define COPY_MAX_BLOCKS 65535u
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
-/* Host memory imported into the devices of two contexts; one copy at a
- * time uses it (busy). */
+/* Memory that the devices of two contexts both see: host memory both
+ * import (host), or device memory ctx[0] exported and ctx[1] imported
+ * (host NULL). One copy at a time uses it (busy). */
 typedef struct shared_slots {
   kiln_vulkan_context *ctx[2];
   kiln_vulkan_allocation alloc[2]; /* the memory as ctx[i]'s device sees it */
@@ -40,39 +49,73 @@ typedef struct shared_slots {
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static shared_slots *cache;
 
+static bool host_importers(const kiln_vulkan_context *a,
+                           const kiln_vulkan_context *b) {
+  return a->vkGetMemoryHostPointerPropertiesEXT &&
+         b->vkGetMemoryHostPointerPropertiesEXT;
+}
+
 static void slots_free(shared_slots *ss) {
   kiln_vulkan_free(ss->ctx[1], &ss->alloc[1]);
   kiln_vulkan_free(ss->ctx[0], &ss->alloc[0]);
   free(ss->host);
-  free(ss);
+  ss->host = NULL;
 }
 
+/* Host memory that ss's contexts both import. */
+static kiln_status host_slots(shared_slots *ss) {
+  size_t align = 4096;
+  for (int i = 0; i < 2; i++)
+    if (ss->ctx[i]->phys->host_import_align > align)
+      align = ss->ctx[i]->phys->host_import_align;
+  ss->slot = (HOST_SLOT + align - 1) / align * align;
+  ss->host = aligned_alloc(align, SLOTS * ss->slot);
+  if (!ss->host)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "no %zu bytes of host memory to carry copies "
+                          "between contexts",
+                          SLOTS * ss->slot);
+  kiln_status s = KILN_OK;
+  for (int i = 0; i < 2 && s == KILN_OK; i++)
+    s = kiln_vulkan_import_host(ss->ctx[i], ss->host, SLOTS * ss->slot,
+                                &ss->alloc[i]);
+  return s;
+}
+
+/* Device memory where a and b can share it, else (or where the device has
+ * no room for it) host memory. */
 static kiln_status slots_create(kiln_vulkan_context *a,
                                 kiln_vulkan_context *b, shared_slots **out) {
   shared_slots *ss = calloc(1, sizeof *ss);
   if (!ss)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "out of host memory for a copy between contexts");
-  size_t align = 4096;
-  if (a->phys->host_import_align > align) align = a->phys->host_import_align;
-  if (b->phys->host_import_align > align) align = b->phys->host_import_align;
-  ss->slot = (SLOT + align - 1) / align * align;
-  ss->host = aligned_alloc(align, SLOTS * ss->slot);
   ss->ctx[0] = a;
   ss->ctx[1] = b;
-  kiln_status s = KILN_OK;
-  if (!ss->host)
-    s = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                       "no %zu bytes of host memory to carry copies between "
-                       "contexts",
-                       SLOTS * ss->slot);
-  for (int i = 0; i < 2 && s == KILN_OK; i++)
-    s = kiln_vulkan_import_host(ss->ctx[i], ss->host, SLOTS * ss->slot,
-                                &ss->alloc[i]);
+  kiln_status s = KILN_ERROR_UNSUPPORTED;
+  if (kiln_vulkan_can_share_memory(a, b)) {
+    ss->slot = DEVICE_SLOT;
+    s = kiln_vulkan_share_memory(a, b, SLOTS * ss->slot, &ss->alloc[0],
+                                 &ss->alloc[1]);
+    if (s != KILN_OK && host_importers(a, b))
+      kiln_log(KILN_LOG_INFO,
+               "vulkan: copies between two contexts go through host memory: "
+               "%s",
+               kiln_last_error());
+  }
+  if (s != KILN_OK && host_importers(a, b)) {
+    slots_free(ss);
+    s = host_slots(ss);
+  }
   if (s != KILN_OK) {
     slots_free(ss);
+    free(ss);
     return s;
   }
+  kiln_log(KILN_LOG_DEBUG,
+           "vulkan: copies between two contexts go through %zu MiB of %s "
+           "memory both see",
+           SLOTS * ss->slot >> 20, ss->host ? "host" : "device");
   ss->busy = true;
   *out = ss;
   return KILN_OK;
@@ -114,6 +157,7 @@ void kiln_vulkan_peer_forget(kiln_vulkan_context *vc) {
     if (ss->ctx[0] == vc || ss->ctx[1] == vc) {
       *at = ss->next;
       slots_free(ss);
+      free(ss);
     } else {
       at = &ss->next;
     }
@@ -121,32 +165,74 @@ void kiln_vulkan_peer_forget(kiln_vulkan_context *vc) {
   pthread_mutex_unlock(&cache_lock);
 }
 
+/* One side of a copy through the slots: its stream, and its context's copy
+ * kernel where the slots are device memory (else NULL: the DMA engine
+ * moves the bytes, as it does host memory best). */
+typedef struct peer_side {
+  kiln_vulkan_stream *st;
+  kiln_kernel *copy;
+} peer_side;
+
 /* One copy through the slots. */
 typedef struct peer_pipe {
-  kiln_vulkan_stream *src, *dst;
+  peer_side src, dst;
   const kiln_vulkan_buffer *from;
   kiln_vulkan_buffer *to;
   const kiln_vulkan_allocation *on_src, *on_dst;
   size_t slot;
+  bool host;               /* the slots are host memory */
   uint64_t filled[SLOTS];  /* src's value once the slot holds its chunk */
   uint64_t emptied[SLOTS]; /* dst's value once the slot is copied out */
 } peer_pipe;
 
-/* Queues a copy of n bytes on `st` once `after` has reached `value` (the
- * host is all that both devices see); *done gets the value at which `st`
- * has made it. */
+/* Records a copy of n bytes (at most a slot) on side's stream: through the
+ * copy kernel where it has one and the copy is of whole words at
+ * word-aligned addresses (NVIDIA's vkCmdCopyBuffer moves device memory at
+ * under a third of the memory's bandwidth: docs/performance.md), else with
+ * vkCmdCopyBuffer. */
+static kiln_status record(const peer_side *side, bool host,
+                          const kiln_vulkan_allocation *to, size_t to_off,
+                          const kiln_vulkan_allocation *from, size_t from_off,
+                          size_t n) {
+  kiln_vulkan_stream *st = side->st;
+  const uint64_t dst = to->address + to_off, src = from->address + from_off;
+  if (side->copy && to->address && from->address &&
+      ((dst | src | n) & 3) == 0) {
+    const uint32_t words = (uint32_t)(n / 4);
+    kiln_packed_args args = {.size = 20, .count = 3, .offsets = {0, 8, 16}};
+    memcpy(args.data, &dst, sizeof dst);
+    memcpy(args.data + 8, &src, sizeof src);
+    memcpy(args.data + 16, &words, sizeof words);
+    const size_t blocks = ((words + 3u) / 4u + COPY_BLOCK - 1) / COPY_BLOCK;
+    const kiln_launch_config c = {
+        .grid = {blocks < COPY_MAX_BLOCKS ? (uint32_t)blocks : COPY_MAX_BLOCKS,
+                 1, 1},
+        .block = {COPY_BLOCK, 1, 1},
+    };
+    return kiln_vulkan_launch(&st->base, side->copy, &c, &args);
+  }
+  kiln_vulkan_stream_lock(st);
+  kiln_status s =
+      kiln_vulkan_record_copy(st, kiln_vulkan_copy_lane(st, to, from, host),
+                              to->buffer, to_off, from->buffer, from_off, n);
+  kiln_vulkan_stream_unlock(st);
+  return s;
+}
+
+/* Queues a copy of n bytes on side's stream once `after` has reached
+ * `value` (the host orders the two devices); *done gets the value at which
+ * the stream has made it. */
 static kiln_status copy_after(kiln_vulkan_stream *after, uint64_t value,
-                              kiln_vulkan_stream *st,
+                              const peer_side *side, bool host,
                               const kiln_vulkan_allocation *to, size_t to_off,
                               const kiln_vulkan_allocation *from,
                               size_t from_off, size_t n, uint64_t *done) {
   kiln_vulkan_stream_lock(after);
   kiln_status s = kiln_vulkan_stream_wait(after, value);
   kiln_vulkan_stream_unlock(after);
-  if (s != KILN_OK) return s;
+  if (s == KILN_OK) s = record(side, host, to, to_off, from, from_off, n);
+  kiln_vulkan_stream *st = side->st;
   kiln_vulkan_stream_lock(st);
-  s = kiln_vulkan_record_copy(st, kiln_vulkan_copy_lane(st, to, from, true),
-                              to->buffer, to_off, from->buffer, from_off, n);
   if (s == KILN_OK) s = kiln_vulkan_stream_flush(st);
   *done = st->submitted;
   kiln_vulkan_stream_unlock(st);
@@ -158,7 +244,7 @@ static kiln_status copy_after(kiln_vulkan_stream *after, uint64_t value,
  * stream's later work, as a host write would be. */
 static kiln_status drain(peer_pipe *p) {
   kiln_status s = KILN_OK;
-  kiln_vulkan_stream *both[2] = {p->src, p->dst};
+  kiln_vulkan_stream *both[2] = {p->src.st, p->dst.st};
   for (int i = 0; i < 2; i++) {
     kiln_vulkan_stream_lock(both[i]);
     kiln_status w = kiln_vulkan_stream_wait_for(both[i], both[i]->submitted,
@@ -171,7 +257,7 @@ static kiln_status drain(peer_pipe *p) {
 
 static kiln_status pipelined(peer_pipe *p, size_t dst_off, size_t src_off,
                              size_t size) {
-  kiln_vulkan_context *sc = p->src->ctx, *dc = p->dst->ctx;
+  kiln_vulkan_context *sc = p->src.st->ctx, *dc = p->dst.st->ctx;
   shared_slots *ss = NULL;
   kiln_status s = slots_take(sc, dc, &ss);
   if (s != KILN_OK) return s;
@@ -179,6 +265,15 @@ static kiln_status pipelined(peer_pipe *p, size_t dst_off, size_t src_off,
   p->on_src = &ss->alloc[s_at];
   p->on_dst = &ss->alloc[1 - s_at];
   p->slot = ss->slot;
+  p->host = ss->host != NULL;
+  /* Without the built-in kernels (a build without them) vkCmdCopyBuffer
+   * still copies. Taken before any stream lock: loading takes the
+   * context's. */
+  if (!p->host && (kiln_builtin_kernel(&sc->base, "kiln_copy_f32",
+                                       &p->src.copy) != KILN_OK ||
+                   kiln_builtin_kernel(&dc->base, "kiln_copy_f32",
+                                       &p->dst.copy) != KILN_OK))
+    p->src.copy = p->dst.copy = NULL;
   const size_t chunks = (size + p->slot - 1) / p->slot;
   /* Chunk i goes into slot i % SLOTS once the destination has copied that
    * slot's last chunk out, and out of it READ_AHEAD chunks later, once the
@@ -186,17 +281,17 @@ static kiln_status pipelined(peer_pipe *p, size_t dst_off, size_t src_off,
   for (size_t i = 0; s == KILN_OK && i < chunks + READ_AHEAD; i++) {
     if (i < chunks) {
       const size_t slot = i % SLOTS;
-      s = copy_after(p->dst, p->emptied[slot], p->src, p->on_src,
+      s = copy_after(p->dst.st, p->emptied[slot], &p->src, p->host, p->on_src,
                      slot * p->slot, &p->from->alloc,
                      p->from->offset + src_off + i * p->slot,
                      min_size(p->slot, size - i * p->slot), &p->filled[slot]);
     }
     if (s == KILN_OK && i >= READ_AHEAD) {
       const size_t k = i - READ_AHEAD, slot = k % SLOTS;
-      s = copy_after(p->src, p->filled[slot], p->dst, &p->to->alloc,
-                     p->to->offset + dst_off + k * p->slot, p->on_dst,
-                     slot * p->slot, min_size(p->slot, size - k * p->slot),
-                     &p->emptied[slot]);
+      s = copy_after(p->src.st, p->filled[slot], &p->dst, p->host,
+                     &p->to->alloc, p->to->offset + dst_off + k * p->slot,
+                     p->on_dst, slot * p->slot,
+                     min_size(p->slot, size - k * p->slot), &p->emptied[slot]);
     }
   }
   kiln_status drained = drain(p);
@@ -237,15 +332,17 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
                                          const kiln_buffer *src,
                                          size_t src_off, size_t size) {
   peer_pipe p = {
-      .src = kiln_vulkan_stream_cast(src_s),
-      .dst = kiln_vulkan_stream_cast(dst_s),
+      .src = {.st = kiln_vulkan_stream_cast(src_s)},
+      .dst = {.st = kiln_vulkan_stream_cast(dst_s)},
       .from = kiln_vulkan_buffer_cast_const(src),
       .to = kiln_vulkan_buffer_cast(dst),
   };
-  if (size > PIPELINE_MIN && p.src->ctx != p.dst->ctx &&
-      p.src->ctx->vkGetMemoryHostPointerPropertiesEXT &&
-      p.dst->ctx->vkGetMemoryHostPointerPropertiesEXT &&
-      p.from->alloc.any_queue && p.to->alloc.any_queue)
+  kiln_vulkan_context *sc = p.src.st->ctx, *dc = p.dst.st->ctx;
+  /* Device memory both share carries any copy faster than the staging
+   * rings, whose reads wait on the host. */
+  if (sc != dc && p.from->alloc.any_queue && p.to->alloc.any_queue &&
+      (kiln_vulkan_can_share_memory(sc, dc) ||
+       (size > PIPELINE_MIN && host_importers(sc, dc))))
     return pipelined(&p, dst_off, src_off, size);
   return through_host(dst_s, dst, dst_off, src_s, src, src_off, size);
 }

@@ -163,6 +163,66 @@ static void copy_large(void **state) {
   check_ok(kiln_context_destroy(cb));
 }
 
+/* `size` bytes from a to b at word-aligned offsets, then back at odd ones,
+ * on the default streams, between buffers of each context. */
+static void copy_there_and_back(kiln_context *ca, kiln_context *cb, size_t size,
+                                const char *what) {
+  const size_t n = size + 16;
+  conf_rng r = conf_rng_for(what);
+  kiln_buffer *a = NULL, *b = NULL;
+  check_ok(kiln_buffer_create(ca, n, 0, &a));
+  check_ok(kiln_buffer_create(cb, n, 0, &b));
+  unsigned char *ma = conf_alloc(n), *mb = conf_alloc(n);
+  conf_random_bytes(&r, ma, n);
+  conf_random_bytes(&r, mb, n);
+  check_ok(kiln_buffer_write(NULL, a, 0, ma, n));
+  check_ok(kiln_buffer_write(NULL, b, 0, mb, n));
+  check_ok(kiln_buffer_copy_peer(NULL, b, 4, NULL, a, 8, size));
+  memcpy(mb + 4, ma + 8, size);
+  check_ok(kiln_buffer_copy_peer(NULL, a, 3, NULL, b, 1, size));
+  memcpy(ma + 3, mb + 1, size);
+  check_models(a, ma, b, mb, n, what);
+  free(ma);
+  free(mb);
+  check_ok(kiln_buffer_destroy(a));
+  check_ok(kiln_buffer_destroy(b));
+}
+
+/* Larger than all the memory a copy between contexts goes through
+ * together (Vulkan, two contexts on one GPU: 4 slots of 32 MiB of device
+ * memory), so that every slot is filled again, both ways. */
+static void copy_larger_than_the_slots(void **state) {
+  (void)state;
+  kiln_context *cb = second_context();
+  copy_there_and_back(conf.ctx, cb, ((size_t)161 << 20) + 5,
+                      "copies of 161 MiB + 5 bytes");
+  check_ok(kiln_context_destroy(cb));
+}
+
+/* On Vulkan, two contexts made with KILN_VULKAN_PEER=host copy through
+ * host memory both import (as two GPUs do, and one GPU whose driver shares
+ * no device memory), here tested on one device; larger than those slots
+ * (4 of 8 MiB) too. Other backends ignore the variable. */
+static void copy_through_host_memory(void **state) {
+  (void)state;
+  static const char env[] = "KILN_VULKAN_PEER";
+  const char *was = getenv(env);
+  char *saved = was ? strdup(was) : NULL;
+  setenv(env, "host", 1);
+  kiln_context *ca = second_context(), *cb = second_context();
+  if (saved) {
+    setenv(env, saved, 1);
+    free(saved);
+  } else {
+    unsetenv(env);
+  }
+  copy_there_and_back(ca, cb, ((size_t)41 << 20) + 7,
+                      "copies of 41 MiB + 7 bytes through host memory");
+  copy_there_and_back(ca, cb, 4097, "copies of 4097 bytes through the host");
+  check_ok(kiln_context_destroy(ca));
+  check_ok(kiln_context_destroy(cb));
+}
+
 /* Large copies back and forth between three contexts, one destroyed in
  * between: on Vulkan they go through host memory kept for each pair of
  * contexts, used again by the next copy either way and freed with either
@@ -363,6 +423,8 @@ int conf_run_peer_tests(void) {
       CONF_TEST(peer_query),
       CONF_TEST(copy_edges),
       CONF_TEST(copy_large),
+      CONF_TEST(copy_larger_than_the_slots),
+      CONF_TEST(copy_through_host_memory),
       CONF_TEST(copies_between_contexts_that_come_and_go),
       CONF_TEST(copy_ordered_with_launches),
       CONF_TEST(copy_refused),
