@@ -3,10 +3,48 @@
 
 #include "core/internal.h"
 
-/* kiln_sgemm_f32's shape, fixed by the kernels: 256 threads compute one
- * 128 x 128 tile of C. */
+/* kiln_sgemm_f32's kernels (docs/kernels.md), each with the tile of C one
+ * block of 256 threads computes and the shared memory it declares. */
 #define SGEMM_THREADS 256u
-#define SGEMM_TILE 128u
+typedef struct sgemm_kernel {
+  const char *name;
+  uint32_t tile_m, tile_n;
+  size_t shared_bytes;
+} sgemm_kernel;
+static const sgemm_kernel sgemm_large = {"kiln_sgemm_f32", 128, 128, 16384};
+static const sgemm_kernel sgemm_mid = {"kiln_sgemm_f32_mid", 64, 64, 16896};
+static const sgemm_kernel sgemm_small = {"kiln_sgemm_f32_small", 32, 64, 25600};
+
+/* What to assume where the device hides its SM count (Vulkan without
+ * VK_NV_shader_sm_builtins or VK_AMD_shader_core_properties2). */
+#define SGEMM_DEFAULT_UNITS 64u
+
+static size_t sgemm_tiles(const sgemm_kernel *kern, size_t m, size_t n) {
+  return ((m + kern->tile_m - 1) / kern->tile_m) *
+         ((n + kern->tile_n - 1) / kern->tile_n);
+}
+
+/* The largest tile that still gives every SM work: 128 x 128 once there
+ * are 1.5 tiles per SM (below that the last wave leaves SMs idle for a
+ * whole tile's time), else 64 x 64 while there is a tile per SM, else
+ * 32 x 64. The smaller tiles split k between the warps of a block, so a
+ * small grid still has 8 warps per block (H100 figures in
+ * docs/performance.md). A device with too little shared memory for a
+ * variant gets the next larger one. */
+static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
+                                      size_t n) {
+  const size_t units = ctx->properties.compute_units
+                           ? ctx->properties.compute_units
+                           : SGEMM_DEFAULT_UNITS;
+  const size_t shared = ctx->properties.max_shared_memory_per_block;
+  if (2 * sgemm_tiles(&sgemm_large, m, n) >= 3 * units ||
+      shared < sgemm_mid.shared_bytes)
+    return &sgemm_large;
+  if (sgemm_tiles(&sgemm_mid, m, n) >= units ||
+      shared < sgemm_small.shared_bytes)
+    return &sgemm_mid;
+  return &sgemm_small;
+}
 
 kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset, size_t rows,
                               size_t cols, size_t ld, size_t elem_size,
@@ -54,9 +92,9 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
                               "B")) != KILN_OK)
     return st;
   if (m == 0 || n == 0) return KILN_OK;
+  const sgemm_kernel *pick = sgemm_pick(ctx, m, n);
   kiln_kernel *kern;
-  if ((st = kiln_builtin_kernel(ctx, "kiln_sgemm_f32", &kern)) != KILN_OK)
-    return st;
+  if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
   kiln_arg args[11] = {kiln_arg_buffer(c, c_offset),
                        kiln_arg_buffer(a, a_offset),
                        kiln_arg_buffer(b, b_offset),
@@ -70,8 +108,8 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
                        kiln_arg_f32(beta)};
   kiln_launch_config cfg;
   memset(&cfg, 0, sizeof cfg);
-  cfg.grid.x = (uint32_t)((n + SGEMM_TILE - 1) / SGEMM_TILE);
-  cfg.grid.y = (uint32_t)((m + SGEMM_TILE - 1) / SGEMM_TILE);
+  cfg.grid.x = (uint32_t)((n + pick->tile_n - 1) / pick->tile_n);
+  cfg.grid.y = (uint32_t)((m + pick->tile_m - 1) / pick->tile_m);
   cfg.grid.z = 1;
   cfg.block.x = SGEMM_THREADS;
   cfg.block.y = cfg.block.z = 1;

@@ -5,3 +5,4 @@
 #include "reduce.cu"
 #include "stream.cu"
 #include "sgemm.cu"
+#include "sgemm_tiled.cu"

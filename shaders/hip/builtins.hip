@@ -8,3 +8,4 @@
 #include "reduce.hip"
 #include "stream.hip"
 #include "sgemm.hip"
+#include "sgemm_tiled.hip"

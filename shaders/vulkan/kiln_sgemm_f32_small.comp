@@ -1,0 +1,245 @@
+#version 460
+// kiln_sgemm_f32_small(float *c, const float *a, const float *b, u32 m, u32 n,
+// u32 k, u32 lda, u32 ldb, u32 ldc, float alpha, float beta): row-major
+//   C[m x n] = alpha * A[m x k] * B[k x n] + beta * C
+// in float32 FMAs; beta == 0 does not read C. kiln_sgemm_f32() picks it
+// for problems with too few 64 x 64 tiles to fill the GPU:
+//   workgroup = 256 x 1 x 1 invocations,
+//   grid      = ceil(n / 64) x ceil(m / 32) x 1   (x over columns of C).
+//
+// The algorithm of shaders/cuda/sgemm_tiled.cu, whose comment says more: a
+// 32 x 64 tile of C per workgroup, 4 x 8 per invocation, k split between 4
+// groups of invocations that each multiply 16 rows of every step's shared
+// slice (1 stage), their sums added in a fixed order by group 0. The text
+// below the constants is the same in kiln_sgemm_f32_mid.comp and
+// kiln_sgemm_f32_small.comp. It takes 25600 bytes of shared memory, more
+// than the 16 KiB every Vulkan implementation offers: kiln_sgemm_f32()
+// launches it only where the device has that much. No subgroup operation is
+// used, so any subgroup size is correct; edges are handled as in
+// kiln_sgemm_f32.comp, so any m, n, k >= 1 and lda >= k, ldb >= n, ldc >= n
+// are correct.
+
+const uint BM = 32u, BN = 64u; // the tile of C
+const uint TM = 4u, TN = 8u;   // per invocation
+const uint STAGES = 1u;        // shared-memory stages
+const uint KG = 4u, BK = 16u;  // k groups, and k rows per group per step
+
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_control_flow_attributes : require
+
+layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
+
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32 {
+  float v;
+};
+layout(buffer_reference, std430, buffer_reference_align = 4) readonly buffer
+    F32R {
+  float v;
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer V4 {
+  vec4 v;
+};
+layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer
+    V4R {
+  vec4 v;
+};
+
+layout(push_constant, std430) uniform Args {
+  F32 c;
+  F32R a;
+  F32R b;
+  uint m;
+  uint n;
+  uint k;
+  uint lda;
+  uint ldb;
+  uint ldc;
+  float alpha;
+  float beta;
+} args;
+
+const uint TX = BN / TN, TY = BM / TM; // a group's grid of invocations
+const uint GT = TX * TY;               // invocations per group
+const uint T = GT * KG;
+const uint KS = KG * BK; // k per step
+const uint RM = TM / 4u, RN = TN / 4u;
+// In vec4s: a transposed A row of the slice, padded by one vec4 so that the
+// transposing stores spread over the banks; a B row; one stage.
+const uint AS = BM / 4u + 1u;
+const uint BS = BN / 4u;
+const uint STAGE = KS * (AS + BS);
+const uint A_VECS = BM * KS / 4u, B_VECS = KS * BN / 4u;
+const uint A_LOADS = (A_VECS + T - 1u) / T, B_LOADS = (B_VECS + T - 1u) / T;
+// The groups' sums reuse the stages at the end.
+const uint SMEM =
+    STAGES * STAGE > BM * BN / 4u ? STAGES * STAGE : BM * BN / 4u;
+shared vec4 smem[SMEM];
+
+// Whether a matrix allows vec4 accesses along its rows.
+bool vec4_rows(uint64_t address, uint ld) {
+  return (address & 15ul) == 0ul && (ld & 3u) == 0u;
+}
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  const uint group = tid / GT;
+  const uint t = tid % GT;
+  const uint tx = t % TX, ty = t / TX;
+  const uint row0 = gl_WorkGroupID.y * BM;
+  const uint col0 = gl_WorkGroupID.x * BN;
+  const uint m = args.m, n = args.n, k = args.k;
+  const uint64_t a = uint64_t(args.a), b = uint64_t(args.b);
+  const uint64_t c = uint64_t(args.c);
+  const bool a_fast = vec4_rows(a, args.lda) && row0 + BM <= m;
+  const bool b_fast = vec4_rows(b, args.ldb) && col0 + BN <= n;
+
+  // The byte addresses this invocation fetches from next, each advanced by
+  // a fixed step: fewer live values than offsets recomputed every step
+  // (see kiln_sgemm_f32.comp).
+  uint64_t pa[A_LOADS], pb[B_LOADS];
+  [[unroll]] for (uint l = 0u; l < A_LOADS; ++l) {
+    const uint f = tid + l * T;
+    pa[l] = a + ((uint64_t(row0 + f / (KS / 4u)) * args.lda +
+                  f % (KS / 4u) * 4u) << 2);
+  }
+  [[unroll]] for (uint l = 0u; l < B_LOADS; ++l) {
+    const uint f = tid + l * T;
+    pb[l] = b + ((uint64_t(f / BS) * args.ldb + col0 + f % BS * 4u) << 2);
+  }
+  const uint64_t pb_step = (uint64_t(KS) * args.ldb) << 2;
+
+  const uint steps = (k + KS - 1u) / KS;
+  vec4 next_a[A_LOADS], next_b[B_LOADS];
+  // acc[i][q]: row i as described above, columns q * 4 * TX + tx * 4 + 0..3.
+  vec4 acc[TM][RN];
+  [[unroll]] for (uint i = 0u; i < TM; ++i) {
+    [[unroll]] for (uint q = 0u; q < RN; ++q) acc[i][q] = vec4(0.0);
+  }
+
+  for (uint s = 0u; s <= steps; ++s) {
+    // Fetch step s (ahead of the multiplication of step s - 1 below).
+    if (s < steps) {
+      const uint k0 = s * KS;
+      const bool whole_k = k0 + KS <= k;
+      [[unroll]] for (uint l = 0u; l < A_LOADS; ++l) {
+        const uint f = tid + l * T;
+        const uint r = row0 + f / (KS / 4u);
+        const uint kk = k0 + f % (KS / 4u) * 4u;
+        if (A_VECS % T != 0u && f >= A_VECS) {
+          // past the slice: this invocation stages nothing here
+        } else if (a_fast && whole_k) {
+          next_a[l] = V4R(pa[l]).v;
+        } else {
+          [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+            next_a[l][j] = 0.0;
+            if (r < m && kk + j < k)
+              next_a[l][j] = F32R(pa[l] + uint64_t(4u * j)).v;
+          }
+        }
+        pa[l] += uint64_t(KS * 4u);
+      }
+      [[unroll]] for (uint l = 0u; l < B_LOADS; ++l) {
+        const uint f = tid + l * T;
+        const uint kk = k0 + f / BS;
+        const uint col = col0 + f % BS * 4u;
+        if (B_VECS % T != 0u && f >= B_VECS) {
+          // past the slice
+        } else if (b_fast && whole_k) {
+          next_b[l] = V4R(pb[l]).v;
+        } else {
+          [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+            next_b[l][j] = 0.0;
+            if (kk < k && col + j < n)
+              next_b[l][j] = F32R(pb[l] + uint64_t(4u * j)).v;
+          }
+        }
+        pb[l] += pb_step;
+      }
+    }
+
+    if (s > 0u) {
+      const uint at = (s - 1u) % STAGES * STAGE;
+      const uint bt = at + KS * AS;
+      [[unroll]] for (uint kk = group * BK; kk < group * BK + BK; ++kk) {
+        vec4 av[RM], bv[RN];
+        [[unroll]] for (uint q = 0u; q < RM; ++q)
+          av[q] = smem[at + kk * AS + q * TY + ty];
+        [[unroll]] for (uint q = 0u; q < RN; ++q)
+          bv[q] = smem[bt + kk * BS + q * TX + tx];
+        [[unroll]] for (uint i = 0u; i < TM; ++i) {
+          [[unroll]] for (uint q = 0u; q < RN; ++q)
+            acc[i][q] = fma(vec4(av[i >> 2][i & 3u]), bv[q], acc[i][q]);
+        }
+      }
+    }
+
+    // Stage step s. Its buffer was last read while multiplying step s -
+    // STAGES: with two stages every invocation finished that before the
+    // barrier of step s - 1; with one, the barrier here waits for it.
+    if (STAGES == 1u) barrier();
+    if (s < steps) {
+      const uint at = s % STAGES * STAGE;
+      const uint bt = at + KS * AS;
+      [[unroll]] for (uint l = 0u; l < A_LOADS; ++l) {
+        const uint f = tid + l * T;
+        if (A_VECS % T == 0u || f < A_VECS) {
+          const uint r = f / (KS / 4u);
+          const uint kk = f % (KS / 4u) * 4u;
+          [[unroll]] for (uint j = 0u; j < 4u; ++j)
+            smem[at + (kk + j) * AS + (r >> 2)][r & 3u] = next_a[l][j];
+        }
+      }
+      [[unroll]] for (uint l = 0u; l < B_LOADS; ++l) {
+        const uint f = tid + l * T;
+        if (B_VECS % T == 0u || f < B_VECS) smem[bt + f] = next_b[l];
+      }
+    }
+    barrier();
+  }
+
+  // Group 0 adds the other groups' sums, one group at a time, vec4 e of
+  // invocation t at smem[e * GT + t]. The loop's last barrier has ended
+  // every read of the stages.
+  for (uint g = 1u; g < KG; ++g) {
+    if (group == g) {
+      [[unroll]] for (uint i = 0u; i < TM; ++i) {
+        [[unroll]] for (uint q = 0u; q < RN; ++q)
+          smem[(i * RN + q) * GT + t] = acc[i][q];
+      }
+    }
+    barrier();
+    if (group == 0u) {
+      [[unroll]] for (uint i = 0u; i < TM; ++i) {
+        [[unroll]] for (uint q = 0u; q < RN; ++q)
+          acc[i][q] += smem[(i * RN + q) * GT + t];
+      }
+    }
+    barrier();
+  }
+  if (group != 0u) return;
+
+  const bool c_fast = vec4_rows(c, args.ldc) && row0 + BM <= m &&
+                      col0 + BN <= n;
+  const float alpha = args.alpha, beta = args.beta;
+  [[unroll]] for (uint i = 0u; i < TM; ++i) {
+    const uint r = row0 + (i >> 2) * 4u * TY + ty * 4u + (i & 3u);
+    [[unroll]] for (uint q = 0u; q < RN; ++q) {
+      const uint col = col0 + q * 4u * TX + tx * 4u;
+      const uint64_t at = uint64_t(r) * args.ldc + col;
+      vec4 v = alpha * acc[i][q];
+      if (c_fast) {
+        V4 p = V4(c + (at << 2));
+        if (beta != 0.0) v = fma(vec4(beta), p.v, v);
+        p.v = v;
+      } else if (r < m) {
+        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+          if (col + j < n) {
+            F32 p = F32(c + ((at + j) << 2));
+            p.v = beta != 0.0 ? fma(beta, p.v, v[j]) : v[j];
+          }
+        }
+      }
+    }
+  }
+}
