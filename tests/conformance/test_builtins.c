@@ -1,7 +1,8 @@
 /* The built-in helpers: kiln_axpy_f32, kiln_reduce_sum_f32 and kiln_dot_f32
  * at many sizes, against sums in double with float32 error bounds, and
  * exactly on data whose every partial sum is an integer below 2^24;
- * kiln_sgemm_f32 on shapes that reach every path of its kernels. */
+ * kiln_sgemm_f32 on shapes that reach every path of each of its kernels,
+ * launched through the API and directly. */
 #include <math.h>
 #include <stdio.h>
 
@@ -154,9 +155,10 @@ static void reductions(void **state) {
           float got = read_slot(&res, NULL, at, what);
           conf_guarded_destroy(&res);
           if (!(fabs(got - ops[op].want) <= ops[op].tol))
-            fail_msg("%s n=%zu (data kind %d): %.9g, expected %.9g within "
-                     "%.3g",
-                     ops[op].name, n, kind, got, ops[op].want, ops[op].tol);
+            fail_msg(
+                "%s n=%zu (data kind %d): %.9g, expected %.9g within "
+                "%.3g",
+                ops[op].name, n, kind, got, ops[op].want, ops[op].tol);
           if (rep == 0)
             first = got;
           else if (memcmp(&first, &got, 4) != 0)
@@ -235,7 +237,54 @@ typedef struct gemm_case {
   float alpha, beta;
 } gemm_case;
 
-static void sgemm_case(conf_rng *r, const gemm_case *t) {
+/* One of kiln_sgemm_f32's kernels, with the tile of C that one block of
+ * 256 threads computes (docs/kernels.md). */
+typedef struct gemm_kernel {
+  const char *name;
+  uint32_t tile_m, tile_n;
+} gemm_kernel;
+
+static const gemm_kernel gemm_kernels[] = {
+    {"kiln_sgemm_f32", 128, 128},
+    {"kiln_sgemm_f32_mid", 64, 64},
+    {"kiln_sgemm_f32_small", 32, 64},
+};
+#define GEMM_KERNELS (sizeof gemm_kernels / sizeof gemm_kernels[0])
+
+/* C = alpha A B + beta C through kiln_sgemm_f32, or with `kern` launched
+ * directly in its own shape. */
+static void run_sgemm(const gemm_kernel *kern, const gemm_case *t,
+                      kiln_buffer *a, kiln_buffer *b, kiln_buffer *c,
+                      size_t c_off) {
+  if (!kern) {
+    check_ok(kiln_sgemm_f32(NULL, t->m, t->n, t->k, t->alpha, a, t->a_off,
+                            t->lda, b, t->b_off, t->ldb, t->beta, c, c_off,
+                            t->ldc));
+    return;
+  }
+  kiln_module *builtins;
+  kiln_kernel *k;
+  check_ok(kiln_context_builtin_module(conf.ctx, &builtins));
+  check_ok(kiln_module_get_kernel(builtins, kern->name, &k));
+  const kiln_arg args[11] = {
+      kiln_arg_buffer(c, c_off),    kiln_arg_buffer(a, t->a_off),
+      kiln_arg_buffer(b, t->b_off), kiln_arg_u32(t->m),
+      kiln_arg_u32(t->n),           kiln_arg_u32(t->k),
+      kiln_arg_u32(t->lda),         kiln_arg_u32(t->ldb),
+      kiln_arg_u32(t->ldc),         kiln_arg_f32(t->alpha),
+      kiln_arg_f32(t->beta)};
+  kiln_launch_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.grid.x = (t->n + kern->tile_n - 1) / kern->tile_n;
+  cfg.grid.y = (t->m + kern->tile_m - 1) / kern->tile_m;
+  cfg.grid.z = 1;
+  cfg.block.x = 256;
+  cfg.block.y = cfg.block.z = 1;
+  check_ok(kiln_launch(NULL, k, &cfg, args, 11));
+}
+
+static void sgemm_case(conf_rng *r, const gemm_kernel *kern,
+                       const gemm_case *t) {
   const size_t a_elems = (size_t)(t->m - 1) * t->lda + t->k;
   const size_t b_elems = (size_t)(t->k - 1) * t->ldb + t->n;
   const size_t c_elems = (size_t)(t->m - 1) * t->ldc + t->n;
@@ -263,42 +312,53 @@ static void sgemm_case(conf_rng *r, const gemm_case *t) {
   check_ok(kiln_buffer_write(NULL, gc.buf, CONF_GUARD, init, payload));
   memcpy(gc.canary + CONF_GUARD, init, payload);
 
-  check_ok(kiln_sgemm_f32(NULL, t->m, t->n, t->k, t->alpha, ba, t->a_off,
-                          t->lda, bb, t->b_off, t->ldb, t->beta, gc.buf,
-                          CONF_GUARD + t->c_off, t->ldc));
+  run_sgemm(kern, t, ba, bb, gc.buf, CONF_GUARD + t->c_off);
+  const char *name = kern ? kern->name : "kiln_sgemm_f32()";
   const size_t total = payload + 2 * CONF_GUARD;
   unsigned char *got = conf_alloc(total);
   check_ok(kiln_buffer_read(NULL, gc.buf, 0, got, total));
-  for (size_t i = 0; i < t->m; i++)
+  /* Row by row, along B's rows: the reference of a 4096 x 4096 B then
+   * streams through memory instead of striding down its columns. */
+  double *sum = conf_alloc(t->n * sizeof(double));
+  double *abs = conf_alloc(t->n * sizeof(double));
+  for (size_t i = 0; i < t->m; i++) {
+    memset(sum, 0, t->n * sizeof(double));
+    memset(abs, 0, t->n * sizeof(double));
+    for (size_t l = 0; l < t->k; l++) {
+      const double x = a[i * t->lda + l];
+      const float *brow = b + l * t->ldb;
+      for (size_t j = 0; j < t->n; j++) {
+        double p = x * brow[j];
+        sum[j] += p;
+        abs[j] += fabs(p);
+      }
+    }
     for (size_t j = 0; j < t->n; j++) {
       const size_t at = CONF_GUARD + t->c_off + 4 * (i * t->ldc + j);
-      double sum = 0, abs = 0;
-      for (size_t l = 0; l < t->k; l++) {
-        double p = (double)a[i * t->lda + l] * b[l * t->ldb + j];
-        sum += p;
-        abs += fabs(p);
-      }
       float c0, g;
       memcpy(&c0, gc.canary + at, 4);
       memcpy(&g, got + at, 4);
-      double want = t->alpha * sum, scale = fabs(t->alpha) * abs;
+      double want = t->alpha * sum[j], scale = fabs(t->alpha) * abs[j];
       if (t->beta != 0.0f) {
         want += (double)t->beta * c0;
         scale += fabs((double)t->beta * c0);
       }
       double tol = 1.01 * (t->k + 3) * U32 * scale + 1e-30;
       if (!(fabs(g - want) <= tol))
-        fail_msg("kiln_sgemm_f32 m=%u n=%u k=%u lda=%u ldb=%u ldc=%u "
-                 "alpha=%g beta=%g: C[%zu][%zu] = %.9g, expected %.9g within "
-                 "%.3g",
-                 t->m, t->n, t->k, t->lda, t->ldb, t->ldc, (double)t->alpha,
-                 (double)t->beta, i, j, g, want, tol);
+        fail_msg(
+            "%s m=%u n=%u k=%u lda=%u ldb=%u ldc=%u alpha=%g beta=%g: "
+            "C[%zu][%zu] = %.9g, expected %.9g within %.3g",
+            name, t->m, t->n, t->k, t->lda, t->ldb, t->ldc, (double)t->alpha,
+            (double)t->beta, i, j, g, want, tol);
       memcpy(got + at, gc.canary + at, 4);
     }
+  }
+  free(abs);
+  free(sum);
   char what[128];
   snprintf(what, sizeof what,
-           "kiln_sgemm_f32 m=%u n=%u k=%u ldc=%u: bytes around C's elements",
-           t->m, t->n, t->k, t->ldc);
+           "%s m=%u n=%u k=%u ldc=%u: bytes around C's elements", name, t->m,
+           t->n, t->k, t->ldc);
   conf_check_bytes(got, gc.canary, total, what);
   free(got);
   free(init);
@@ -326,7 +386,7 @@ static void sgemm(void **state) {
       {384, 256, 300, 300, 256, 260, 0, 0, 0, 1.0f, 0.0f},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-    sgemm_case(&r, &cases[i]);
+    sgemm_case(&r, NULL, &cases[i]);
 
   /* m or n of 0 does nothing. */
   conf_guarded g;
@@ -340,12 +400,93 @@ static void sgemm(void **state) {
   conf_guarded_destroy(&g);
 }
 
+/* Each kernel launched directly: whole and edge tiles, k below, at and past
+ * a multiple of every kernel's step (8, 16, 32), offsets that leave the
+ * matrices unaligned, padded rows, beta of 0 and not. */
+static void sgemm_kernels(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  static const gemm_case cases[] = {
+      {1, 1, 1, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f},
+      {5, 7, 3, 4, 9, 8, 4, 8, 12, 2.0f, 0.5f},
+      {64, 64, 16, 16, 64, 64, 0, 0, 0, 1.0f, 0.0f},
+      {96, 128, 48, 48, 128, 128, 0, 0, 0, 1.0f, 0.0f},
+      {130, 70, 37, 40, 72, 75, 16, 32, 4, -1.5f, 1.0f},
+      {128, 128, 100, 100, 128, 128, 0, 0, 0, 0.5f, 0.25f},
+      {33, 200, 300, 300, 204, 200, 0, 16, 0, 1.0f, -1.0f},
+      {70, 3, 65, 65, 3, 5, 4, 0, 8, 1.0f, 0.0f},
+  };
+  for (size_t v = 0; v < GEMM_KERNELS; v++)
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+      sgemm_case(&r, &gemm_kernels[v], &cases[i]);
+}
+
+/* The shapes kiln-bench reports beside the square ones, through the API:
+ * a size that is no multiple of any tile or step, and tall and wide
+ * products with few tiles and a long k. A CPU device (lavapipe) gets them
+ * scaled down, keeping what makes them odd. */
+static void sgemm_odd_shapes(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  const bool cpu = conf.props.type == KILN_DEVICE_TYPE_CPU;
+  const gemm_case full[] = {
+      {1000, 1000, 1000, 1000, 1000, 1000, 0, 0, 0, 1.0f, 0.0f},
+      {4096, 64, 4096, 4096, 64, 64, 0, 0, 0, 1.0f, 0.0f},
+      {64, 4096, 4096, 4096, 4096, 4096, 0, 0, 0, 1.0f, 0.5f},
+  };
+  const gemm_case scaled[] = {
+      {250, 250, 250, 250, 250, 250, 0, 0, 0, 1.0f, 0.0f},
+      {1024, 64, 600, 600, 64, 64, 0, 0, 0, 1.0f, 0.0f},
+      {64, 1024, 600, 600, 1024, 1024, 0, 0, 0, 1.0f, 0.5f},
+  };
+  for (size_t i = 0; i < 3; i++)
+    sgemm_case(&r, NULL, cpu ? &scaled[i] : &full[i]);
+}
+
+/* Each kernel twice on the same inputs: bitwise the same C (the split-k
+ * kernels add their groups' sums in a fixed order). */
+static void sgemm_repeatable(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  const gemm_case t = {100, 96, 777, 777, 96, 96, 0, 0, 0, 1.0f, 0.0f};
+  const size_t na = (size_t)t.m * t.k, nb = (size_t)t.k * t.n;
+  const size_t nc = (size_t)t.m * t.n;
+  float *a = conf_alloc(na * 4), *b = conf_alloc(nb * 4);
+  float *c0 = conf_alloc(nc * 4), *c1 = conf_alloc(nc * 4);
+  for (size_t i = 0; i < na; i++) a[i] = conf_uniform(&r, -1.0f, 1.0f);
+  for (size_t i = 0; i < nb; i++) b[i] = conf_uniform(&r, -1.0f, 1.0f);
+  kiln_buffer *ba, *bb, *bc;
+  check_ok(kiln_buffer_create(conf.ctx, na * 4, 0, &ba));
+  check_ok(kiln_buffer_create(conf.ctx, nb * 4, 0, &bb));
+  check_ok(kiln_buffer_create(conf.ctx, nc * 4, 0, &bc));
+  check_ok(kiln_buffer_write(NULL, ba, 0, a, na * 4));
+  check_ok(kiln_buffer_write(NULL, bb, 0, b, nb * 4));
+  for (size_t v = 0; v < GEMM_KERNELS; v++) {
+    run_sgemm(&gemm_kernels[v], &t, ba, bb, bc, 0);
+    check_ok(kiln_buffer_read(NULL, bc, 0, c0, nc * 4));
+    run_sgemm(&gemm_kernels[v], &t, ba, bb, bc, 0);
+    check_ok(kiln_buffer_read(NULL, bc, 0, c1, nc * 4));
+    if (memcmp(c0, c1, nc * 4) != 0)
+      fail_msg("%s: two runs on the same inputs differ", gemm_kernels[v].name);
+  }
+  check_ok(kiln_buffer_destroy(bc));
+  check_ok(kiln_buffer_destroy(bb));
+  check_ok(kiln_buffer_destroy(ba));
+  free(c1);
+  free(c0);
+  free(b);
+  free(a);
+}
+
 int conf_run_builtin_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(axpy),
       CONF_TEST(reductions),
       CONF_TEST(reductions_queued_on_streams),
       CONF_TEST(sgemm),
+      CONF_TEST(sgemm_kernels),
+      CONF_TEST(sgemm_odd_shapes),
+      CONF_TEST(sgemm_repeatable),
   };
   return cmocka_run_group_tests_name("builtins", tests, NULL, NULL);
 }
