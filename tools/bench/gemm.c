@@ -1,8 +1,9 @@
-/* SGEMM: row-major C = A B of square float32 matrices, 256 to 8192, through
- * kiln's built-in kiln_sgemm_f32 (float32 FMAs, no tensor cores) and
- * through cuBLAS with the default math mode (no TF32), in GFLOP/s. Before
- * timing, odd shapes, leading dimensions and offsets check the kernel's
- * edges element by element. */
+/* SGEMM: row-major C = A B of square float32 matrices, 256 to 8192, then
+ * of the odd shapes in `odd`, through kiln_sgemm_f32() (float32 FMAs, no
+ * tensor cores; it picks one of the kernels below by size) and through
+ * cuBLAS with the default math mode (no TF32), in GFLOP/s. Before timing,
+ * odd shapes, leading dimensions and offsets check each kernel's edges
+ * element by element, each kernel launched directly in its own shape. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +11,19 @@
 #include "bench.h"
 #include "cuda_raw.h"
 
-/* kiln_sgemm_f32's launch shape (shaders/<backend>/sgemm.*): 256 threads
- * per block, one block per 128 x 128 tile of C, x across its columns. */
+/* kiln_sgemm_f32's kernels (docs/kernels.md): 256 threads per block, one
+ * block per tile of C, x across its columns. */
 #define BLOCK 256u
-#define TILE 128u
+typedef struct gemm_kernel {
+  const char *name;
+  uint32_t tile_m, tile_n;
+} gemm_kernel;
+static const gemm_kernel kernels[] = {
+    {"kiln_sgemm_f32", 128, 128},
+    {"kiln_sgemm_f32_mid", 64, 64},
+    {"kiln_sgemm_f32_small", 32, 64},
+};
+#define KERNELS (sizeof kernels / sizeof kernels[0])
 #define FIRST 256u
 #define LAST 8192u
 #define QUICK_FIRST 64u
@@ -40,18 +50,48 @@ static const shape checks[] = {
     {200, 300, 129, 132, 300, 304, -1.0f, 0.25f, 0, 0, 0},
 };
 
+/* m x n x k products beside the square sweep: no multiple of any tile, and
+ * tall and wide ones with few tiles of C and a long k. Each is compared
+ * with the square size of the nearest flop count. */
+typedef struct odd_shape {
+  uint32_t m, n, k;
+  const char *name; /* the results' name */
+} odd_shape;
+static const odd_shape odd[] = {
+    {1000, 1000, 1000, "sgemm-1000x1000x1000"},
+    {4096, 64, 4096, "sgemm-4096x64x4096"},
+    {64, 4096, 4096, "sgemm-64x4096x4096"},
+};
+static const odd_shape quick_odd[] = {
+    {100, 100, 100, "sgemm-100x100x100"},
+    {256, 16, 256, "sgemm-256x16x256"},
+    {16, 256, 256, "sgemm-16x256x256"},
+};
+#define ODD (sizeof odd / sizeof odd[0])
+
+static unsigned log2_of(uint32_t n) {
+  unsigned l = 0;
+  while (n >>= 1) l++;
+  return l;
+}
+
 typedef struct gemm_state {
   bench *b;
+  /* The kernel launched directly, or NULL for kiln_sgemm_f32(). */
+  const gemm_kernel *direct;
   kiln_kernel *kernel;
   kiln_buffer *a, *bm, *c;
+  shape s;
   kiln_launch_config config;
   kiln_arg args[11];
 } gemm_state;
 
 static void set_args(gemm_state *g, const shape *s) {
+  g->s = *s;
+  if (!g->direct) return;
   g->config = kiln_launch_config_1d(1, BLOCK);
-  g->config.grid.x = (s->n + TILE - 1) / TILE;
-  g->config.grid.y = (s->m + TILE - 1) / TILE;
+  g->config.grid.x = (s->n + g->direct->tile_n - 1) / g->direct->tile_n;
+  g->config.grid.y = (s->m + g->direct->tile_m - 1) / g->direct->tile_m;
   kiln_arg *a = g->args;
   a[0] = kiln_arg_buffer(g->c, s->c_off * 4);
   a[1] = kiln_arg_buffer(g->a, s->a_off * 4);
@@ -68,7 +108,12 @@ static void set_args(gemm_state *g, const shape *s) {
 
 static kiln_status sgemm_op(bench *b, void *arg) {
   gemm_state *g = arg;
-  return kiln_launch(b->stream, g->kernel, &g->config, g->args, 11);
+  const shape *s = &g->s;
+  if (g->direct)
+    return kiln_launch(b->stream, g->kernel, &g->config, g->args, 11);
+  return kiln_sgemm_f32(b->stream, s->m, s->n, s->k, s->alpha, g->a,
+                        s->a_off * 4, s->lda, g->bm, s->b_off * 4, s->ldb,
+                        s->beta, g->c, s->c_off * 4, s->ldc);
 }
 
 /* alpha * (A B)[i][j] + beta * c0 from the generated inputs, and the
@@ -90,8 +135,8 @@ static double reference(const shape *s, size_t i, size_t j, double c0,
 /* Writes the rows x cols matrix `seed` with leading dimension ld at float
  * `offset`, element (i, j) being bench_value(seed, i * ld + j); the padding
  * between rows is left alone. */
-static int upload_rows(bench *b, kiln_buffer *buf, size_t offset,
-                       size_t rows, size_t cols, size_t ld, uint32_t seed) {
+static int upload_rows(bench *b, kiln_buffer *buf, size_t offset, size_t rows,
+                       size_t cols, size_t ld, uint32_t seed) {
   float *row = malloc(cols * sizeof *row);
   if (row == NULL) {
     fprintf(stderr, "kiln-bench: out of host memory\n");
@@ -100,8 +145,8 @@ static int upload_rows(bench *b, kiln_buffer *buf, size_t offset,
   kiln_status st = KILN_OK;
   for (size_t i = 0; i < rows && st == KILN_OK; i++) {
     for (size_t j = 0; j < cols; j++) row[j] = bench_value(seed, i * ld + j);
-    st = kiln_buffer_write(b->stream, buf, (offset + i * ld) * 4, row,
-                           cols * 4);
+    st =
+        kiln_buffer_write(b->stream, buf, (offset + i * ld) * 4, row, cols * 4);
   }
   free(row);
   return st == KILN_OK ? 0 : bench_kiln_error("kiln_buffer_write", st);
@@ -144,79 +189,83 @@ static int check_shape(gemm_state *g, const shape *s) {
   for (size_t i = 0; i < s->m; i++) {
     for (size_t j = 0; j < s->ldc; j++) {
       double c0 = bench_value(SEED_C, i * s->ldc + j), magnitude = 0.0;
-      double expected =
-          j < s->n ? reference(s, i, j, c0, &magnitude) : c0;
+      double expected = j < s->n ? reference(s, i, j, c0, &magnitude) : c0;
       if (bench_close(c[i * s->ldc + j], expected, magnitude, s->k + 4.0))
         continue;
       if (bad++ < 5)
-        fprintf(stderr, "kiln-bench: sgemm %ux%ux%u: C[%zu][%zu] = %.9g, "
-                        "expected %.9g\n",
-                s->m, s->n, s->k, i, j, (double)c[i * s->ldc + j], expected);
+        fprintf(stderr,
+                "kiln-bench: %s %ux%ux%u: C[%zu][%zu] = %.9g, "
+                "expected %.9g\n",
+                g->direct->name, s->m, s->n, s->k, i, j,
+                (double)c[i * s->ldc + j], expected);
     }
   }
   if (bad != 0)
-    bench_wrong(b, "sgemm m=%u n=%u k=%u lda=%u ldb=%u ldc=%u: %u of %zu "
-                   "elements differ",
-                s->m, s->n, s->k, s->lda, s->ldb, s->ldc, bad, c_floats);
+    bench_wrong(b,
+                "%s m=%u n=%u k=%u lda=%u ldb=%u ldc=%u: %u of %zu "
+                "elements differ",
+                g->direct->name, s->m, s->n, s->k, s->lda, s->ldb, s->ldc, bad,
+                c_floats);
   result = 0;
 out:
   free(c);
   return result;
 }
 
-/* A timed square product: the corners and SAMPLES spread elements. */
-static int check_square(gemm_state *g, const shape *s) {
+/* A timed product: the corners and SAMPLES spread elements. */
+static int check_timed(gemm_state *g, const shape *s) {
   bench *b = g->b;
   unsigned bad = 0;
-  size_t last = s->n - 1;
   for (unsigned t = 0; t < SAMPLES + 4; t++) {
     size_t i, j;
     if (t < 4) {
-      i = t & 1 ? last : 0;
-      j = t & 2 ? last : 0;
+      i = t & 1 ? s->m - 1 : 0;
+      j = t & 2 ? s->n - 1 : 0;
     } else {
-      i = (size_t)(bench_value(11, t) * 1e6) % s->n;
+      i = (size_t)(bench_value(11, t) * 1e6) % s->m;
       j = (size_t)(bench_value(12, t) * 1e6) % s->n;
     }
     float got;
-    BENCH_CHECK(kiln_buffer_read(b->stream, g->c, (i * s->ldc + j) * 4,
-                                 &got, 4));
+    BENCH_CHECK(
+        kiln_buffer_read(b->stream, g->c, (i * s->ldc + j) * 4, &got, 4));
     double magnitude;
     double expected = reference(s, i, j, 0.0, &magnitude);
     if (!bench_close(got, expected, magnitude, s->k + 4.0) && bad++ < 5)
-      fprintf(stderr, "kiln-bench: sgemm n=%u: C[%zu][%zu] = %.9g, "
-                      "expected %.9g\n",
-              s->n, i, j, (double)got, expected);
+      fprintf(stderr,
+              "kiln-bench: sgemm %ux%ux%u: C[%zu][%zu] = %.9g, "
+              "expected %.9g\n",
+              s->m, s->n, s->k, i, j, (double)got, expected);
   }
   if (bad != 0)
-    bench_wrong(b, "sgemm n=%u: %u of %u sampled elements differ", s->n, bad,
-                SAMPLES + 4);
+    bench_wrong(b, "sgemm %ux%ux%u: %u of %u sampled elements differ", s->m,
+                s->n, s->k, bad, SAMPLES + 4);
   return 0;
 }
 
 typedef struct blas_call {
   cublas *blas;
-  uint32_t n;
+  uint32_t m, n, k;
   raw_ptr a, b, c;
 } blas_call;
 
 static int blas_op(void *arg) {
   blas_call *c = arg;
-  return cublas_sgemm(c->blas, c->n, c->n, c->n, c->a, c->n, c->b, c->n, c->c,
+  return cublas_sgemm(c->blas, c->m, c->n, c->k, c->a, c->k, c->b, c->n, c->c,
                       c->n);
 }
 
-/* cuBLAS on the same size, its inputs all ones (its speed does not depend
+/* cuBLAS on the same shape, its inputs all ones (its speed does not depend
  * on the values). */
-static int measure_cublas(bench *b, uint32_t n, double *ms) {
-  size_t floats = (size_t)n * n;
-  blas_call c = {b->blas, n, 0, 0, 0};
+static int measure_cublas(bench *b, const shape *s, double *ms) {
+  size_t a_floats = (size_t)s->m * s->k, b_floats = (size_t)s->k * s->n;
+  blas_call c = {b->blas, s->m, s->n, s->k, 0, 0, 0};
   if (cuda_raw_enter(b->raw) != 0) return -1;
-  int result = cuda_raw_alloc(b->raw, floats * 4, &c.a);
-  if (result == 0) result = cuda_raw_alloc(b->raw, floats * 4, &c.b);
-  if (result == 0) result = cuda_raw_alloc(b->raw, floats * 4, &c.c);
-  if (result == 0) result = cuda_raw_fill32(b->raw, c.a, 0x3f800000u, floats);
-  if (result == 0) result = cuda_raw_fill32(b->raw, c.b, 0x3f800000u, floats);
+  int result = cuda_raw_alloc(b->raw, a_floats * 4, &c.a);
+  if (result == 0) result = cuda_raw_alloc(b->raw, b_floats * 4, &c.b);
+  if (result == 0)
+    result = cuda_raw_alloc(b->raw, (size_t)s->m * s->n * 4, &c.c);
+  if (result == 0) result = cuda_raw_fill32(b->raw, c.a, 0x3f800000u, a_floats);
+  if (result == 0) result = cuda_raw_fill32(b->raw, c.b, 0x3f800000u, b_floats);
   if (result == 0) result = bench_measure_raw(b, blas_op, &c, ms);
   cuda_raw_free(b->raw, c.c);
   cuda_raw_free(b->raw, c.b);
@@ -236,8 +285,8 @@ typedef struct blas_on_kiln {
 static kiln_status blas_on_kiln_op(bench *b, void *arg) {
   (void)b;
   blas_on_kiln *c = arg;
-  return cublas_sgemm(c->blas, c->n, c->n, c->n, c->a, c->n, c->b, c->n,
-                      c->c, c->n) == 0
+  return cublas_sgemm(c->blas, c->n, c->n, c->n, c->a, c->n, c->b, c->n, c->c,
+                      c->n) == 0
              ? KILN_OK
              : KILN_ERROR_BACKEND;
 }
@@ -258,59 +307,98 @@ static int measure_cublas_on_kiln(gemm_state *g, uint32_t n, double *ms) {
   return result;
 }
 
-static int run_size(gemm_state *g, uint32_t n) {
+/* Times one product through kiln_sgemm_f32() and cuBLAS, records both
+ * (their size being k, the matrix order of a square) and prints the row's
+ * cells; *out_gflops gets kiln's figure. */
+static int run_shape(gemm_state *g, const shape *s, const char *name,
+                     double *out_gflops) {
   bench *b = g->b;
-  shape s = {n, n, n, n, n, n, 1.0f, 0.0f, 0, 0, 0};
-  size_t floats = (size_t)n * n;
-  double flops = 2.0 * (double)n * n * n, ms, kiln_gflops, blas_gflops = -1;
-  double on_kiln_gflops = -1;
-  if (bench_upload(b, g->a, 0, floats, BENCH_SEED_A) != 0 ||
-      bench_upload(b, g->bm, 0, floats, BENCH_SEED_B) != 0)
+  double flops = 2.0 * (double)s->m * s->n * s->k, ms, kiln_gflops;
+  double blas_gflops = -1, on_kiln_gflops = -1;
+  if (bench_upload(b, g->a, 0, (size_t)s->m * s->k, BENCH_SEED_A) != 0 ||
+      bench_upload(b, g->bm, 0, (size_t)s->k * s->n, BENCH_SEED_B) != 0)
     return -1;
-  set_args(g, &s);
-  if (bench_measure_kiln(b, sgemm_op, g, &ms) != 0 ||
-      check_square(g, &s) != 0)
+  set_args(g, s);
+  if (bench_measure_kiln(b, sgemm_op, g, &ms) != 0 || check_timed(g, s) != 0)
     return -1;
   kiln_gflops = flops / (ms * 1e6);
-  bench_result r = {"gemm", "sgemm", "kiln", n, ms, kiln_gflops, "GFLOP/s"};
+  bench_result r = {"gemm", name, "kiln", s->k, ms, kiln_gflops, "GFLOP/s"};
   if (bench_record(b, &r) != 0) return -1;
   if (b->blas != NULL) {
-    if (measure_cublas(b, n, &ms) != 0) return -1;
+    if (measure_cublas(b, s, &ms) != 0) return -1;
     blas_gflops = flops / (ms * 1e6);
-    bench_result c = {"gemm", "sgemm", "cublas", n, ms, blas_gflops,
-                      "GFLOP/s"};
+    bench_result c = {"gemm", name, "cublas", s->k, ms, blas_gflops, "GFLOP/s"};
     if (bench_record(b, &c) != 0) return -1;
-    if (b->props.backend == KILN_BACKEND_CUDA) {
-      if (measure_cublas_on_kiln(g, n, &ms) != 0) return -1;
+    if (b->props.backend == KILN_BACKEND_CUDA && s->m == s->k && s->n == s->k) {
+      if (measure_cublas_on_kiln(g, s->n, &ms) != 0) return -1;
       on_kiln_gflops = flops / (ms * 1e6);
-      bench_result k = {"gemm", "sgemm", "cublas-on-kiln", n, ms,
-                        on_kiln_gflops, "GFLOP/s"};
+      bench_result k = {"gemm", name,           "cublas-on-kiln", s->k,
+                        ms,     on_kiln_gflops, "GFLOP/s"};
       if (bench_record(b, &k) != 0) return -1;
     }
   }
-  fprintf(b->out, "%7u", n);
   bench_cell(b->out, 11, 1, kiln_gflops);
   bench_cell(b->out, 11, 1, blas_gflops);
   bench_cell(b->out, 13, 3, blas_gflops > 0 ? kiln_gflops / blas_gflops : -1);
   bench_cell(b->out, 16, 3,
              on_kiln_gflops > 0 ? on_kiln_gflops / blas_gflops : -1);
-  fprintf(b->out, "\n");
+  *out_gflops = kiln_gflops;
   return 0;
 }
 
-static int run(gemm_state *g, uint32_t first, uint32_t largest) {
+/* Every kernel launched directly on the odd shapes of `checks`. */
+static int check_kernels(gemm_state *g) {
   bench *b = g->b;
-  BENCH_CHECK(kiln_module_get_kernel(b->builtins, "kiln_sgemm_f32",
-                                     &g->kernel));
-  for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
-    if (check_shape(g, &checks[i]) != 0) return -1;
+  for (size_t v = 0; v < KERNELS; v++) {
+    g->direct = &kernels[v];
+    BENCH_CHECK(
+        kiln_module_get_kernel(b->builtins, kernels[v].name, &g->kernel));
+    for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
+      if (check_shape(g, &checks[i]) != 0) return -1;
+  }
+  g->direct = NULL;
+  return 0;
+}
+
+static int run(gemm_state *g, uint32_t first, uint32_t largest, size_t floats) {
+  bench *b = g->b;
+  if (check_kernels(g) != 0) return -1;
   fprintf(b->out,
           "\ngemm: sgemm, float32 FMA (no tensor cores), GFLOP/s, median of "
           "%u\n%7s %11s %11s %13s %16s\n",
-          b->opt.repeat, "n", "kiln", "cuBLAS", "kiln/cuBLAS",
-          "on kiln/own");
-  for (uint32_t n = first; n <= largest; n *= 2)
-    if (run_size(g, n) != 0) return -1;
+          b->opt.repeat, "n", "kiln", "cuBLAS", "kiln/cuBLAS", "on kiln/own");
+  /* kiln's figure for each square size, by log2(n). */
+  double square[32] = {0};
+  for (uint32_t n = first; n <= largest; n *= 2) {
+    shape s = {n, n, n, n, n, n, 1.0f, 0.0f, 0, 0, 0};
+    fprintf(b->out, "%7u", n);
+    if (run_shape(g, &s, "sgemm", &square[log2_of(n)]) != 0) return -1;
+    fprintf(b->out, "\n");
+  }
+  fprintf(b->out,
+          "\ngemm: sgemm, other shapes (m x n x k), GFLOP/s; the last column "
+          "is kiln's\nfigure over its figure for the square size of the "
+          "nearest flop count\n%16s %11s %11s %13s %16s %14s\n",
+          "m x n x k", "kiln", "cuBLAS", "kiln/cuBLAS", "on kiln/own",
+          "kiln/square");
+  for (size_t i = 0; i < ODD; i++) {
+    const odd_shape *d = b->opt.quick ? &quick_odd[i] : &odd[i];
+    shape s = {d->m, d->n, d->k, d->k, d->n, d->n, 1.0f, 0.0f, 0, 0, 0};
+    if ((size_t)s.m * s.k > floats || (size_t)s.k * s.n > floats ||
+        (size_t)s.m * s.n > floats)
+      continue;
+    /* The square of the nearest flop count: n = cbrt(m n k), rounded to a
+     * power of two in log scale. */
+    double cube = cbrt((double)s.m * s.n * s.k);
+    uint32_t near = 1u << (uint32_t)lround(log2(cube));
+    fprintf(b->out, "%16s", d->name + strlen("sgemm-"));
+    double gflops;
+    if (run_shape(g, &s, d->name, &gflops) != 0) return -1;
+    double base =
+        near >= first && near <= largest ? square[log2_of(near)] : 0.0;
+    bench_cell(b->out, 9, 3, base > 0 ? gflops / base : -1);
+    fprintf(b->out, " (n=%u)\n", near);
+  }
   return 0;
 }
 
@@ -331,7 +419,7 @@ int bench_gemm(bench *b) {
       (st = kiln_buffer_create(b->ctx, floats * 4, 0, &g.c)) != KILN_OK)
     bench_kiln_error("kiln_buffer_create", st);
   else
-    result = run(&g, first, largest);
+    result = run(&g, first, largest, floats);
   kiln_buffer *buffers[] = {g.c, g.bm, g.a};
   for (size_t i = 0; i < 3; i++)
     if ((st = kiln_buffer_destroy(buffers[i])) != KILN_OK)
