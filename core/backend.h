@@ -74,6 +74,14 @@ struct kiln_context {
   kiln_device_properties properties; /* filled by the core before init */
   kiln_stream *default_stream;
   kiln_module *builtin_module; /* loaded on first use, under `lock` */
+  /* The backend's builtin_matrix_images, loaded under `lock` when a kernel
+   * of it is first wanted; matrix_refused once the device refused them. */
+  kiln_module *builtin_matrix_module;
+  bool matrix_refused;
+  /* kiln_hgemm_f16's kernel, picked on its first call (core/hgemm.c):
+   * hgemm_variant is 0 until then, and published after hgemm_kernel. */
+  kiln_kernel *hgemm_kernel;
+  atomic_int hgemm_variant;
   pthread_mutex_t lock;        /* recursive; guards the object list and
                                   lazily created state */
   kiln_object objects;         /* sentinel of the live-object list */
@@ -598,6 +606,10 @@ struct kiln_backend_ops {
    * tools/kiln-embed: a list ended by an entry whose format is 0. NULL when
    * the build had no compiler for them. */
   const kiln_module_image *builtin_images;
+  /* Built-in kernels for matrix units, kept out of builtin_images because
+   * a device without them refuses the whole module (Vulkan: SPIR-V that
+   * declares CooperativeMatrixNV); NULL where there are none. */
+  const kiln_module_image *builtin_matrix_images;
 };
 
 /* ---- Core services for backends ------------------------------------------- */

@@ -3,6 +3,7 @@
 
 #ifdef KILN_VULKAN_HAVE_BUILTINS
 extern const kiln_module_image kiln_vulkan_builtin_images[];
+extern const kiln_module_image kiln_vulkan_builtin_matrix_images[];
 #endif
 
 const kiln_backend_ops kiln_vulkan_ops = {
@@ -83,7 +84,9 @@ const kiln_backend_ops kiln_vulkan_ops = {
 
 #ifdef KILN_VULKAN_HAVE_BUILTINS
     .builtin_images = kiln_vulkan_builtin_images,
+    .builtin_matrix_images = kiln_vulkan_builtin_matrix_images,
 #else
     .builtin_images = NULL,
+    .builtin_matrix_images = NULL,
 #endif
 };

@@ -988,6 +988,21 @@ KILN_API kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n,
                                     kiln_buffer *c, size_t c_offset,
                                     size_t ldc);
 
+/* Row-major C = alpha * A * B + beta * C with A (m x k, row stride lda)
+ * and B (k x n, ldb) in IEEE binary16 and C (m x n, ldc) in float32: the
+ * products of halves summed in float32, on the matrix units where the
+ * device has them (CUDA: mma.sync; Vulkan: cooperative matrices) and on the
+ * ordinary cores elsewhere (docs/kernels.md says which kernel runs where).
+ * Offsets in bytes: multiples of 2 for A and B, of 4 for C. m or n of 0
+ * does nothing; k must be at least 1. With beta == 0, C is not read. */
+KILN_API kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n,
+                                    size_t k, float alpha,
+                                    const kiln_buffer *a, size_t a_offset,
+                                    size_t lda, const kiln_buffer *b,
+                                    size_t b_offset, size_t ldb, float beta,
+                                    kiln_buffer *c, size_t c_offset,
+                                    size_t ldc);
+
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                    */
 /* ------------------------------------------------------------------------ */

@@ -6,3 +6,4 @@
 #include "stream.cu"
 #include "sgemm.cu"
 #include "sgemm_tiled.cu"
+#include "hgemm.cu"

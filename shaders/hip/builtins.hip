@@ -9,3 +9,4 @@
 #include "stream.hip"
 #include "sgemm.hip"
 #include "sgemm_tiled.hip"
+#include "hgemm.hip"

@@ -113,6 +113,7 @@ int conf_run_device_tests(void);
 int conf_run_buffer_tests(void);
 int conf_run_kernel_tests(void);
 int conf_run_builtin_tests(void);
+int conf_run_hgemm_tests(void);
 int conf_run_stream_tests(void);
 int conf_run_sync_tests(void);
 int conf_run_error_tests(void);

@@ -129,6 +129,7 @@ int main(void) {
       {"buffers", conf_run_buffer_tests},
       {"kernels", conf_run_kernel_tests},
       {"builtins", conf_run_builtin_tests},
+      {"hgemm", conf_run_hgemm_tests},
       {"streams", conf_run_stream_tests},
       {"peers", conf_run_peer_tests},
       {"graphs", conf_run_graph_tests},

@@ -1,0 +1,144 @@
+/* kiln_hgemm_f16: half-precision inputs, float32 sums, on the matrix units
+ * where the device has them. Which kernel runs is picked once per context,
+ * from the kernels the backend built and what the device offers. */
+#include <string.h>
+
+#include "core/internal.h"
+
+/* The kernels, best first, with the launch shape each is written for
+ * (docs/kernels.md, shaders/<backend>/hgemm.* and kiln_hgemm_f16*.comp). */
+typedef struct hgemm_kernel {
+  const char *name;
+  bool matrix_module; /* in the backend's builtin_matrix_images */
+  uint32_t tile_m, tile_n;
+  size_t shared_bytes; /* dynamic shared memory it is launched with */
+  uint32_t subgroup;   /* the subgroup size it needs, or 0 for any */
+} hgemm_kernel;
+
+static const hgemm_kernel hgemm_kernels[] = {
+    /* CUDA, sm_75 and newer: mma.sync with three stages of 64 of k (the
+     * H100, A100), or of 32 where a block gets less shared memory. */
+    {"kiln_hgemm_f16_mma", false, 128, 256, 156672, 0},
+    {"kiln_hgemm_f16_mma_k32", false, 128, 256, 81408, 0},
+    /* Vulkan: GL_NV_cooperative_matrix, written for 32-wide subgroups. */
+    {"kiln_hgemm_f16_coop", true, 128, 128, 0, 32},
+    /* Every backend: the ordinary cores. */
+    {"kiln_hgemm_f16", false, 64, 64, 0, 0},
+};
+#define HGEMM_KERNELS (sizeof hgemm_kernels / sizeof hgemm_kernels[0])
+
+/* The matrix module, loaded once; a device that refuses it (no cooperative
+ * matrices) is remembered, and the next kernel is tried. */
+static kiln_status matrix_kernel(kiln_context *ctx, const char *name,
+                                 kiln_kernel **out) {
+  const kiln_module_image *images = ctx->ops->builtin_matrix_images;
+  if (!images || images[0].format == 0 || ctx->matrix_refused)
+    return KILN_ERROR_NOT_FOUND;
+  kiln_status st = KILN_OK;
+  if (!ctx->builtin_matrix_module) {
+    size_t n = 0;
+    while (images[n].format != 0) n++;
+    st = kiln_module_create_checked(ctx, images, n, true,
+                                    &ctx->builtin_matrix_module);
+    if (st != KILN_OK) {
+      kiln_log(KILN_LOG_INFO,
+               "kiln_hgemm_f16: the %s device takes no matrix kernels (%s); "
+               "using the ordinary cores",
+               ctx->ops->name, kiln_last_error());
+      ctx->matrix_refused = true;
+      return st;
+    }
+  }
+  return kiln_module_get_kernel(ctx->builtin_matrix_module, name, out);
+}
+
+/* The first kernel of hgemm_kernels that this backend built and this
+ * device can run; its index + 1 is published in ctx->hgemm_variant. */
+static kiln_status pick(kiln_context *ctx, int *out_variant) {
+  const kiln_device_properties *p = &ctx->properties;
+  kiln_status st = KILN_ERROR_NOT_FOUND;
+  pthread_mutex_lock(&ctx->lock);
+  int variant = atomic_load_explicit(&ctx->hgemm_variant, memory_order_acquire);
+  for (size_t i = 0; variant == 0 && i < HGEMM_KERNELS; i++) {
+    const hgemm_kernel *h = &hgemm_kernels[i];
+    if (h->shared_bytes > p->max_shared_memory_per_block_optin ||
+        (h->subgroup && p->subgroup_size != h->subgroup))
+      continue;
+    kiln_kernel *k = NULL;
+    if (h->matrix_module) {
+      st = matrix_kernel(ctx, h->name, &k);
+    } else {
+      st = kiln_builtin_kernel(ctx, h->name, &k);
+      if (st == KILN_ERROR_UNSUPPORTED) break; /* no kernels at all */
+    }
+    if (st == KILN_OK) {
+      ctx->hgemm_kernel = k;
+      variant = (int)i + 1;
+      atomic_store_explicit(&ctx->hgemm_variant, variant, memory_order_release);
+    }
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  if (variant == 0)
+    return st == KILN_ERROR_UNSUPPORTED
+               ? st
+               : kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                                "kiln_hgemm_f16: this build has no "
+                                "half-precision GEMM kernel for the %s "
+                                "backend",
+                                ctx->ops->name);
+  *out_variant = variant;
+  return KILN_OK;
+}
+
+kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n, size_t k,
+                           float alpha, const kiln_buffer *a, size_t a_offset,
+                           size_t lda, const kiln_buffer *b, size_t b_offset,
+                           size_t ldb, float beta, kiln_buffer *c,
+                           size_t c_offset, size_t ldc) {
+  static const char fn[] = "kiln_hgemm_f16";
+  kiln_stream *s;
+  kiln_status st = kiln_check_helper(c, stream, 0, fn, "C", &s);
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = c->base.context;
+  const size_t dims[6] = {m, n, k, lda, ldb, ldc};
+  static const char *const dim_names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
+  for (int i = 0; i < 6; i++)
+    if (dims[i] > UINT32_MAX)
+      return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                            "%s: %s = %zu; the kernel takes at most 2^32 - 1",
+                            fn, dim_names[i], dims[i]);
+  if (k == 0 && m && n)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: k is 0; the product needs k >= 1", fn);
+  if ((st = kiln_check_matrix(c, c_offset, m, n, ldc, 4, ctx, fn, "C")) !=
+          KILN_OK ||
+      (st = kiln_check_matrix(a, a_offset, m, k, lda, 2, ctx, fn, "A")) !=
+          KILN_OK ||
+      (st = kiln_check_matrix(b, b_offset, k, n, ldb, 2, ctx, fn, "B")) !=
+          KILN_OK)
+    return st;
+  if (m == 0 || n == 0) return KILN_OK;
+  int variant = atomic_load_explicit(&ctx->hgemm_variant, memory_order_acquire);
+  if (variant == 0 && (st = pick(ctx, &variant)) != KILN_OK) return st;
+  const hgemm_kernel *h = &hgemm_kernels[variant - 1];
+  kiln_arg args[11] = {kiln_arg_buffer(c, c_offset),
+                       kiln_arg_buffer(a, a_offset),
+                       kiln_arg_buffer(b, b_offset),
+                       kiln_arg_u32((uint32_t)m),
+                       kiln_arg_u32((uint32_t)n),
+                       kiln_arg_u32((uint32_t)k),
+                       kiln_arg_u32((uint32_t)lda),
+                       kiln_arg_u32((uint32_t)ldb),
+                       kiln_arg_u32((uint32_t)ldc),
+                       kiln_arg_f32(alpha),
+                       kiln_arg_f32(beta)};
+  kiln_launch_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.grid.x = (uint32_t)((n + h->tile_n - 1) / h->tile_n);
+  cfg.grid.y = (uint32_t)((m + h->tile_m - 1) / h->tile_m);
+  cfg.grid.z = 1;
+  cfg.block.x = 256;
+  cfg.block.y = cfg.block.z = 1;
+  cfg.shared_memory_bytes = h->shared_bytes;
+  return kiln_launch_helper(s, ctx->hgemm_kernel, &cfg, args, 11);
+}

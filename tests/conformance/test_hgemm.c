@@ -1,0 +1,303 @@
+/* kiln_hgemm_f16: half-precision A and B, float32 C. Exactly, on halves
+ * whose products and sums are all exact in float32 (multiples of 1/8 below
+ * 2 in magnitude), and within float32 rounding of a double reference on
+ * random halves; through the API (which picks the device's best kernel:
+ * mma.sync on CUDA, cooperative matrices on NVIDIA's Vulkan) and with each
+ * kernel of the built-in module launched directly in its own shape. */
+#include <math.h>
+#include <stdio.h>
+
+#include "conformance.h"
+
+/* The binary16 nearest to v for |v| < 65504 (round to nearest even). */
+static uint16_t half_of(float v) {
+  uint32_t x;
+  memcpy(&x, &v, 4);
+  const uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+  const int exp = (int)((x >> 23) & 0xffu) - 127;
+  uint32_t mant = x & 0x7fffffu;
+  if (exp < -25) return sign;
+  if (exp < -14) { /* subnormal half */
+    mant |= 0x800000u;
+    const int shift = -exp - 14 + 13;
+    uint32_t h = mant >> shift;
+    const uint32_t rest = mant & ((1u << shift) - 1u);
+    const uint32_t half = 1u << (shift - 1);
+    if (rest > half || (rest == half && (h & 1u))) h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)(exp + 15) << 10) | (mant >> 13);
+  const uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) h++;
+  return (uint16_t)(sign | h);
+}
+
+static double value_of(uint16_t h) {
+  const int exp = (h >> 10) & 0x1f;
+  const double mant = h & 0x3ff;
+  const double v = exp == 0 ? mant * ldexp(1.0, -24)
+                            : (1024.0 + mant) * ldexp(1.0, exp - 25);
+  return (h & 0x8000u) ? -v : v;
+}
+
+typedef struct hgemm_case {
+  uint32_t m, n, k, lda, ldb, ldc;
+  size_t a_off, b_off, c_off; /* bytes */
+  float alpha, beta;
+  bool exact; /* data whose every sum is exact in float32 */
+} hgemm_case;
+
+/* A kernel of the built-in module and its launch shape (docs/kernels.md). */
+typedef struct hgemm_kernel {
+  const char *name;
+  uint32_t tile_m, tile_n;
+  size_t shared_bytes;
+} hgemm_kernel;
+
+static const hgemm_kernel hgemm_kernels[] = {
+    {"kiln_hgemm_f16_mma", 128, 256, 156672},
+    {"kiln_hgemm_f16_mma_k32", 128, 256, 81408},
+    {"kiln_hgemm_f16", 64, 64, 0},
+};
+#define HGEMM_KERNELS (sizeof hgemm_kernels / sizeof hgemm_kernels[0])
+
+static void run(const hgemm_kernel *kern, const hgemm_case *t, kiln_buffer *a,
+                kiln_buffer *b, kiln_buffer *c, size_t c_off) {
+  if (!kern) {
+    check_ok(kiln_hgemm_f16(NULL, t->m, t->n, t->k, t->alpha, a, t->a_off,
+                            t->lda, b, t->b_off, t->ldb, t->beta, c, c_off,
+                            t->ldc));
+    return;
+  }
+  kiln_module *builtins;
+  kiln_kernel *k;
+  check_ok(kiln_context_builtin_module(conf.ctx, &builtins));
+  check_ok(kiln_module_get_kernel(builtins, kern->name, &k));
+  const kiln_arg args[11] = {
+      kiln_arg_buffer(c, c_off),    kiln_arg_buffer(a, t->a_off),
+      kiln_arg_buffer(b, t->b_off), kiln_arg_u32(t->m),
+      kiln_arg_u32(t->n),           kiln_arg_u32(t->k),
+      kiln_arg_u32(t->lda),         kiln_arg_u32(t->ldb),
+      kiln_arg_u32(t->ldc),         kiln_arg_f32(t->alpha),
+      kiln_arg_f32(t->beta)};
+  kiln_launch_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.grid.x = (t->n + kern->tile_n - 1) / kern->tile_n;
+  cfg.grid.y = (t->m + kern->tile_m - 1) / kern->tile_m;
+  cfg.grid.z = 1;
+  cfg.block.x = 256;
+  cfg.block.y = cfg.block.z = 1;
+  cfg.shared_memory_bytes = kern->shared_bytes;
+  check_ok(kiln_launch(NULL, k, &cfg, args, 11));
+}
+
+static uint16_t random_half(conf_rng *r, bool exact) {
+  if (exact) return half_of((float)((int)conf_below(r, 31) - 15) / 8.0f);
+  return half_of(conf_uniform(r, -1.0f, 1.0f));
+}
+
+static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
+                           const hgemm_case *t) {
+  const size_t a_elems = (size_t)(t->m - 1) * t->lda + t->k;
+  const size_t b_elems = (size_t)(t->k - 1) * t->ldb + t->n;
+  const size_t c_elems = (size_t)(t->m - 1) * t->ldc + t->n;
+  uint16_t *a = conf_alloc(a_elems * 2), *b = conf_alloc(b_elems * 2);
+  for (size_t i = 0; i < a_elems; i++) a[i] = random_half(r, t->exact);
+  for (size_t i = 0; i < b_elems; i++) b[i] = random_half(r, t->exact);
+  kiln_buffer *ba, *bb;
+  check_ok(kiln_buffer_create(conf.ctx, t->a_off + a_elems * 2, 0, &ba));
+  check_ok(kiln_buffer_create(conf.ctx, t->b_off + b_elems * 2, 0, &bb));
+  check_ok(kiln_buffer_write(NULL, ba, t->a_off, a, a_elems * 2));
+  check_ok(kiln_buffer_write(NULL, bb, t->b_off, b, b_elems * 2));
+
+  /* C starts as NaN where beta is 0 (it must not be read); the padding
+   * between its rows and the guards keep the canary. */
+  const size_t payload = t->c_off + c_elems * 4;
+  conf_guarded gc;
+  conf_guarded_create(&gc, payload, r);
+  unsigned char *init = conf_alloc(payload);
+  memcpy(init, conf_guarded_initial(&gc), payload);
+  for (size_t i = 0; i < t->m; i++)
+    for (size_t j = 0; j < t->n; j++) {
+      float v = t->beta == 0.0f ? NAN : (float)((int)conf_below(r, 9) - 4);
+      memcpy(init + t->c_off + 4 * (i * t->ldc + j), &v, 4);
+    }
+  check_ok(kiln_buffer_write(NULL, gc.buf, CONF_GUARD, init, payload));
+  memcpy(gc.canary + CONF_GUARD, init, payload);
+
+  run(kern, t, ba, bb, gc.buf, CONF_GUARD + t->c_off);
+  const char *name = kern ? kern->name : "kiln_hgemm_f16()";
+  const size_t total = payload + 2 * CONF_GUARD;
+  unsigned char *got = conf_alloc(total);
+  check_ok(kiln_buffer_read(NULL, gc.buf, 0, got, total));
+  unsigned char *want = conf_alloc(total);
+  memcpy(want, gc.canary, total);
+  for (size_t i = 0; i < t->m; i++)
+    for (size_t j = 0; j < t->n; j++) {
+      double sum = 0.0, abs = 0.0;
+      for (size_t l = 0; l < t->k; l++) {
+        const double p =
+            value_of(a[i * t->lda + l]) * value_of(b[l * t->ldb + j]);
+        sum += p;
+        abs += fabs(p);
+      }
+      const size_t at = CONF_GUARD + t->c_off + 4 * (i * t->ldc + j);
+      float old, g;
+      memcpy(&old, init + t->c_off + 4 * (i * t->ldc + j), 4);
+      memcpy(&g, got + at, 4);
+      /* Exact data: alpha * sum is one rounding, as the kernel's; then
+       * fmaf with beta, as the kernel's. Else float32 sums of k terms. */
+      const float scaled = t->alpha * (float)sum;
+      const float expect =
+          t->beta != 0.0f ? fmaf(t->beta, old, scaled) : scaled;
+      const double tol =
+          t->exact ? 0.0
+                   : 1.01 * (double)(t->k + 2) * ldexp(1.0, -24) *
+                             (fabs(t->alpha) * abs +
+                              (t->beta != 0.0f ? fabs(t->beta * old) : 0.0)) +
+                         1e-30;
+      if (!(fabs((double)g - (double)expect) <= tol))
+        fail_msg(
+            "%s m=%u n=%u k=%u lda=%u ldb=%u ldc=%u offsets %zu/%zu/%zu "
+            "alpha=%g beta=%g: C[%zu][%zu] = %.9g, expected %.9g "
+            "(tolerance %.3g)",
+            name, t->m, t->n, t->k, t->lda, t->ldb, t->ldc, t->a_off, t->b_off,
+            t->c_off, (double)t->alpha, (double)t->beta, i, j, (double)g,
+            (double)expect, tol);
+      memcpy(want + at, got + at, 4);
+    }
+  conf_check_bytes(got, want, total, "bytes around C's elements");
+  free(want);
+  free(got);
+  free(init);
+  conf_guarded_destroy(&gc);
+  check_ok(kiln_buffer_destroy(ba));
+  check_ok(kiln_buffer_destroy(bb));
+  free(a);
+  free(b);
+}
+
+/* Shapes that reach every path of each kernel: whole tiles, edge tiles in
+ * m, n and k, leading dimensions beyond the columns and not multiples of
+ * 8, offsets that are not 16-byte aligned, alpha and beta. */
+static const hgemm_case cases[] = {
+    {1, 1, 1, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f, true},
+    {16, 16, 16, 16, 16, 16, 0, 0, 0, 1.0f, 0.0f, true},
+    {128, 256, 64, 64, 256, 256, 0, 0, 0, 1.0f, 0.0f, true},
+    {130, 270, 100, 100, 270, 270, 0, 0, 0, 1.0f, 0.0f, true},
+    {257, 300, 200, 208, 304, 301, 0, 0, 0, 0.5f, 2.0f, true},
+    {70, 90, 72, 80, 96, 92, 2, 6, 4, -1.0f, 0.0f, true},
+    {33, 17, 9, 9, 17, 17, 2, 2, 4, 1.0f, -1.0f, true},
+    {200, 136, 520, 520, 136, 136, 0, 0, 0, 1.0f, 0.0f, false},
+    {64, 512, 1030, 1032, 520, 512, 16, 0, 0, 0.25f, 1.0f, false},
+};
+#define CASES (sizeof cases / sizeof cases[0])
+
+static void hgemm_through_the_api(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for("hgemm_through_the_api");
+  for (size_t i = 0; i < CASES; i++) hgemm_case_run(&r, NULL, &cases[i]);
+}
+
+static void hgemm_kernels_launched_directly(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for("hgemm_kernels_launched_directly");
+  kiln_module *builtins;
+  check_ok(kiln_context_builtin_module(conf.ctx, &builtins));
+  size_t ran = 0;
+  for (size_t k = 0; k < HGEMM_KERNELS; k++) {
+    const hgemm_kernel *kern = &hgemm_kernels[k];
+    kiln_kernel *handle;
+    if (kiln_module_get_kernel(builtins, kern->name, &handle) != KILN_OK) {
+      print_message("%s: not built for %s\n", kern->name,
+                    kiln_backend_name(conf.backend));
+      continue;
+    }
+    if (kern->shared_bytes > conf.props.max_shared_memory_per_block_optin) {
+      print_message("%s: needs %zu bytes of shared memory, %s gives %zu\n",
+                    kern->name, kern->shared_bytes, conf.props.name,
+                    conf.props.max_shared_memory_per_block_optin);
+      continue;
+    }
+    for (size_t i = 0; i < CASES; i++) hgemm_case_run(&r, kern, &cases[i]);
+    ran++;
+  }
+  /* Every backend builds the portable kernel. */
+  assert_true(ran >= 1);
+}
+
+/* The same product twice gives the same bits: the order of the sums is
+ * fixed by the kernel, not by scheduling. */
+static void hgemm_repeats_exactly(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for("hgemm_repeats_exactly");
+  enum { M = 300, N = 260, K = 700 };
+  uint16_t *a = conf_alloc(M * K * 2), *b = conf_alloc(K * N * 2);
+  for (size_t i = 0; i < (size_t)M * K; i++) a[i] = random_half(&r, false);
+  for (size_t i = 0; i < (size_t)K * N; i++) b[i] = random_half(&r, false);
+  kiln_buffer *ba, *bb, *bc;
+  check_ok(kiln_buffer_create(conf.ctx, M * K * 2, 0, &ba));
+  check_ok(kiln_buffer_create(conf.ctx, K * N * 2, 0, &bb));
+  check_ok(kiln_buffer_create(conf.ctx, M * N * 4, 0, &bc));
+  check_ok(kiln_buffer_write(NULL, ba, 0, a, M * K * 2));
+  check_ok(kiln_buffer_write(NULL, bb, 0, b, K * N * 2));
+  float *first = conf_alloc(M * N * 4), *second = conf_alloc(M * N * 4);
+  check_ok(
+      kiln_hgemm_f16(NULL, M, N, K, 1.0f, ba, 0, K, bb, 0, N, 0.0f, bc, 0, N));
+  check_ok(kiln_buffer_read(NULL, bc, 0, first, M * N * 4));
+  check_ok(
+      kiln_hgemm_f16(NULL, M, N, K, 1.0f, ba, 0, K, bb, 0, N, 0.0f, bc, 0, N));
+  check_ok(kiln_buffer_read(NULL, bc, 0, second, M * N * 4));
+  conf_check_bytes(second, first, M * N * 4, "a repeated kiln_hgemm_f16");
+  check_ok(kiln_buffer_destroy(ba));
+  check_ok(kiln_buffer_destroy(bb));
+  check_ok(kiln_buffer_destroy(bc));
+  free(a);
+  free(b);
+  free(first);
+  free(second);
+}
+
+/* Bad arguments are refused with words, and nothing is launched. */
+static void hgemm_bad_arguments(void **state) {
+  (void)state;
+  kiln_buffer *h, *f;
+  check_ok(kiln_buffer_create(conf.ctx, 4096, 0, &h));
+  check_ok(kiln_buffer_create(conf.ctx, 4096, 0, &f));
+  check_fails(
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1.0f, h, 1, 4, h, 0, 4, 0.0f, f, 0, 4),
+      KILN_ERROR_INVALID_ARGUMENT);
+  check_message_has("not a multiple of 2");
+  check_fails(
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1.0f, h, 0, 4, h, 0, 4, 0.0f, f, 2, 4),
+      KILN_ERROR_INVALID_ARGUMENT);
+  check_message_has("not a multiple of 4");
+  check_fails(
+      kiln_hgemm_f16(NULL, 4, 8, 4, 1.0f, h, 0, 4, h, 0, 4, 0.0f, f, 0, 8),
+      KILN_ERROR_INVALID_ARGUMENT);
+  check_message_has("row stride of B");
+  check_fails(
+      kiln_hgemm_f16(NULL, 4, 4, 0, 1.0f, h, 0, 4, h, 0, 4, 0.0f, f, 0, 4),
+      KILN_ERROR_INVALID_ARGUMENT);
+  check_message_has("k is 0");
+  check_fails(kiln_hgemm_f16(NULL, 64, 64, 64, 1.0f, h, 0, 64, h, 0, 64, 0.0f,
+                             f, 0, 64),
+              KILN_ERROR_OUT_OF_RANGE);
+  check_fails(
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1.0f, NULL, 0, 4, h, 0, 4, 0.0f, f, 0, 4),
+      KILN_ERROR_INVALID_HANDLE);
+  check_ok(
+      kiln_hgemm_f16(NULL, 0, 4, 0, 1.0f, h, 0, 4, h, 0, 4, 0.0f, f, 0, 4));
+  check_ok(kiln_buffer_destroy(h));
+  check_ok(kiln_buffer_destroy(f));
+}
+
+int conf_run_hgemm_tests(void) {
+  const struct CMUnitTest tests[] = {
+      CONF_TEST(hgemm_through_the_api),
+      CONF_TEST(hgemm_kernels_launched_directly),
+      CONF_TEST(hgemm_repeats_exactly),
+      CONF_TEST(hgemm_bad_arguments),
+  };
+  return cmocka_run_group_tests_name("hgemm", tests, NULL, NULL);
+}
