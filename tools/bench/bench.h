@@ -21,7 +21,8 @@ enum {
   BENCH_GRAPH = 1u << 6,
   BENCH_PEER = 1u << 7,
   BENCH_OVERLAP = 1u << 8,
-  BENCH_ALL = (1u << 9) - 1u,
+  BENCH_HGEMM = 1u << 9,
+  BENCH_ALL = (1u << 10) - 1u,
 };
 
 /* The hidden option that makes kiln-bench the compile section's child
@@ -82,6 +83,7 @@ int bench_stream(bench *b);
 int bench_reduce(bench *b);
 int bench_transfer(bench *b);
 int bench_gemm(bench *b);
+int bench_hgemm(bench *b);
 int bench_compile(bench *b);
 int bench_graph(bench *b);
 int bench_peer(bench *b);
@@ -182,9 +184,13 @@ typedef struct bench_sums {
 } bench_sums;
 void bench_sums_extend(bench_sums *s, size_t n);
 
+/* The blocks of 256 threads core/builtin.c launches for a reduction of n
+ * elements, which the raw comparators launch too. */
+uint32_t bench_reduce_blocks(size_t n);
+
 /* How many float32 roundings a sum of n terms by kiln_reduce_sum_f32 or
- * kiln_dot_f32 may accumulate: the terms each thread adds in a row (the
- * helpers run at most 1024 blocks of 256 threads), then two trees. */
+ * kiln_dot_f32 may accumulate: the terms each thread adds in a row (over
+ * bench_reduce_blocks(n) blocks of 256 threads), then two trees. */
 double bench_sum_roundings(size_t n);
 
 /* Whether `got` is within `roundings` float32 roundings of `expected`,

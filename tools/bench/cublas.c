@@ -13,6 +13,11 @@ typedef struct cublasContext *cublasHandle;
 
 #define CUBLAS_OP_N 0
 #define CUBLAS_DEFAULT_MATH 0
+/* cudaDataType and cublasComputeType_t values, and CUBLAS_GEMM_DEFAULT. */
+#define CUDA_R_16F 2
+#define CUDA_R_32F 0
+#define CUBLAS_COMPUTE_32F 68
+#define CUBLAS_GEMM_DEFAULT (-1)
 
 struct cublas {
   void *library;
@@ -26,6 +31,10 @@ struct cublas {
   cublasStatus (*Sgemm)(cublasHandle, int, int, int, int, int, const float *,
                         const float *, int, const float *, int, const float *,
                         float *, int);
+  /* Optional: the half-precision comparator. */
+  cublasStatus (*GemmEx)(cublasHandle, int, int, int, int, int, const void *,
+                         const void *, int, int, const void *, int, int,
+                         const void *, void *, int, int, int, int);
   char description[320];
 };
 
@@ -99,6 +108,8 @@ cublas *cublas_open(cuda_raw *r, char *why, size_t why_size) {
     goto fail;
   if (resolve(c, "cublasGetStatusName", &c->GetStatusName, why, why_size))
     c->GetStatusName = NULL;
+  if (resolve(c, "cublasGemmEx", &c->GemmEx, why, why_size))
+    c->GemmEx = NULL;
 
   if (cuda_raw_enter(r) != 0) {
     snprintf(why, why_size, "cannot make the CUDA context current");
@@ -159,6 +170,27 @@ int cublas_sgemm(cublas *c, unsigned m, unsigned n, unsigned k, raw_ptr a,
       (int)lda, &zero, (float *)(uintptr_t)cm, (int)ldc);
   if (status != 0) {
     fprintf(stderr, "kiln-bench: cublasSgemm_v2 failed: %s (%d)\n",
+            status_name(c, status), status);
+    return -1;
+  }
+  return 0;
+}
+
+bool cublas_has_hgemm(const cublas *c) { return c->GemmEx != NULL; }
+
+int cublas_hgemm(cublas *c, unsigned m, unsigned n, unsigned k, raw_ptr a,
+                 unsigned lda, raw_ptr b, unsigned ldb, raw_ptr cm,
+                 unsigned ldc) {
+  /* Row-major as in cublas_sgemm: the operands swapped. */
+  const float one = 1.0f, zero = 0.0f;
+  cublasStatus status = c->GemmEx(
+      c->handle, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m, (int)k, &one,
+      (const void *)(uintptr_t)b, CUDA_R_16F, (int)ldb,
+      (const void *)(uintptr_t)a, CUDA_R_16F, (int)lda, &zero,
+      (void *)(uintptr_t)cm, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F,
+      CUBLAS_GEMM_DEFAULT);
+  if (status != 0) {
+    fprintf(stderr, "kiln-bench: cublasGemmEx failed: %s (%d)\n",
             status_name(c, status), status);
     return -1;
   }

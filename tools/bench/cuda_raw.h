@@ -134,4 +134,13 @@ int cublas_sgemm(cublas *c, unsigned m, unsigned n, unsigned k, raw_ptr a,
                  unsigned lda, raw_ptr b, unsigned ldb, raw_ptr cm,
                  unsigned ldc);
 
+/* Whether this cuBLAS has cublasGemmEx, which cublas_hgemm needs. */
+bool cublas_has_hgemm(const cublas *c);
+
+/* Queues row-major C = A * B with A and B in binary16 and C in float32,
+ * summed in float32 (cublasGemmEx, CUBLAS_COMPUTE_32F). */
+int cublas_hgemm(cublas *c, unsigned m, unsigned n, unsigned k, raw_ptr a,
+                 unsigned lda, raw_ptr b, unsigned ldb, raw_ptr cm,
+                 unsigned ldc);
+
 #endif /* KILN_BENCH_CUDA_RAW_H */

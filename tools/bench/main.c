@@ -49,6 +49,7 @@ static const struct {
     {"transfer", BENCH_TRANSFER, bench_transfer},
     {"peer", BENCH_PEER, bench_peer},
     {"gemm", BENCH_GEMM, bench_gemm},
+    {"hgemm", BENCH_HGEMM, bench_hgemm},
     {"compile", BENCH_COMPILE, bench_compile},
     {"overlap", BENCH_OVERLAP, bench_overlap},
 };
@@ -67,7 +68,7 @@ static void usage(FILE *to) {
           "every kernel\n"
           "  --only=LIST     some of launch,graph,stream,reduce,transfer,"
           "peer,overlap,gemm,\n"
-          "                  compile\n"
+          "                  hgemm,compile\n"
           "                  (default: all)\n"
           "  --max-size=N    the largest array, transfer or matrix in bytes; "
           "K, M, G\n"
@@ -137,7 +138,7 @@ static int parse_options(int argc, char **argv, bench_options *o) {
     } else if ((v = option_value(argc, argv, &i, "--only")) != NULL) {
       if (parse_only(v, &o->sections) != 0) {
         fprintf(stderr, "kiln-bench: --only takes a list of launch, graph, "
-                        "stream, reduce, transfer, peer, gemm, compile, not "
+                        "stream, reduce, transfer, peer, gemm, hgemm, compile, not "
                         "'%s'\n", v);
         return -1;
       }

@@ -164,6 +164,9 @@ static const ratio_spec ratio_specs[] = {
     {"gemm: sgemm, kiln / cuBLAS", "gemm", "sgemm", "kiln", "gemm", "sgemm",
      "cublas", 4096, false,
      {[KILN_BACKEND_CUDA] = 0.70, [KILN_BACKEND_VULKAN] = 0.50}},
+    {"hgemm: f16 in, f32 sums, kiln / cuBLAS GemmEx", "hgemm", "hgemm",
+     "kiln", "hgemm", "hgemm", "cublas", 4096, false,
+     {[KILN_BACKEND_CUDA] = 0.50, [KILN_BACKEND_VULKAN] = 0.30}},
     {"compile: cold, kiln / NVRTC + cuModuleLoadData", "compile", "cold",
      "kiln", "compile", "nvrtc-raw", "nvrtc-raw", 0, true,
      {[KILN_BACKEND_CUDA] = 1.15}},
@@ -226,7 +229,8 @@ void bench_ratios(bench *b) {
     else if (strcmp(s->section, "transfer") == 0)
       snprintf(at, sizeof at, "%s",
                bench_bytes_text(num->size, bytes, sizeof bytes));
-    else if (strcmp(s->section, "gemm") == 0)
+    else if (strcmp(s->section, "gemm") == 0 ||
+             strcmp(s->section, "hgemm") == 0)
       snprintf(at, sizeof at, "n = %zu", num->size);
     else if (strcmp(s->section, "compile") == 0)
       snprintf(at, sizeof at, "%s",
