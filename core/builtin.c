@@ -202,6 +202,19 @@ static kiln_status scratch(kiln_stream *s, kiln_buffer **out) {
   return st;
 }
 
+/* The blocks of a reduction of n elements: one per 2048 elements (8 a
+ * thread), at most 512 up to 2^23 elements, 1024 beyond. Fewer blocks
+ * take fewer tickets one after another on the counter, which is what a
+ * small reduction waits for: on the H100, 1 to 32 MiB went 1.1 to 1.35
+ * times faster than with a block per 256 elements; the 1024 blocks of
+ * large arrays keep the bytes in flight that memory bandwidth needs. */
+static uint32_t reduce_blocks(size_t n) {
+  const size_t most =
+      n > ((size_t)1 << 23) ? REDUCE_MAX_BLOCKS : REDUCE_MAX_BLOCKS / 2;
+  const size_t g = (n + 2047) / 2048;
+  return (uint32_t)(g == 0 ? 1 : g > most ? most : g);
+}
+
 /* Sums x (and y, for a dot product) into result in one launch, through the
  * stream's scratch buffer of partial sums. */
 static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
@@ -238,6 +251,7 @@ static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
     return st;
   }
   kiln_launch_config c = helper_config(n, REDUCE_MAX_BLOCKS);
+  c.grid.x = reduce_blocks(n);
   kiln_arg args[6];
   size_t count = 0;
   args[count++] = kiln_arg_buffer(partial, 0);

@@ -39,8 +39,14 @@ void bench_sums_extend(bench_sums *s, size_t n) {
   }
 }
 
+uint32_t bench_reduce_blocks(size_t n) {
+  const size_t most = n > ((size_t)1 << 23) ? 1024 : 512;
+  const size_t g = (n + 2047) / 2048;
+  return (uint32_t)(g == 0 ? 1 : g > most ? most : g);
+}
+
 double bench_sum_roundings(size_t n) {
-  const size_t threads = (size_t)1024 * 256;
+  const size_t threads = (size_t)bench_reduce_blocks(n) * 256;
   return 2.0 * (double)((n + threads - 1) / threads + 32);
 }
 

@@ -7,9 +7,9 @@
 #include "bench.h"
 #include "cuda_raw.h"
 
-/* core/builtin.c's helper: one launch of at most 1024 blocks of 256
- * threads, whose last block adds the partial sums up; the ticket counter
- * follows the partial sums. */
+/* core/builtin.c's helper: one launch of bench_reduce_blocks(n) (at most
+ * 1024) blocks of 256 threads, whose last block adds the partial sums up;
+ * the ticket counter follows the partial sums. */
 #define BLOCK 256u
 #define MAX_BLOCKS 1024u
 
@@ -48,8 +48,7 @@ static int measure_raw(reduce_state *s, size_t n, double *ms) {
   raw_call r;
   r.s = s;
   r.n = (uint32_t)n;
-  size_t blocks = (n + BLOCK - 1) / BLOCK;
-  r.blocks = (uint32_t)(blocks > MAX_BLOCKS ? MAX_BLOCKS : blocks);
+  r.blocks = bench_reduce_blocks(n);
   r.params[0] = &s->partial;
   r.params[1] = &s->rx;
   r.params[2] = &s->rresult;

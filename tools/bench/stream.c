@@ -14,9 +14,9 @@
 /* Floats around a checked output that must keep SENTINEL. */
 #define GUARD 4u
 #define SENTINEL 0x7fc0deadu /* a quiet NaN: never a computed value */
-/* The core's reduction helpers: one launch of at most 1024 blocks of 256
- * threads, whose last block adds the partial sums up; the ticket counter
- * follows the partial sums (core/builtin.c). */
+/* The core's reduction helpers: one launch of bench_reduce_blocks(n) (at
+ * most 1024) blocks of 256 threads, whose last block adds the partial sums
+ * up; the ticket counter follows the partial sums (core/builtin.c). */
 #define REDUCE_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
 
@@ -110,9 +110,7 @@ static void raw_call_init(raw_call *r, stream_state *s, enum op op,
   r->n = (uint32_t)n;
   r->grid = grid_for(s->b, n);
   r->scalar = SCALAR;
-  size_t blocks = (n + REDUCE_BLOCK - 1) / REDUCE_BLOCK;
-  r->blocks = (uint32_t)(blocks > REDUCE_MAX_BLOCKS ? REDUCE_MAX_BLOCKS
-                                                    : blocks ? blocks : 1);
+  r->blocks = bench_reduce_blocks(n);
   size_t count = 0;
   r->params[count++] = op == OP_DOT ? &s->partial : &s->rc;
   r->params[count++] = &s->ra;
