@@ -84,7 +84,7 @@ conformance() {
   # the thread groups alone too. HIP runs through the HIP-on-CUDA shim.
   step conformance
   shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
-  local shared=device,buffers,kernels,builtins,streams,peers,graphs,sync,interop,vendor,compile,bad-input,guard,globals
+  local shared=device,buffers,kernels,builtins,hgemm,streams,peers,graphs,sync,interop,vendor,compile,bad-input,guard,globals
   for be in cuda hip vulkan; do conf_run $be $shared 400 & done
   wait
   for be in cuda hip vulkan; do
@@ -104,7 +104,7 @@ sanitize() {
   # and the sync policies' polling meets CUDA_ERROR_NOT_READY. The faults
   # group is left out too (its children fault on purpose), and threads
   # (slow under memcheck, which runs kernels one at a time).
-  KILN_CONF_GROUPS=${KILN_CONF_GROUPS:-device,buffers,kernels,builtins,streams,peers,graphs,sync,interop,compile,bad-input,guard,globals,vendor,errors} \
+  KILN_CONF_GROUPS=${KILN_CONF_GROUPS:-device,buffers,kernels,builtins,hgemm,streams,peers,graphs,sync,interop,compile,bad-input,guard,globals,vendor,errors} \
   KILN_BACKEND=cuda compute-sanitizer --tool memcheck --leak-check full \
     --report-api-errors no --error-exitcode 3 \
     "$B/tests/conformance/kiln-conformance" > "$OUT/memcheck.log" 2>&1
