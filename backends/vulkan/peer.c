@@ -15,15 +15,24 @@
 /* Copies at most this large between two GPUs go the simple way: the
  * pipeline's waits cost more than they save. */
 #define PIPELINE_MIN ((size_t)1 << 20)
-/* SLOTS slots of about HOST_SLOT bytes of host memory, or DEVICE_SLOT of
- * device memory (a chunk each), READ_AHEAD chunks filled ahead of the one
- * being emptied. Device memory moves a chunk in microseconds, so its
- * chunks are larger: each costs the host a wait and a submission on either
- * side. */
-#define SLOTS 4
+/* HOST_SLOTS slots of about HOST_SLOT bytes of host memory (a chunk each),
+ * HOST_READ_AHEAD chunks filled ahead of the one being emptied: the two
+ * devices' DMA engines run at once. */
+#define HOST_SLOTS 4
 #define HOST_SLOT ((size_t)8 << 20)
-#define DEVICE_SLOT ((size_t)32 << 20)
-#define READ_AHEAD 2
+#define HOST_READ_AHEAD 2
+#define MAX_SLOTS HOST_SLOTS
+/* One slot of device memory, as large as can be spared: on one GPU the
+ * two VkDevices' kernels take turns, and NVIDIA's driver takes about
+ * 200 us to hand the compute engine from one to the other (H100, driver
+ * 580), so a copy costs two such turns per chunk and moves most when its
+ * chunks are fewest (1 GiB: 0.65 TB/s in chunks of 256 MiB, 0.31 in four
+ * slots of 32 MiB filled two ahead; docs/performance.md). */
+#define DEVICE_SLOT ((size_t)256 << 20)
+/* Chunks smaller than this go by the DMA queue, whose engine changes hands
+ * between the devices in microseconds, though it copies device memory at
+ * 0.18 TB/s against the kernel's 2.9. */
+#define KERNEL_MIN ((size_t)16 << 20)
 /* The simple way's chunk. */
 #define HOST_CHUNK ((size_t)16 << 20)
 /* The copy kernel's block as core/builtin.c launches it, and its most
@@ -41,6 +50,7 @@ typedef struct shared_slots {
   kiln_vulkan_allocation alloc[2]; /* the memory as ctx[i]'s device sees it */
   void *host;
   size_t slot;
+  unsigned slots, read_ahead;
   bool busy;
   struct shared_slots *next;
 } shared_slots;
@@ -69,15 +79,17 @@ static kiln_status host_slots(shared_slots *ss) {
     if (ss->ctx[i]->phys->host_import_align > align)
       align = ss->ctx[i]->phys->host_import_align;
   ss->slot = (HOST_SLOT + align - 1) / align * align;
-  ss->host = aligned_alloc(align, SLOTS * ss->slot);
+  ss->slots = HOST_SLOTS;
+  ss->read_ahead = HOST_READ_AHEAD;
+  ss->host = aligned_alloc(align, HOST_SLOTS * ss->slot);
   if (!ss->host)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "no %zu bytes of host memory to carry copies "
                           "between contexts",
-                          SLOTS * ss->slot);
+                          HOST_SLOTS * ss->slot);
   kiln_status s = KILN_OK;
   for (int i = 0; i < 2 && s == KILN_OK; i++)
-    s = kiln_vulkan_import_host(ss->ctx[i], ss->host, SLOTS * ss->slot,
+    s = kiln_vulkan_import_host(ss->ctx[i], ss->host, HOST_SLOTS * ss->slot,
                                 &ss->alloc[i]);
   return s;
 }
@@ -95,8 +107,8 @@ static kiln_status slots_create(kiln_vulkan_context *a,
   kiln_status s = KILN_ERROR_UNSUPPORTED;
   if (kiln_vulkan_can_share_memory(a, b)) {
     ss->slot = DEVICE_SLOT;
-    s = kiln_vulkan_share_memory(a, b, SLOTS * ss->slot, &ss->alloc[0],
-                                 &ss->alloc[1]);
+    ss->slots = 1;
+    s = kiln_vulkan_share_memory(a, b, ss->slot, &ss->alloc[0], &ss->alloc[1]);
     if (s != KILN_OK && host_importers(a, b))
       kiln_log(KILN_LOG_INFO,
                "vulkan: copies between two contexts go through host memory: "
@@ -115,7 +127,7 @@ static kiln_status slots_create(kiln_vulkan_context *a,
   kiln_log(KILN_LOG_DEBUG,
            "vulkan: copies between two contexts go through %zu MiB of %s "
            "memory both see",
-           SLOTS * ss->slot >> 20, ss->host ? "host" : "device");
+           ss->slots * ss->slot >> 20, ss->host ? "host" : "device");
   ss->busy = true;
   *out = ss;
   return KILN_OK;
@@ -166,8 +178,8 @@ void kiln_vulkan_peer_forget(kiln_vulkan_context *vc) {
 }
 
 /* One side of a copy through the slots: its stream, and its context's copy
- * kernel where the slots are device memory (else NULL: the DMA engine
- * moves the bytes, as it does host memory best). */
+ * kernel where the slots are device memory and the copy has chunks large
+ * enough for it (else NULL: the DMA engine moves the bytes). */
 typedef struct peer_side {
   kiln_vulkan_stream *st;
   kiln_kernel *copy;
@@ -180,23 +192,22 @@ typedef struct peer_pipe {
   kiln_vulkan_buffer *to;
   const kiln_vulkan_allocation *on_src, *on_dst;
   size_t slot;
-  bool host;               /* the slots are host memory */
-  uint64_t filled[SLOTS];  /* src's value once the slot holds its chunk */
-  uint64_t emptied[SLOTS]; /* dst's value once the slot is copied out */
+  uint64_t filled[MAX_SLOTS];  /* src's value once the slot holds its chunk */
+  uint64_t emptied[MAX_SLOTS]; /* dst's value once the slot is copied out */
 } peer_pipe;
 
 /* Records a copy of n bytes (at most a slot) on side's stream: through the
- * copy kernel where it has one and the copy is of whole words at
- * word-aligned addresses (NVIDIA's vkCmdCopyBuffer moves device memory at
- * under a third of the memory's bandwidth: docs/performance.md), else with
- * vkCmdCopyBuffer. */
-static kiln_status record(const peer_side *side, bool host,
+ * copy kernel where it has one, the chunk is large enough and of whole
+ * words at word-aligned addresses, else with vkCmdCopyBuffer on the DMA
+ * queue where the stream has one (as if one side were host memory, which
+ * it is for host slots). */
+static kiln_status record(const peer_side *side,
                           const kiln_vulkan_allocation *to, size_t to_off,
                           const kiln_vulkan_allocation *from, size_t from_off,
                           size_t n) {
   kiln_vulkan_stream *st = side->st;
   const uint64_t dst = to->address + to_off, src = from->address + from_off;
-  if (side->copy && to->address && from->address &&
+  if (side->copy && n >= KERNEL_MIN && to->address && from->address &&
       ((dst | src | n) & 3) == 0) {
     const uint32_t words = (uint32_t)(n / 4);
     kiln_packed_args args = {.size = 20, .count = 3, .offsets = {0, 8, 16}};
@@ -213,7 +224,7 @@ static kiln_status record(const peer_side *side, bool host,
   }
   kiln_vulkan_stream_lock(st);
   kiln_status s =
-      kiln_vulkan_record_copy(st, kiln_vulkan_copy_lane(st, to, from, host),
+      kiln_vulkan_record_copy(st, kiln_vulkan_copy_lane(st, to, from, true),
                               to->buffer, to_off, from->buffer, from_off, n);
   kiln_vulkan_stream_unlock(st);
   return s;
@@ -223,14 +234,14 @@ static kiln_status record(const peer_side *side, bool host,
  * `value` (the host orders the two devices); *done gets the value at which
  * the stream has made it. */
 static kiln_status copy_after(kiln_vulkan_stream *after, uint64_t value,
-                              const peer_side *side, bool host,
+                              const peer_side *side,
                               const kiln_vulkan_allocation *to, size_t to_off,
                               const kiln_vulkan_allocation *from,
                               size_t from_off, size_t n, uint64_t *done) {
   kiln_vulkan_stream_lock(after);
   kiln_status s = kiln_vulkan_stream_wait(after, value);
   kiln_vulkan_stream_unlock(after);
-  if (s == KILN_OK) s = record(side, host, to, to_off, from, from_off, n);
+  if (s == KILN_OK) s = record(side, to, to_off, from, from_off, n);
   kiln_vulkan_stream *st = side->st;
   kiln_vulkan_stream_lock(st);
   if (s == KILN_OK) s = kiln_vulkan_stream_flush(st);
@@ -265,33 +276,34 @@ static kiln_status pipelined(peer_pipe *p, size_t dst_off, size_t src_off,
   p->on_src = &ss->alloc[s_at];
   p->on_dst = &ss->alloc[1 - s_at];
   p->slot = ss->slot;
-  p->host = ss->host != NULL;
   /* Without the built-in kernels (a build without them) vkCmdCopyBuffer
    * still copies. Taken before any stream lock: loading takes the
    * context's. */
-  if (!p->host && (kiln_builtin_kernel(&sc->base, "kiln_copy_f32",
-                                       &p->src.copy) != KILN_OK ||
-                   kiln_builtin_kernel(&dc->base, "kiln_copy_f32",
-                                       &p->dst.copy) != KILN_OK))
+  if (!ss->host && size >= KERNEL_MIN &&
+      (kiln_builtin_kernel(&sc->base, "kiln_copy_f32", &p->src.copy) !=
+           KILN_OK ||
+       kiln_builtin_kernel(&dc->base, "kiln_copy_f32", &p->dst.copy) !=
+           KILN_OK))
     p->src.copy = p->dst.copy = NULL;
   const size_t chunks = (size + p->slot - 1) / p->slot;
-  /* Chunk i goes into slot i % SLOTS once the destination has copied that
-   * slot's last chunk out, and out of it READ_AHEAD chunks later, once the
+  const size_t slots = ss->slots, ahead = ss->read_ahead;
+  /* Chunk i goes into slot i % slots once the destination has copied that
+   * slot's last chunk out, and out of it `ahead` chunks later, once the
    * source has filled it. */
-  for (size_t i = 0; s == KILN_OK && i < chunks + READ_AHEAD; i++) {
+  for (size_t i = 0; s == KILN_OK && i < chunks + ahead; i++) {
     if (i < chunks) {
-      const size_t slot = i % SLOTS;
-      s = copy_after(p->dst.st, p->emptied[slot], &p->src, p->host, p->on_src,
+      const size_t slot = i % slots;
+      s = copy_after(p->dst.st, p->emptied[slot], &p->src, p->on_src,
                      slot * p->slot, &p->from->alloc,
                      p->from->offset + src_off + i * p->slot,
                      min_size(p->slot, size - i * p->slot), &p->filled[slot]);
     }
-    if (s == KILN_OK && i >= READ_AHEAD) {
-      const size_t k = i - READ_AHEAD, slot = k % SLOTS;
-      s = copy_after(p->src.st, p->filled[slot], &p->dst, p->host,
-                     &p->to->alloc, p->to->offset + dst_off + k * p->slot,
-                     p->on_dst, slot * p->slot,
-                     min_size(p->slot, size - k * p->slot), &p->emptied[slot]);
+    if (s == KILN_OK && i >= ahead) {
+      const size_t k = i - ahead, slot = k % slots;
+      s = copy_after(p->src.st, p->filled[slot], &p->dst, &p->to->alloc,
+                     p->to->offset + dst_off + k * p->slot, p->on_dst,
+                     slot * p->slot, min_size(p->slot, size - k * p->slot),
+                     &p->emptied[slot]);
     }
   }
   kiln_status drained = drain(p);

@@ -189,13 +189,14 @@ static void copy_there_and_back(kiln_context *ca, kiln_context *cb, size_t size,
 }
 
 /* Larger than all the memory a copy between contexts goes through
- * together (Vulkan, two contexts on one GPU: 4 slots of 32 MiB of device
- * memory), so that every slot is filled again, both ways. */
+ * together (Vulkan, two contexts on one GPU: one slot of 256 MiB of device
+ * memory), so that the slot is filled again, both ways, its last chunk
+ * smaller than the copy kernel takes. */
 static void copy_larger_than_the_slots(void **state) {
   (void)state;
   kiln_context *cb = second_context();
-  copy_there_and_back(conf.ctx, cb, ((size_t)161 << 20) + 5,
-                      "copies of 161 MiB + 5 bytes");
+  copy_there_and_back(conf.ctx, cb, ((size_t)257 << 20) + 5,
+                      "copies of 257 MiB + 5 bytes");
   check_ok(kiln_context_destroy(cb));
 }
 
