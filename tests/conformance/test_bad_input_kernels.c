@@ -761,5 +761,36 @@ void bad_builtin_calls(void **state) {
   BAD(KILN_ERROR_OVERFLOW,
       kiln_sgemm_f32(NULL, 0, 1, UINT32_MAX, 1, b, 0, UINT32_MAX, b, 0,
                      UINT32_MAX, 0, b, 0, 1));
+
+  /* kiln_hgemm_f16: A and B are 4 x 4 halves at bytes 0 and 64, C 4 x 4
+   * floats at 128, unless a case says. */
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1, b, 0, 4, b, 64, 4, 0, NULL, 128, 4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1, NULL, 0, 4, b, 64, 4, 0, b, 128, 4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1, b, 0, 4, fx.dead_buf, 64, 4, 0, b, 128,
+                     4));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1, b, 0, 4, b, 64, 4, 0, hb, 128, 4));
+  BAD(KILN_ERROR_WRONG_CONTEXT, kiln_hgemm_f16(NULL, 4, 4, 4, 1, fx.other_buf,
+                                               0, 4, b, 64, 4, 0, b, 128, 4));
+  BAD(KILN_ERROR_WRONG_CONTEXT, kiln_hgemm_f16(fx.other_stream, 4, 4, 4, 1, b,
+                                               0, 4, b, 64, 4, 0, b, 128, 4));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_hgemm_f16(NULL, 4, 4, 0, 1, b, 0, 4, b, 64, 4, 0, b, 128, 4));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1, b, 0, 3, b, 64, 4, 0, b, 128, 4));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1, b, 1, 4, b, 64, 4, 0, b, 128, 4));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_hgemm_f16(NULL, 4, 4, 4, 1, b, 0, 4, b, 64, 4, 0, b, 130, 4));
+  BAD(KILN_ERROR_OUT_OF_RANGE,
+      kiln_hgemm_f16(NULL, wide, 4, 4, 1, b, 0, 4, b, 64, 4, 0, b, 128, 4));
+  BAD(KILN_ERROR_OUT_OF_RANGE,
+      kiln_hgemm_f16(NULL, 32, 32, 4, 1, b, 0, 4, b, 64, 32, 0, b, 128, 32));
+  BAD(KILN_ERROR_OVERFLOW,
+      kiln_hgemm_f16(NULL, 0, 1, UINT32_MAX, 1, b, 0, UINT32_MAX, b, 0,
+                     UINT32_MAX, 0, b, 0, 1));
   bad_finish(before);
 }

@@ -47,7 +47,9 @@ static fake_backend *installed[KILN_BACKEND_COUNT];
 static const char builtin_text[] =
     "kiln_fill(p,u8,u8,u8):32 kiln_axpy_f32(p,p,f,u):24 "
     "kiln_reduce_sum_f32(p,p,p,p,u):36 kiln_dot_f32(p,p,p,p,p,u):44 "
-    "kiln_sgemm_f32(p,p,p,u,u,u,u,u,u,f,f):56";
+    "kiln_sgemm_f32(p,p,p,u,u,u,u,u,u,f,f):56 "
+    "kiln_sgemm_f32_mid(p,p,p,u,u,u,u,u,u,f,f):56 "
+    "kiln_sgemm_f32_small(p,p,p,u,u,u,u,u,u,f,f):56";
 static const kiln_module_image builtin_images[] = {
     {KILN_IMAGE_SPIRV, builtin_text, sizeof builtin_text - 1},
     {(kiln_image_format)0, NULL, 0},
@@ -543,7 +545,8 @@ static kiln_status run_builtin(const char *name, const kiln_launch_config *c,
                                const kiln_packed_args *a) {
   if (strcmp(name, "kiln_fill") == 0) return run_fill(a);
   if (strcmp(name, "kiln_axpy_f32") == 0) return run_axpy(a);
-  if (strcmp(name, "kiln_sgemm_f32") == 0) return run_sgemm(a);
+  /* Every SGEMM kernel computes the same product, in its own tiles. */
+  if (strncmp(name, "kiln_sgemm_f32", 14) == 0) return run_sgemm(a);
   if (strcmp(name, "kiln_reduce_sum_f32") == 0)
     return run_reduce(c, addr(arg_u64(a, 0)), addr(arg_u64(a, 1)), NULL,
                       addr(arg_u64(a, 2)), addr(arg_u64(a, 3)),
