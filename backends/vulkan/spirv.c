@@ -152,9 +152,9 @@ static bool opencl_only(uint32_t capability) {
   case 19: /* DeviceEnqueue */
   case 20: /* LiteralSampler */
   case 38: /* GenericPointer */
-  case 60: /* SubgroupDispatch */
-  case 61: /* NamedBarrier */
-  case 62: /* PipeStorage */
+  case 58: /* SubgroupDispatch */
+  case 59: /* NamedBarrier */
+  case 60: /* PipeStorage */
     return true;
   default: return false;
   }

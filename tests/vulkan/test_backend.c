@@ -18,7 +18,7 @@
 
 extern const kiln_module_image vk_test_images[];
 extern const size_t vk_test_images_count;
-enum { FIXED_SIZE, LAYOUT, MIXED_ARGS, NO_ARGS };
+enum { FIXED_SIZE, LAYOUT, MIXED_ARGS, NO_ARGS, SUBGROUP_SUM };
 
 static kiln_context *ctx;
 static int validation_messages;
@@ -117,6 +117,29 @@ static void every_scalar_width(void **state) {
   assert_int_equal(got[3], 0xdeadbeefu);
   assert_int_equal(got[4], (uint32_t)u64);
   assert_int_equal(got[5], (uint32_t)(u64 >> 32));
+  check_ok(kiln_buffer_destroy(out));
+  check_ok(kiln_module_destroy(m));
+}
+
+/* A kernel with subgroup operations loads and runs: each invocation gets
+ * the sum of its subgroup's invocation indices, s (s - 1) / 2 for a
+ * subgroup of s (the device's subgroup size divides the block of 64). */
+static void subgroup_operations(void **state) {
+  (void)state;
+  kiln_module *m;
+  check_ok(kiln_module_create(ctx, &vk_test_images[SUBGROUP_SUM], 1, &m));
+  kiln_device_properties p;
+  check_ok(kiln_context_get_properties(ctx, &p));
+  enum { N = 256 };
+  kiln_buffer *out;
+  check_ok(kiln_buffer_create(ctx, N * 4, KILN_BUFFER_ZERO, &out));
+  kiln_arg args[2] = {kiln_arg_buffer(out, 0), kiln_arg_u32(N)};
+  kiln_launch_config c = kiln_launch_config_1d(N, 64);
+  check_ok(kiln_launch(NULL, kernel_of(m, "vk_subgroup_sum"), &c, args, 2));
+  uint32_t got[N];
+  check_ok(kiln_buffer_read(NULL, out, 0, got, sizeof got));
+  const uint32_t s = p.subgroup_size < 64 ? p.subgroup_size : 64;
+  for (uint32_t i = 0; i < N; i++) assert_int_equal(got[i], s * (s - 1) / 2);
   check_ok(kiln_buffer_destroy(out));
   check_ok(kiln_module_destroy(m));
 }
@@ -253,6 +276,7 @@ int main(void) {
       cmocka_unit_test(fixed_block_size),
       cmocka_unit_test(kernel_without_arguments),
       cmocka_unit_test(every_scalar_width),
+      cmocka_unit_test(subgroup_operations),
       cmocka_unit_test(module_of_several_unaligned_images),
       cmocka_unit_test(writes_seen_by_other_streams),
       cmocka_unit_test(transfer_modes_from_the_environment),
