@@ -1,11 +1,13 @@
 /* Copies between buffers of two contexts. Two contexts are two VkDevices,
- * which share no device memory: the bytes go through host memory. Where
- * both devices import host memory (VK_EXT_external_memory_host), through
- * slots of one host allocation that both see, kept per pair of contexts
- * until either is destroyed: the source's copy engine fills slots ahead
- * while the destination's empties those filled, with no copy on the host.
- * Otherwise, and for small copies, through each stream's staging ring and
- * a host buffer. */
+ * which share no memory unless one exports it and the other imports it.
+ * Copies go through slots of memory that both devices see, kept per pair
+ * of contexts until either is destroyed, the source filling a slot while
+ * the destination empties one filled before. On one GPU (one physical
+ * device and driver, VK_KHR_external_memory_fd) that is device memory one
+ * exports and the other imports; else, for copies over PIPELINE_MIN, host
+ * memory both import (VK_EXT_external_memory_host), which the DMA engines
+ * fill and empty with no copy on the host. Otherwise the bytes go through
+ * each stream's staging ring and a host buffer. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@
  * 200 us to hand the compute engine from one to the other (H100, driver
  * 580), so a copy costs two such turns per chunk and moves most when its
  * chunks are fewest (1 GiB: 0.65 TB/s in chunks of 256 MiB, 0.31 in four
- * slots of 32 MiB filled two ahead; docs/performance.md). */
+ * slots of 32 MiB filled two ahead; docs/multi-device.md). */
 #define DEVICE_SLOT ((size_t)256 << 20)
 /* Chunks smaller than this go by the DMA queue, whose engine changes hands
  * between the devices in microseconds, though it copies device memory at
@@ -95,7 +97,7 @@ static kiln_status host_slots(shared_slots *ss) {
 }
 
 /* Device memory where a and b can share it, else (or where the device has
- * no room for it) host memory. */
+ * no room for it) host memory where both import it. */
 static kiln_status slots_create(kiln_vulkan_context *a,
                                 kiln_vulkan_context *b, shared_slots **out) {
   shared_slots *ss = calloc(1, sizeof *ss);
@@ -266,12 +268,11 @@ static kiln_status drain(peer_pipe *p) {
   return s;
 }
 
-static kiln_status pipelined(peer_pipe *p, size_t dst_off, size_t src_off,
-                             size_t size) {
+/* The copy through ss, which it releases. */
+static kiln_status pipelined(peer_pipe *p, shared_slots *ss, size_t dst_off,
+                             size_t src_off, size_t size) {
   kiln_vulkan_context *sc = p->src.st->ctx, *dc = p->dst.st->ctx;
-  shared_slots *ss = NULL;
-  kiln_status s = slots_take(sc, dc, &ss);
-  if (s != KILN_OK) return s;
+  kiln_status s = KILN_OK;
   const int s_at = ss->ctx[0] == sc ? 0 : 1;
   p->on_src = &ss->alloc[s_at];
   p->on_dst = &ss->alloc[1 - s_at];
@@ -351,10 +352,18 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
   };
   kiln_vulkan_context *sc = p.src.st->ctx, *dc = p.dst.st->ctx;
   /* Device memory both share carries any copy faster than the staging
-   * rings, whose reads wait on the host. */
+   * rings, whose reads wait on the host. Slots that cannot be had (no
+   * memory for them) leave the rings, which need none. */
+  shared_slots *ss = NULL;
   if (sc != dc && p.from->alloc.any_queue && p.to->alloc.any_queue &&
       (kiln_vulkan_can_share_memory(sc, dc) ||
-       (size > PIPELINE_MIN && host_importers(sc, dc))))
-    return pipelined(&p, dst_off, src_off, size);
+       (size > PIPELINE_MIN && host_importers(sc, dc)))) {
+    if (slots_take(sc, dc, &ss) == KILN_OK)
+      return pipelined(&p, ss, dst_off, src_off, size);
+    kiln_log(KILN_LOG_INFO,
+             "vulkan: a copy between two contexts goes through the staging "
+             "rings: %s",
+             kiln_last_error());
+  }
   return through_host(dst_s, dst, dst_off, src_s, src, src_off, size);
 }
