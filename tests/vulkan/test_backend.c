@@ -264,6 +264,29 @@ static void transfer_modes_from_the_environment(void **state) {
   free(got);
 }
 
+/* KILN_VULKAN_PEER takes auto or host; anything else fails the context
+ * with words (the copies of each mode are checked in the conformance
+ * suite's peers group). */
+static void peer_mode_from_the_environment(void **state) {
+  (void)state;
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = KILN_BACKEND_VULKAN;
+  static const char *const good[] = {"auto", "host"};
+  for (size_t m = 0; m < 2; m++) {
+    setenv("KILN_VULKAN_PEER", good[m], 1);
+    kiln_context *c = NULL;
+    check_ok(kiln_context_create(&o, &c));
+    check_ok(kiln_context_destroy(c));
+  }
+  setenv("KILN_VULKAN_PEER", "pigeon", 1);
+  kiln_context *c = NULL;
+  assert_int_equal(kiln_context_create(&o, &c), KILN_ERROR_INVALID_ARGUMENT);
+  assert_null(c);
+  assert_non_null(strstr(kiln_last_error(), "KILN_VULKAN_PEER=\"pigeon\""));
+  assert_non_null(strstr(kiln_last_error(), "auto or host"));
+  unsetenv("KILN_VULKAN_PEER");
+}
+
 int main(void) {
   kiln_set_log_handler(on_log, NULL);
   if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
@@ -280,6 +303,7 @@ int main(void) {
       cmocka_unit_test(module_of_several_unaligned_images),
       cmocka_unit_test(writes_seen_by_other_streams),
       cmocka_unit_test(transfer_modes_from_the_environment),
+      cmocka_unit_test(peer_mode_from_the_environment),
   };
   int failed =
       cmocka_run_group_tests_name("vulkan-backend", tests, setup, teardown);
