@@ -64,54 +64,82 @@ kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset, size_t rows,
   return kiln_check_array(b, offset, elems, elem_size, ctx, fn, what);
 }
 
+kiln_status kiln_gemm_check(const kiln_gemm *g, size_t ab_size,
+                            kiln_stream *stream, const char *fn,
+                            kiln_stream **out_stream) {
+  kiln_status st = kiln_check_helper(g->c, stream, 0, fn, "C", out_stream);
+  if (st != KILN_OK) return st;
+  kiln_context *ctx = g->c->base.context;
+  const size_t dims[6] = {g->m, g->n, g->k, g->lda, g->ldb, g->ldc};
+  static const char *const names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
+  for (int i = 0; i < 6; i++)
+    if (dims[i] > UINT32_MAX)
+      return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
+                            "%s: %s = %zu; the kernel takes at most 2^32 - 1",
+                            fn, names[i], dims[i]);
+  if (g->k == 0 && g->m && g->n)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: k is 0; the product needs k >= 1", fn);
+  if ((st = kiln_check_matrix(g->c, g->c_offset, g->m, g->n, g->ldc,
+                              sizeof(float), ctx, fn, "C")) != KILN_OK ||
+      (st = kiln_check_matrix(g->a, g->a_offset, g->m, g->k, g->lda, ab_size,
+                              ctx, fn, "A")) != KILN_OK)
+    return st;
+  return kiln_check_matrix(g->b, g->b_offset, g->k, g->n, g->ldb, ab_size, ctx,
+                           fn, "B");
+}
+
+kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
+                             const kiln_gemm *g, uint32_t tile_m,
+                             uint32_t tile_n, size_t shared_bytes) {
+  kiln_arg args[11] = {kiln_arg_buffer(g->c, g->c_offset),
+                       kiln_arg_buffer(g->a, g->a_offset),
+                       kiln_arg_buffer(g->b, g->b_offset),
+                       kiln_arg_u32((uint32_t)g->m),
+                       kiln_arg_u32((uint32_t)g->n),
+                       kiln_arg_u32((uint32_t)g->k),
+                       kiln_arg_u32((uint32_t)g->lda),
+                       kiln_arg_u32((uint32_t)g->ldb),
+                       kiln_arg_u32((uint32_t)g->ldc),
+                       kiln_arg_f32(g->alpha),
+                       kiln_arg_f32(g->beta)};
+  kiln_launch_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.grid.x = (uint32_t)((g->n + tile_n - 1) / tile_n);
+  cfg.grid.y = (uint32_t)((g->m + tile_m - 1) / tile_m);
+  cfg.grid.z = 1;
+  cfg.block.x = SGEMM_THREADS;
+  cfg.block.y = cfg.block.z = 1;
+  cfg.shared_memory_bytes = shared_bytes;
+  return kiln_launch_helper(s, kernel, &cfg, args, 11);
+}
+
 kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
                            float alpha, const kiln_buffer *a, size_t a_offset,
                            size_t lda, const kiln_buffer *b, size_t b_offset,
                            size_t ldb, float beta, kiln_buffer *c,
                            size_t c_offset, size_t ldc) {
-  static const char fn[] = "kiln_sgemm_f32";
+  const kiln_gemm g = {.m = m,
+                       .n = n,
+                       .k = k,
+                       .alpha = alpha,
+                       .beta = beta,
+                       .a = a,
+                       .a_offset = a_offset,
+                       .lda = lda,
+                       .b = b,
+                       .b_offset = b_offset,
+                       .ldb = ldb,
+                       .c = c,
+                       .c_offset = c_offset,
+                       .ldc = ldc};
   kiln_stream *s;
-  kiln_status st = kiln_check_helper(c, stream, 0, fn, "C", &s);
-  if (st != KILN_OK) return st;
+  kiln_status st =
+      kiln_gemm_check(&g, sizeof(float), stream, "kiln_sgemm_f32", &s);
+  if (st != KILN_OK || m == 0 || n == 0) return st;
   kiln_context *ctx = c->base.context;
-  const size_t dims[6] = {m, n, k, lda, ldb, ldc};
-  for (int i = 0; i < 6; i++)
-    if (dims[i] > UINT32_MAX)
-      return kiln_set_error(
-          KILN_ERROR_OUT_OF_RANGE,
-          "%s: %s = %zu; the kernel takes at most 2^32 - 1", fn,
-          (const char *[]){"m", "n", "k", "lda", "ldb", "ldc"}[i], dims[i]);
-  if (k == 0 && m && n)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: k is 0; the product needs k >= 1", fn);
-  if ((st = kiln_check_matrix(c, c_offset, m, n, ldc, sizeof(float), ctx, fn,
-                              "C")) != KILN_OK ||
-      (st = kiln_check_matrix(a, a_offset, m, k, lda, sizeof(float), ctx, fn,
-                              "A")) != KILN_OK ||
-      (st = kiln_check_matrix(b, b_offset, k, n, ldb, sizeof(float), ctx, fn,
-                              "B")) != KILN_OK)
-    return st;
-  if (m == 0 || n == 0) return KILN_OK;
   const sgemm_kernel *pick = sgemm_pick(ctx, m, n);
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
-  kiln_arg args[11] = {kiln_arg_buffer(c, c_offset),
-                       kiln_arg_buffer(a, a_offset),
-                       kiln_arg_buffer(b, b_offset),
-                       kiln_arg_u32((uint32_t)m),
-                       kiln_arg_u32((uint32_t)n),
-                       kiln_arg_u32((uint32_t)k),
-                       kiln_arg_u32((uint32_t)lda),
-                       kiln_arg_u32((uint32_t)ldb),
-                       kiln_arg_u32((uint32_t)ldc),
-                       kiln_arg_f32(alpha),
-                       kiln_arg_f32(beta)};
-  kiln_launch_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.grid.x = (uint32_t)((n + pick->tile_n - 1) / pick->tile_n);
-  cfg.grid.y = (uint32_t)((m + pick->tile_m - 1) / pick->tile_m);
-  cfg.grid.z = 1;
-  cfg.block.x = SGEMM_THREADS;
-  cfg.block.y = cfg.block.z = 1;
-  return kiln_launch_helper(s, kern, &cfg, args, 11);
+  return kiln_gemm_launch(s, kern, &g, pick->tile_m, pick->tile_n, 0);
 }

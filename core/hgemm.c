@@ -1,8 +1,6 @@
 /* kiln_hgemm_f16: half-precision inputs, float32 sums, on the matrix units
  * where the device has them. Which kernel runs is picked once per context,
  * from the kernels the backend built and what the device offers. */
-#include <string.h>
-
 #include "core/internal.h"
 
 /* The kernels, best first, with the launch shape each is written for
@@ -95,50 +93,27 @@ kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n, size_t k,
                            size_t lda, const kiln_buffer *b, size_t b_offset,
                            size_t ldb, float beta, kiln_buffer *c,
                            size_t c_offset, size_t ldc) {
-  static const char fn[] = "kiln_hgemm_f16";
+  const kiln_gemm g = {.m = m,
+                       .n = n,
+                       .k = k,
+                       .alpha = alpha,
+                       .beta = beta,
+                       .a = a,
+                       .a_offset = a_offset,
+                       .lda = lda,
+                       .b = b,
+                       .b_offset = b_offset,
+                       .ldb = ldb,
+                       .c = c,
+                       .c_offset = c_offset,
+                       .ldc = ldc};
   kiln_stream *s;
-  kiln_status st = kiln_check_helper(c, stream, 0, fn, "C", &s);
-  if (st != KILN_OK) return st;
+  kiln_status st = kiln_gemm_check(&g, 2, stream, "kiln_hgemm_f16", &s);
+  if (st != KILN_OK || m == 0 || n == 0) return st;
   kiln_context *ctx = c->base.context;
-  const size_t dims[6] = {m, n, k, lda, ldb, ldc};
-  static const char *const dim_names[6] = {"m", "n", "k", "lda", "ldb", "ldc"};
-  for (int i = 0; i < 6; i++)
-    if (dims[i] > UINT32_MAX)
-      return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
-                            "%s: %s = %zu; the kernel takes at most 2^32 - 1",
-                            fn, dim_names[i], dims[i]);
-  if (k == 0 && m && n)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: k is 0; the product needs k >= 1", fn);
-  if ((st = kiln_check_matrix(c, c_offset, m, n, ldc, 4, ctx, fn, "C")) !=
-          KILN_OK ||
-      (st = kiln_check_matrix(a, a_offset, m, k, lda, 2, ctx, fn, "A")) !=
-          KILN_OK ||
-      (st = kiln_check_matrix(b, b_offset, k, n, ldb, 2, ctx, fn, "B")) !=
-          KILN_OK)
-    return st;
-  if (m == 0 || n == 0) return KILN_OK;
   int variant = atomic_load_explicit(&ctx->hgemm_variant, memory_order_acquire);
   if (variant == 0 && (st = pick(ctx, &variant)) != KILN_OK) return st;
   const hgemm_kernel *h = &hgemm_kernels[variant - 1];
-  kiln_arg args[11] = {kiln_arg_buffer(c, c_offset),
-                       kiln_arg_buffer(a, a_offset),
-                       kiln_arg_buffer(b, b_offset),
-                       kiln_arg_u32((uint32_t)m),
-                       kiln_arg_u32((uint32_t)n),
-                       kiln_arg_u32((uint32_t)k),
-                       kiln_arg_u32((uint32_t)lda),
-                       kiln_arg_u32((uint32_t)ldb),
-                       kiln_arg_u32((uint32_t)ldc),
-                       kiln_arg_f32(alpha),
-                       kiln_arg_f32(beta)};
-  kiln_launch_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.grid.x = (uint32_t)((n + h->tile_n - 1) / h->tile_n);
-  cfg.grid.y = (uint32_t)((m + h->tile_m - 1) / h->tile_m);
-  cfg.grid.z = 1;
-  cfg.block.x = 256;
-  cfg.block.y = cfg.block.z = 1;
-  cfg.shared_memory_bytes = h->shared_bytes;
-  return kiln_launch_helper(s, ctx->hgemm_kernel, &cfg, args, 11);
+  return kiln_gemm_launch(s, ctx->hgemm_kernel, &g, h->tile_m, h->tile_n,
+                          h->shared_bytes);
 }

@@ -99,6 +99,33 @@ kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset,
                               size_t elem_size, kiln_context *ctx,
                               const char *fn, const char *what);
 
+/* A GEMM call's arguments: C (float32) = alpha * A * B + beta * C. */
+typedef struct kiln_gemm {
+  size_t m, n, k;
+  float alpha, beta;
+  const kiln_buffer *a;
+  size_t a_offset, lda;
+  const kiln_buffer *b;
+  size_t b_offset, ldb;
+  kiln_buffer *c;
+  size_t c_offset, ldc;
+} kiln_gemm;
+
+/* The checks of kiln_sgemm_f32 and kiln_hgemm_f16 (core/gemm.c): the
+ * stream resolved into *out_stream, dimensions below 2^32, k >= 1 for a
+ * non-empty C, the three matrices inside their buffers (A and B of
+ * ab_size-byte elements, C of floats). */
+kiln_status kiln_gemm_check(const kiln_gemm *g, size_t ab_size,
+                            kiln_stream *stream, const char *fn,
+                            kiln_stream **out_stream);
+
+/* Launches a GEMM kernel of the built-in ABI (c, a, b, m, n, k, lda, ldb,
+ * ldc, alpha, beta) with 256 threads a block, one block per tile_m x
+ * tile_n tile of C (x across its columns). */
+kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
+                             const kiln_gemm *g, uint32_t tile_m,
+                             uint32_t tile_n, size_t shared_bytes);
+
 /* Releases an object without argument checks (context destroy, and the
  * public destroy functions after theirs). */
 void kiln_buffer_release(kiln_buffer *buf);
