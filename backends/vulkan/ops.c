@@ -41,6 +41,7 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .buffer_write_async = kiln_vulkan_buffer_write_async,
     .buffer_read_async = kiln_vulkan_buffer_read_async,
     .buffer_copy_peer = kiln_vulkan_buffer_copy_peer,
+    .peer_direct = kiln_vulkan_peer_direct,
     .peer_copy_waits = true,
 
     .image_formats = 1u << KILN_IMAGE_SPIRV,

@@ -98,8 +98,8 @@ static kiln_status host_slots(shared_slots *ss) {
 
 /* Device memory where a and b can share it, else (or where the device has
  * no room for it) host memory where both import it. */
-static kiln_status slots_create(kiln_vulkan_context *a,
-                                kiln_vulkan_context *b, shared_slots **out) {
+static kiln_status slots_create(kiln_vulkan_context *a, kiln_vulkan_context *b,
+                                shared_slots **out) {
   shared_slots *ss = calloc(1, sizeof *ss);
   if (!ss)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
@@ -342,8 +342,8 @@ static kiln_status through_host(kiln_stream *dst_s, kiln_buffer *dst,
 
 kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
                                          size_t dst_off, kiln_stream *src_s,
-                                         const kiln_buffer *src,
-                                         size_t src_off, size_t size) {
+                                         const kiln_buffer *src, size_t src_off,
+                                         size_t size) {
   peer_pipe p = {
       .src = {.st = kiln_vulkan_stream_cast(src_s)},
       .dst = {.st = kiln_vulkan_stream_cast(dst_s)},
@@ -366,4 +366,13 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
              kiln_last_error());
   }
   return through_host(dst_s, dst, dst_off, src_s, src, src_off, size);
+}
+
+kiln_status kiln_vulkan_peer_direct(const kiln_context *a,
+                                    const kiln_context *b, bool *out_direct) {
+  /* Device memory both share carries the copy device to device; without
+   * it the bytes go through host memory. */
+  *out_direct = kiln_vulkan_can_share_memory(kiln_vulkan_context_cast_const(a),
+                                             kiln_vulkan_context_cast_const(b));
+  return KILN_OK;
 }

@@ -635,6 +635,10 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
 /* Frees the host memory kept for copies between `ctx` and other contexts
  * (peer.c), before its device goes. */
 void kiln_vulkan_peer_forget(kiln_vulkan_context *ctx);
+/* Whether copies between a and b go device to device: where the two
+ * contexts share device memory (kiln_vulkan_can_share_memory). */
+kiln_status kiln_vulkan_peer_direct(const kiln_context *a,
+                                    const kiln_context *b, bool *out_direct);
 
 /* ---- SPIR-V reflection (spirv.c, spirv_layout.c) and validation
  * (spirv_tools.c) ------------------------------------------------------- */

@@ -564,11 +564,12 @@ KILN_API kiln_status kiln_buffer_copy_peer(kiln_stream *dst_stream,
 
 /* Whether kiln_buffer_copy_peer between contexts `a` and `b` (either way)
  * goes device to device, in *out_direct: true for one context, for two on
- * one CUDA or HIP device, and for two devices the driver lets access each
- * other's memory (cuDeviceCanAccessPeer, hipDeviceCanAccessPeer); false
- * where the bytes go through host memory (Vulkan contexts, which are
- * separate VkDevices; devices without peer access). The copy works either
- * way. KILN_ERROR_UNSUPPORTED for contexts of two backends. */
+ * one CUDA or HIP device, for two devices the driver lets access each
+ * other's memory (cuDeviceCanAccessPeer, hipDeviceCanAccessPeer), and for
+ * two Vulkan contexts on one GPU that share device memory
+ * (VK_KHR_external_memory_fd; not with KILN_VULKAN_PEER=host); false where
+ * the bytes go through host memory. The copy works either way.
+ * KILN_ERROR_UNSUPPORTED for contexts of two backends. */
 KILN_API kiln_status kiln_context_can_copy_peer(const kiln_context *a,
                                                 const kiln_context *b,
                                                 bool *out_direct);

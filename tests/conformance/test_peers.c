@@ -51,11 +51,13 @@ static void peer_query(void **state) {
   check_ok(kiln_context_can_copy_peer(b, conf.ctx, &ba));
   assert_true(same);
   assert_int_equal(ab, ba);
-  /* Two Vulkan contexts are two VkDevices, which stage through the host;
-   * two CUDA or HIP contexts on one device share its memory, and on two
-   * devices copy directly where the driver allows peer access. */
-  if (conf.backend == KILN_BACKEND_VULKAN || one_device)
-    assert_int_equal(ab, conf.backend != KILN_BACKEND_VULKAN);
+  /* Two CUDA or HIP contexts on one device share its memory, and on two
+   * devices copy directly where the driver allows peer access; two Vulkan
+   * contexts are two VkDevices, which copy directly only where they share
+   * device memory (one GPU, VK_KHR_external_memory_fd): never between two
+   * GPUs, and never with KILN_VULKAN_PEER=host (copy_through_host_memory). */
+  if (conf.backend != KILN_BACKEND_VULKAN && one_device) assert_true(ab);
+  if (conf.backend == KILN_BACKEND_VULKAN && !one_device) assert_false(ab);
   if (!one_device)
     print_message("  peers: %s (%s) and %s (%s): %s\n", conf.props.name,
                   conf.props.pci_bus_id, pb.name, pb.pci_bus_id,
@@ -216,6 +218,11 @@ static void copy_through_host_memory(void **state) {
     free(saved);
   } else {
     unsetenv(env);
+  }
+  if (conf.backend == KILN_BACKEND_VULKAN) {
+    bool direct = true;
+    check_ok(kiln_context_can_copy_peer(ca, cb, &direct));
+    assert_false(direct);
   }
   copy_there_and_back(ca, cb, ((size_t)41 << 20) + 7,
                       "copies of 41 MiB + 7 bytes through host memory");
