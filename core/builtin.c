@@ -52,12 +52,16 @@ kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
   return kiln_module_get_kernel(m, name, out_kernel);
 }
 
-/* A 1-D grid of HELPER_BLOCK threads over n items, capped at `max_blocks`
- * because every built-in kernel loops grid-stride. */
-static kiln_launch_config helper_config(size_t n, uint32_t max_blocks) {
-  kiln_launch_config c = kiln_launch_config_1d(n, HELPER_BLOCK);
-  if (c.grid.x > max_blocks) c.grid.x = max_blocks;
-  if (c.grid.x == 0) c.grid.x = 1;
+/* A 1-D grid of blocks of HELPER_BLOCK threads, one per `per_block` of n
+ * items, at least 1 and at most `max_blocks`: every built-in kernel loops
+ * grid-stride, so any count covers n. */
+static kiln_launch_config helper_config(size_t n, size_t per_block,
+                                        uint32_t max_blocks) {
+  kiln_launch_config c = kiln_launch_config_1d(1, HELPER_BLOCK);
+  const size_t blocks = (n + per_block - 1) / per_block;
+  c.grid.x = blocks == 0           ? 1
+             : blocks > max_blocks ? max_blocks
+                                   : (uint32_t)blocks;
   return c;
 }
 
@@ -77,7 +81,8 @@ kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst, size_t off,
   kiln_arg args[4] = {kiln_arg_buffer(dst, off - start - dst->guard),
                       kiln_arg_u64(start), kiln_arg_u64(start + size),
                       kiln_arg_u64(pattern)};
-  kiln_launch_config c = helper_config((start + size + 3) / 4, 65535u);
+  kiln_launch_config c =
+      helper_config((start + size + 3) / 4, HELPER_BLOCK, 65535u);
   return kiln_launch_helper(s, k, &c, args, 4);
 }
 
@@ -91,7 +96,8 @@ kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_kernel *k,
   kiln_arg args[3] = {kiln_arg_buffer(dst, dst_off - dst->guard),
                       kiln_arg_buffer(src, src_off - src->guard),
                       kiln_arg_u32((uint32_t)(size / 4))};
-  kiln_launch_config c = helper_config((size / 4 + 3) / 4, 65535u);
+  kiln_launch_config c =
+      helper_config((size / 4 + 3) / 4, HELPER_BLOCK, 65535u);
   return kiln_launch_helper(s, k, &c, args, 3);
 }
 
@@ -151,7 +157,7 @@ kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
   kiln_arg args[4] = {kiln_arg_buffer(y, y_offset),
                       kiln_arg_buffer(x, x_offset), kiln_arg_f32(a),
                       kiln_arg_u32((uint32_t)n)};
-  kiln_launch_config c = helper_config(n, 65535u);
+  kiln_launch_config c = helper_config(n, HELPER_BLOCK, 65535u);
   return kiln_launch_helper(s, k, &c, args, 4);
 }
 
@@ -202,17 +208,16 @@ static kiln_status scratch(kiln_stream *s, kiln_buffer **out) {
   return st;
 }
 
-/* The blocks of a reduction of n elements: one per 2048 elements (8 a
+/* A reduction of n elements launches one block per 2048 elements (8 a
  * thread), at most 512 up to 2^23 elements, 1024 beyond. Fewer blocks
  * take fewer tickets one after another on the counter, which is what a
  * small reduction waits for: on the H100, 1 to 32 MiB went 1.1 to 1.35
  * times faster than with a block per 256 elements; the 1024 blocks of
  * large arrays keep the bytes in flight that memory bandwidth needs. */
-static uint32_t reduce_blocks(size_t n) {
-  const size_t most =
-      n > ((size_t)1 << 23) ? REDUCE_MAX_BLOCKS : REDUCE_MAX_BLOCKS / 2;
-  const size_t g = (n + 2047) / 2048;
-  return (uint32_t)(g == 0 ? 1 : g > most ? most : g);
+static kiln_launch_config reduce_config(size_t n) {
+  return helper_config(
+      n, 2048,
+      n > ((size_t)1 << 23) ? REDUCE_MAX_BLOCKS : REDUCE_MAX_BLOCKS / 2);
 }
 
 /* Sums x (and y, for a dot product) into result in one launch, through the
@@ -250,8 +255,7 @@ static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
   } else if ((st = scratch(s, &partial)) != KILN_OK) {
     return st;
   }
-  kiln_launch_config c = helper_config(n, REDUCE_MAX_BLOCKS);
-  c.grid.x = reduce_blocks(n);
+  kiln_launch_config c = reduce_config(n);
   kiln_arg args[6];
   size_t count = 0;
   args[count++] = kiln_arg_buffer(partial, 0);
