@@ -74,6 +74,25 @@ const unsigned char *conf_guarded_initial(const conf_guarded *g);
 void conf_guarded_check(const conf_guarded *g, kiln_stream *stream,
                         const void *expected, const char *what);
 
+/* ---- GEMM kernels launched directly --------------------------------------- */
+
+/* A GEMM call's shape: C = alpha A B + beta C, row-major, offsets in bytes
+ * (c_off counted from the payload of a conf_guarded C). */
+typedef struct conf_gemm_case {
+  uint32_t m, n, k, lda, ldb, ldc;
+  size_t a_off, b_off, c_off;
+  float alpha, beta;
+} conf_gemm_case;
+
+/* Launches the built-in kernel `name`, of the GEMM argument list (c, a, b,
+ * m, n, k, lda, ldb, ldc, alpha, beta), in its own shape: 256 threads a
+ * block, one block per tile_m x tile_n tile of C, x across its columns;
+ * C at byte c_off of c. */
+void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
+                      size_t shared_bytes, const conf_gemm_case *t,
+                      kiln_buffer *a, kiln_buffer *b, kiln_buffer *c,
+                      size_t c_off);
+
 /* Fails the test with the first differing byte unless a == b. */
 void conf_check_bytes(const void *got, const void *want, size_t size,
                       const char *what);

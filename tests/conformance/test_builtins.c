@@ -231,11 +231,7 @@ static void reductions_queued_on_streams(void **state) {
   free(y);
 }
 
-typedef struct gemm_case {
-  uint32_t m, n, k, lda, ldb, ldc;
-  size_t a_off, b_off, c_off; /* bytes */
-  float alpha, beta;
-} gemm_case;
+typedef conf_gemm_case gemm_case;
 
 /* One of kiln_sgemm_f32's kernels, with the tile of C that one block of
  * 256 threads computes (docs/kernels.md). */
@@ -262,25 +258,8 @@ static void run_sgemm(const gemm_kernel *kern, const gemm_case *t,
                             t->ldc));
     return;
   }
-  kiln_module *builtins;
-  kiln_kernel *k;
-  check_ok(kiln_context_builtin_module(conf.ctx, &builtins));
-  check_ok(kiln_module_get_kernel(builtins, kern->name, &k));
-  const kiln_arg args[11] = {
-      kiln_arg_buffer(c, c_off),    kiln_arg_buffer(a, t->a_off),
-      kiln_arg_buffer(b, t->b_off), kiln_arg_u32(t->m),
-      kiln_arg_u32(t->n),           kiln_arg_u32(t->k),
-      kiln_arg_u32(t->lda),         kiln_arg_u32(t->ldb),
-      kiln_arg_u32(t->ldc),         kiln_arg_f32(t->alpha),
-      kiln_arg_f32(t->beta)};
-  kiln_launch_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.grid.x = (t->n + kern->tile_n - 1) / kern->tile_n;
-  cfg.grid.y = (t->m + kern->tile_m - 1) / kern->tile_m;
-  cfg.grid.z = 1;
-  cfg.block.x = 256;
-  cfg.block.y = cfg.block.z = 1;
-  check_ok(kiln_launch(NULL, k, &cfg, args, 11));
+  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, 0, t, a, b, c,
+                   c_off);
 }
 
 static void sgemm_case(conf_rng *r, const gemm_kernel *kern,

@@ -41,9 +41,7 @@ static double value_of(uint16_t h) {
 }
 
 typedef struct hgemm_case {
-  uint32_t m, n, k, lda, ldb, ldc;
-  size_t a_off, b_off, c_off; /* bytes */
-  float alpha, beta;
+  conf_gemm_case g;
   bool exact; /* data whose every sum is exact in float32 */
 } hgemm_case;
 
@@ -61,34 +59,16 @@ static const hgemm_kernel hgemm_kernels[] = {
 };
 #define HGEMM_KERNELS (sizeof hgemm_kernels / sizeof hgemm_kernels[0])
 
-static void run(const hgemm_kernel *kern, const hgemm_case *t, kiln_buffer *a,
-                kiln_buffer *b, kiln_buffer *c, size_t c_off) {
+static void run(const hgemm_kernel *kern, const conf_gemm_case *t,
+                kiln_buffer *a, kiln_buffer *b, kiln_buffer *c, size_t c_off) {
   if (!kern) {
     check_ok(kiln_hgemm_f16(NULL, t->m, t->n, t->k, t->alpha, a, t->a_off,
                             t->lda, b, t->b_off, t->ldb, t->beta, c, c_off,
                             t->ldc));
     return;
   }
-  kiln_module *builtins;
-  kiln_kernel *k;
-  check_ok(kiln_context_builtin_module(conf.ctx, &builtins));
-  check_ok(kiln_module_get_kernel(builtins, kern->name, &k));
-  const kiln_arg args[11] = {
-      kiln_arg_buffer(c, c_off),    kiln_arg_buffer(a, t->a_off),
-      kiln_arg_buffer(b, t->b_off), kiln_arg_u32(t->m),
-      kiln_arg_u32(t->n),           kiln_arg_u32(t->k),
-      kiln_arg_u32(t->lda),         kiln_arg_u32(t->ldb),
-      kiln_arg_u32(t->ldc),         kiln_arg_f32(t->alpha),
-      kiln_arg_f32(t->beta)};
-  kiln_launch_config cfg;
-  memset(&cfg, 0, sizeof cfg);
-  cfg.grid.x = (t->n + kern->tile_n - 1) / kern->tile_n;
-  cfg.grid.y = (t->m + kern->tile_m - 1) / kern->tile_m;
-  cfg.grid.z = 1;
-  cfg.block.x = 256;
-  cfg.block.y = cfg.block.z = 1;
-  cfg.shared_memory_bytes = kern->shared_bytes;
-  check_ok(kiln_launch(NULL, k, &cfg, args, 11));
+  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, kern->shared_bytes,
+                   t, a, b, c, c_off);
 }
 
 static uint16_t random_half(conf_rng *r, bool exact) {
@@ -97,13 +77,15 @@ static uint16_t random_half(conf_rng *r, bool exact) {
 }
 
 static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
-                           const hgemm_case *t) {
+                           const hgemm_case *hc) {
+  const conf_gemm_case *t = &hc->g;
+  const bool exact = hc->exact;
   const size_t a_elems = (size_t)(t->m - 1) * t->lda + t->k;
   const size_t b_elems = (size_t)(t->k - 1) * t->ldb + t->n;
   const size_t c_elems = (size_t)(t->m - 1) * t->ldc + t->n;
   uint16_t *a = conf_alloc(a_elems * 2), *b = conf_alloc(b_elems * 2);
-  for (size_t i = 0; i < a_elems; i++) a[i] = random_half(r, t->exact);
-  for (size_t i = 0; i < b_elems; i++) b[i] = random_half(r, t->exact);
+  for (size_t i = 0; i < a_elems; i++) a[i] = random_half(r, exact);
+  for (size_t i = 0; i < b_elems; i++) b[i] = random_half(r, exact);
   kiln_buffer *ba, *bb;
   check_ok(kiln_buffer_create(conf.ctx, t->a_off + a_elems * 2, 0, &ba));
   check_ok(kiln_buffer_create(conf.ctx, t->b_off + b_elems * 2, 0, &bb));
@@ -151,11 +133,11 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
       const float expect =
           t->beta != 0.0f ? fmaf(t->beta, old, scaled) : scaled;
       const double tol =
-          t->exact ? 0.0
-                   : 1.01 * (double)(t->k + 2) * ldexp(1.0, -24) *
-                             (fabs(t->alpha) * abs +
-                              (t->beta != 0.0f ? fabs(t->beta * old) : 0.0)) +
-                         1e-30;
+          exact ? 0.0
+                : 1.01 * (double)(t->k + 2) * ldexp(1.0, -24) *
+                          (fabs(t->alpha) * abs +
+                           (t->beta != 0.0f ? fabs(t->beta * old) : 0.0)) +
+                      1e-30;
       if (!(fabs((double)g - (double)expect) <= tol))
         fail_msg(
             "%s m=%u n=%u k=%u lda=%u ldb=%u ldc=%u offsets %zu/%zu/%zu "
@@ -181,15 +163,15 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
  * m, n and k, leading dimensions beyond the columns and not multiples of
  * 8, offsets that are not 16-byte aligned, alpha and beta. */
 static const hgemm_case cases[] = {
-    {1, 1, 1, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f, true},
-    {16, 16, 16, 16, 16, 16, 0, 0, 0, 1.0f, 0.0f, true},
-    {128, 256, 64, 64, 256, 256, 0, 0, 0, 1.0f, 0.0f, true},
-    {130, 270, 100, 100, 270, 270, 0, 0, 0, 1.0f, 0.0f, true},
-    {257, 300, 200, 208, 304, 301, 0, 0, 0, 0.5f, 2.0f, true},
-    {70, 90, 72, 80, 96, 92, 2, 6, 4, -1.0f, 0.0f, true},
-    {33, 17, 9, 9, 17, 17, 2, 2, 4, 1.0f, -1.0f, true},
-    {200, 136, 520, 520, 136, 136, 0, 0, 0, 1.0f, 0.0f, false},
-    {64, 512, 1030, 1032, 520, 512, 16, 0, 0, 0.25f, 1.0f, false},
+    {{1, 1, 1, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f}, true},
+    {{16, 16, 16, 16, 16, 16, 0, 0, 0, 1.0f, 0.0f}, true},
+    {{128, 256, 64, 64, 256, 256, 0, 0, 0, 1.0f, 0.0f}, true},
+    {{130, 270, 100, 100, 270, 270, 0, 0, 0, 1.0f, 0.0f}, true},
+    {{257, 300, 200, 208, 304, 301, 0, 0, 0, 0.5f, 2.0f}, true},
+    {{70, 90, 72, 80, 96, 92, 2, 6, 4, -1.0f, 0.0f}, true},
+    {{33, 17, 9, 9, 17, 17, 2, 2, 4, 1.0f, -1.0f}, true},
+    {{200, 136, 520, 520, 136, 136, 0, 0, 0, 1.0f, 0.0f}, false},
+    {{64, 512, 1030, 1032, 520, 512, 16, 0, 0, 0.25f, 1.0f}, false},
 };
 #define CASES (sizeof cases / sizeof cases[0])
 

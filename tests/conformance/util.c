@@ -266,3 +266,29 @@ int conf_check_validation(void **state) {
   validation_seen = n;
   return -1;
 }
+
+void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
+                      size_t shared_bytes, const conf_gemm_case *t,
+                      kiln_buffer *a, kiln_buffer *b, kiln_buffer *c,
+                      size_t c_off) {
+  kiln_module *builtins;
+  kiln_kernel *k;
+  check_ok(kiln_context_builtin_module(conf.ctx, &builtins));
+  check_ok(kiln_module_get_kernel(builtins, name, &k));
+  const kiln_arg args[11] = {
+      kiln_arg_buffer(c, c_off),    kiln_arg_buffer(a, t->a_off),
+      kiln_arg_buffer(b, t->b_off), kiln_arg_u32(t->m),
+      kiln_arg_u32(t->n),           kiln_arg_u32(t->k),
+      kiln_arg_u32(t->lda),         kiln_arg_u32(t->ldb),
+      kiln_arg_u32(t->ldc),         kiln_arg_f32(t->alpha),
+      kiln_arg_f32(t->beta)};
+  kiln_launch_config cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.grid.x = (t->n + tile_n - 1) / tile_n;
+  cfg.grid.y = (t->m + tile_m - 1) / tile_m;
+  cfg.grid.z = 1;
+  cfg.block.x = 256;
+  cfg.block.y = cfg.block.z = 1;
+  cfg.shared_memory_bytes = shared_bytes;
+  check_ok(kiln_launch(NULL, k, &cfg, args, 11));
+}
