@@ -75,9 +75,8 @@ struct kiln_context {
   kiln_stream *default_stream;
   kiln_module *builtin_module; /* loaded on first use, under `lock` */
   /* The backend's builtin_matrix_images, loaded under `lock` when a kernel
-   * of it is first wanted; matrix_refused once the device refused them. */
+   * of it is first wanted (core/hgemm.c). */
   kiln_module *builtin_matrix_module;
-  bool matrix_refused;
   /* kiln_hgemm_f16's kernel, picked on its first call (core/hgemm.c):
    * hgemm_variant is 0 until then, and published after hgemm_kernel. */
   kiln_kernel *hgemm_kernel;

@@ -25,12 +25,13 @@ static const hgemm_kernel hgemm_kernels[] = {
 };
 #define HGEMM_KERNELS (sizeof hgemm_kernels / sizeof hgemm_kernels[0])
 
-/* The matrix module, loaded once; a device that refuses it (no cooperative
- * matrices) is remembered, and the next kernel is tried. */
+/* Kernel `name` of the matrix module, loading it on first use; a device
+ * that refuses the module (no cooperative matrices) gets the next kernel
+ * of hgemm_kernels, and the pick is made once per context. */
 static kiln_status matrix_kernel(kiln_context *ctx, const char *name,
                                  kiln_kernel **out) {
   const kiln_module_image *images = ctx->ops->builtin_matrix_images;
-  if (!images || images[0].format == 0 || ctx->matrix_refused)
+  if (!images || images[0].format == 0)
     return KILN_ERROR_NOT_FOUND;
   kiln_status st = KILN_OK;
   if (!ctx->builtin_matrix_module) {
@@ -43,7 +44,6 @@ static kiln_status matrix_kernel(kiln_context *ctx, const char *name,
                "kiln_hgemm_f16: the %s device takes no matrix kernels (%s); "
                "using the ordinary cores",
                ctx->ops->name, kiln_last_error());
-      ctx->matrix_refused = true;
       return st;
     }
   }
