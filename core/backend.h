@@ -201,6 +201,13 @@ struct kiln_module {
   double compile_ms;
 };
 
+/* The helpers that keep a workspace on each stream (core/builtin.c). */
+typedef enum kiln_scratch_use {
+  KILN_SCRATCH_REDUCE,
+  KILN_SCRATCH_GEMM,
+  KILN_SCRATCH_USES
+} kiln_scratch_use;
+
 struct kiln_stream {
   kiln_object base;
   bool is_default;
@@ -212,7 +219,9 @@ struct kiln_stream {
   kiln_graph *building;
   /* 0 to properties.max_stream_priority (checked), set before stream_init. */
   uint32_t priority;
-  kiln_buffer *scratch; /* partial sums of the built-in reductions */
+  /* The built-in helpers' workspaces (kiln_helper_workspace), made on
+   * first use: the reductions' partial sums, the split GEMM's. */
+  kiln_buffer *scratch[KILN_SCRATCH_USES];
   uint64_t guard_launches; /* KILN_DEBUG=guard: launches queued on it */
   /* Made by kiln_stream_create_from_native without KILN_NATIVE_ADOPT:
    * stream_deinit leaves the native stream alive. */

@@ -6,7 +6,7 @@
 #include "core/internal.h"
 
 /* Threads per block of the helpers' launches, and the most blocks a
- * reduction uses (one partial sum each, in the scratch buffer). */
+ * reduction uses (one partial sum each, in its workspace). */
 #define HELPER_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
 
@@ -161,49 +161,67 @@ kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
   return kiln_launch_helper(s, k, &c, args, 4);
 }
 
-/* A reduction uses its stream's scratch buffer: REDUCE_MAX_BLOCKS partial
- * sums, then the ticket counter the blocks take to find the last of them
- * (shaders/<backend>/reduce.*), which that block puts back to 0. Two reductions on
- * one stream run in its order; the lock guards creating the buffer, once
- * per stream, by one of these, picked by the stream's address (a lock in
- * each stream would cost every stream a mutex for the few that reduce). */
-#define REDUCE_LOCKS 8u
-static pthread_mutex_t reduce_locks[REDUCE_LOCKS] = {
+/* A helper's workspace is made on the stream's first use of it, with its
+ * counters at 0 in the stream's order; the kernels put the counters back
+ * to 0 when they finish, so calls in the stream's order share it. The
+ * lock guards making it, once per stream and use, and is one of these,
+ * picked by the stream's address (a lock in each stream would cost every
+ * stream a mutex for the few that use a helper's workspace). */
+#define SCRATCH_LOCKS 8u
+static pthread_mutex_t scratch_locks[SCRATCH_LOCKS] = {
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
     PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
 };
 
-static pthread_mutex_t *reduce_lock(const kiln_stream *s) {
+static pthread_mutex_t *scratch_lock(const kiln_stream *s) {
   /* Streams are malloc'd blocks of a few hundred bytes: the lowest bits
    * of their addresses tell them apart least. */
-  return &reduce_locks[((uintptr_t)s >> 6) % REDUCE_LOCKS];
+  return &scratch_locks[((uintptr_t)s >> 6) % SCRATCH_LOCKS];
 }
 
-/* The stream's scratch buffer, made (with its counter at 0, in the
- * stream's order) on the stream's first reduction. */
-static kiln_status scratch(kiln_stream *s, kiln_buffer **out) {
-  pthread_mutex_t *lock = reduce_lock(s);
+/* A new workspace whose last counter_bytes are zeroed on s: now, or when
+ * the graph being captured on s replays. */
+static kiln_status workspace_create(kiln_stream *s, size_t bytes,
+                                    size_t counter_bytes, bool captured,
+                                    kiln_buffer **out) {
+  kiln_context *ctx = s->base.context;
+  kiln_buffer *b = NULL;
+  kiln_status st = kiln_buffer_create_internal(ctx, bytes, &b);
+  if (st != KILN_OK) return st;
+  /* Offsets below kiln_buffer_fill's checks count from the guard bytes
+   * (KILN_DEBUG=guard), as the backend counts. */
+  const size_t at = b->guard + bytes - counter_bytes;
+  if (captured) {
+    b->graph_owned = true;
+    st = kiln_capture_fill(s, b, at, counter_bytes, 0, 4);
+  } else {
+    st = kiln_context_result(ctx,
+                             kiln_fill_native(s, b, at, counter_bytes, 0, 4));
+  }
+  if (st != KILN_OK) {
+    kiln_buffer_release(b);
+    return st;
+  }
+  *out = b;
+  return KILN_OK;
+}
+
+kiln_status kiln_helper_workspace(kiln_stream *s, kiln_scratch_use use,
+                                  size_t bytes, size_t counter_bytes,
+                                  kiln_buffer **out) {
+  /* A graph may replay on other streams than s, beside s's own helpers: a
+   * captured helper gets a workspace of its own, held by the graph, and
+   * its counters are zeroed at the start of each replay. */
+  if (kiln_stream_capturing(s))
+    return workspace_create(s, bytes, counter_bytes, true, out);
+  pthread_mutex_t *lock = scratch_lock(s);
   pthread_mutex_lock(lock);
   kiln_status st = KILN_OK;
-  if (!s->scratch) {
-    kiln_buffer *b = NULL;
-    st = kiln_buffer_create_internal(
-        s->base.context, (REDUCE_MAX_BLOCKS + 1) * sizeof(float), &b);
-    /* Offsets below kiln_buffer_fill's checks count from the guard bytes
-     * (KILN_DEBUG=guard), as the backend counts. */
-    if (st == KILN_OK)
-      st = kiln_context_result(
-          s->base.context,
-          kiln_fill_native(s, b, b->guard + REDUCE_MAX_BLOCKS * sizeof(float),
-                           4, 0, 4));
-    if (st == KILN_OK)
-      s->scratch = b;
-    else if (b)
-      kiln_buffer_release(b);
-  }
-  *out = s->scratch;
+  if (!s->scratch[use])
+    st = workspace_create(s, bytes, counter_bytes, false, &s->scratch[use]);
+  *out = s->scratch[use];
   pthread_mutex_unlock(lock);
   return st;
 }
@@ -220,8 +238,9 @@ static kiln_launch_config reduce_config(size_t n) {
       n > ((size_t)1 << 23) ? REDUCE_MAX_BLOCKS : REDUCE_MAX_BLOCKS / 2);
 }
 
-/* Sums x (and y, for a dot product) into result in one launch, through the
- * stream's scratch buffer of partial sums. */
+/* Sums x (and y, for a dot product) into result in one launch, through a
+ * workspace of REDUCE_MAX_BLOCKS partial sums and the ticket counter the
+ * blocks take to find the last of them (shaders/<backend>/reduce.*). */
 static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
                           const kiln_buffer *x, size_t x_offset,
                           const kiln_buffer *y, size_t y_offset,
@@ -234,27 +253,11 @@ static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
   }
   kiln_kernel *k;
   kiln_buffer *partial = NULL;
-  if ((st = kiln_builtin_kernel(ctx, kernel_name, &k)) != KILN_OK) return st;
-  if (kiln_stream_capturing(s)) {
-    /* A graph may replay on other streams than s, beside s's own
-     * reductions: a captured reduction gets partial sums and a counter of
-     * its own, held by the graph, and the counter is zeroed at the start
-     * of each replay. */
-    if ((st = kiln_buffer_create_internal(
-             ctx, (REDUCE_MAX_BLOCKS + 1) * sizeof(float), &partial)) !=
-        KILN_OK)
-      return st;
-    partial->graph_owned = true;
-    st = kiln_capture_fill(s, partial,
-                           partial->guard + REDUCE_MAX_BLOCKS * sizeof(float),
-                           4, 0, 4);
-    if (st != KILN_OK) {
-      kiln_buffer_release(partial);
-      return st;
-    }
-  } else if ((st = scratch(s, &partial)) != KILN_OK) {
+  if ((st = kiln_builtin_kernel(ctx, kernel_name, &k)) != KILN_OK ||
+      (st = kiln_helper_workspace(s, KILN_SCRATCH_REDUCE,
+                                  (REDUCE_MAX_BLOCKS + 1) * sizeof(float),
+                                  sizeof(float), &partial)) != KILN_OK)
     return st;
-  }
   kiln_launch_config c = reduce_config(n);
   kiln_arg args[6];
   size_t count = 0;

@@ -14,6 +14,18 @@ typedef struct sgemm_kernel {
 static const sgemm_kernel sgemm_large = {"kiln_sgemm_f32", 128, 128, 16384};
 static const sgemm_kernel sgemm_mid = {"kiln_sgemm_f32_mid", 64, 64, 16896};
 static const sgemm_kernel sgemm_small = {"kiln_sgemm_f32_small", 32, 64, 25600};
+static const sgemm_kernel sgemm_split = {"kiln_sgemm_f32_split", 32, 64, 25600};
+
+/* kiln_sgemm_f32_split splits k between up to SPLIT_MAX blocks per tile,
+ * each with SPLIT_K_MIN rows of k at least (a multiple of SPLIT_K_STEP,
+ * the k of one step of the kernel), aiming at SPLIT_BLOCKS_PER_UNIT blocks
+ * per SM. Their sums meet in the stream's workspace: room for the parts of
+ * SPLIT_PARTS_PER_UNIT blocks per SM, then a ticket counter per tile. */
+#define SPLIT_MAX 16u
+#define SPLIT_K_MIN 256u
+#define SPLIT_K_STEP 64u
+#define SPLIT_BLOCKS_PER_UNIT 2u
+#define SPLIT_PARTS_PER_UNIT 4u
 
 /* What to assume where the device hides its SM count (Vulkan without
  * VK_NV_shader_sm_builtins or VK_AMD_shader_core_properties2). */
@@ -31,11 +43,14 @@ static size_t sgemm_tiles(const sgemm_kernel *kern, size_t m, size_t n) {
  * small grid still has 8 warps per block (H100 figures in
  * docs/performance.md). A device with too little shared memory for a
  * variant gets the next larger one. */
+static size_t sgemm_units(const kiln_context *ctx) {
+  return ctx->properties.compute_units ? ctx->properties.compute_units
+                                       : SGEMM_DEFAULT_UNITS;
+}
+
 static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
                                       size_t n) {
-  const size_t units = ctx->properties.compute_units
-                           ? ctx->properties.compute_units
-                           : SGEMM_DEFAULT_UNITS;
+  const size_t units = sgemm_units(ctx);
   const size_t shared = ctx->properties.max_shared_memory_per_block;
   if (2 * sgemm_tiles(&sgemm_large, m, n) >= 3 * units ||
       shared < sgemm_mid.shared_bytes)
@@ -44,6 +59,17 @@ static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
       shared < sgemm_small.shared_bytes)
     return &sgemm_mid;
   return &sgemm_small;
+}
+
+/* How many blocks kiln_sgemm_f32_split gives each of `tiles` tiles of a
+ * product of depth k (1: do not split). */
+static uint32_t sgemm_splits(size_t units, size_t tiles, size_t k) {
+  size_t splits = (SPLIT_BLOCKS_PER_UNIT * units + tiles - 1) / tiles;
+  const size_t room = SPLIT_PARTS_PER_UNIT * units / tiles;
+  if (splits > room) splits = room;
+  if (splits > k / SPLIT_K_MIN) splits = k / SPLIT_K_MIN;
+  if (splits > SPLIT_MAX) splits = SPLIT_MAX;
+  return splits < 2 ? 1 : (uint32_t)splits;
 }
 
 kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset, size_t rows,
@@ -89,10 +115,19 @@ kiln_status kiln_gemm_check(const kiln_gemm *g, size_t ab_size,
                            fn, "B");
 }
 
-kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
-                             const kiln_gemm *g, uint32_t tile_m,
-                             uint32_t tile_n, size_t shared_bytes) {
-  kiln_arg args[11] = {kiln_arg_buffer(g->c, g->c_offset),
+/* The split kernel's extra arguments: its workspace (parts, then a
+ * counter per tile), and the rows of k each block takes. */
+typedef struct gemm_split {
+  kiln_buffer *workspace;
+  size_t tickets_offset;
+  uint32_t k_split, splits;
+} gemm_split;
+
+static kiln_status gemm_launch(kiln_stream *s, kiln_kernel *kernel,
+                               const kiln_gemm *g, uint32_t tile_m,
+                               uint32_t tile_n, size_t shared_bytes,
+                               const gemm_split *split) {
+  kiln_arg args[14] = {kiln_arg_buffer(g->c, g->c_offset),
                        kiln_arg_buffer(g->a, g->a_offset),
                        kiln_arg_buffer(g->b, g->b_offset),
                        kiln_arg_u32((uint32_t)g->m),
@@ -111,7 +146,47 @@ kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
   cfg.block.x = SGEMM_THREADS;
   cfg.block.y = cfg.block.z = 1;
   cfg.shared_memory_bytes = shared_bytes;
-  return kiln_launch_helper(s, kernel, &cfg, args, 11);
+  size_t count = 11;
+  if (split) {
+    args[count++] = kiln_arg_buffer(split->workspace, 0);
+    args[count++] = kiln_arg_buffer(split->workspace, split->tickets_offset);
+    args[count++] = kiln_arg_u32(split->k_split);
+    cfg.grid.z = split->splits;
+  }
+  return kiln_launch_helper(s, kernel, &cfg, args, count);
+}
+
+kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
+                             const kiln_gemm *g, uint32_t tile_m,
+                             uint32_t tile_n, size_t shared_bytes) {
+  return gemm_launch(s, kernel, g, tile_m, tile_n, shared_bytes, NULL);
+}
+
+/* kiln_sgemm_f32 through the split kernel, `splits` blocks per tile. */
+static kiln_status sgemm_split_launch(kiln_stream *s, const kiln_gemm *g,
+                                      uint32_t splits) {
+  kiln_context *ctx = s->base.context;
+  const size_t units = sgemm_units(ctx);
+  const size_t tile_bytes =
+      (size_t)sgemm_split.tile_m * sgemm_split.tile_n * sizeof(float);
+  /* Every tile count that splits is below 2 * units (sgemm_pick). */
+  const size_t tickets_offset = SPLIT_PARTS_PER_UNIT * units * tile_bytes;
+  const size_t ticket_bytes = 2 * units * sizeof(uint32_t);
+  kiln_kernel *kern;
+  gemm_split split = {.tickets_offset = tickets_offset};
+  kiln_status st = kiln_builtin_kernel(ctx, sgemm_split.name, &kern);
+  if (st != KILN_OK ||
+      (st = kiln_helper_workspace(s, KILN_SCRATCH_GEMM,
+                                  tickets_offset + ticket_bytes, ticket_bytes,
+                                  &split.workspace)) != KILN_OK)
+    return st;
+  /* Whole steps of the kernel per block, the last block taking the rest. */
+  const size_t per = (g->k + splits - 1) / splits;
+  split.k_split = (uint32_t)((per + SPLIT_K_STEP - 1) / SPLIT_K_STEP *
+                             SPLIT_K_STEP);
+  split.splits = (uint32_t)((g->k + split.k_split - 1) / split.k_split);
+  return gemm_launch(s, kern, g, sgemm_split.tile_m, sgemm_split.tile_n, 0,
+                     &split);
 }
 
 kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
@@ -139,6 +214,11 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   if (st != KILN_OK || m == 0 || n == 0) return st;
   kiln_context *ctx = c->base.context;
   const sgemm_kernel *pick = sgemm_pick(ctx, m, n);
+  if (pick == &sgemm_small) {
+    const uint32_t splits =
+        sgemm_splits(sgemm_units(ctx), sgemm_tiles(pick, m, n), k);
+    if (splits > 1) return sgemm_split_launch(s, &g, splits);
+  }
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
   return kiln_gemm_launch(s, kern, &g, pick->tile_m, pick->tile_n, 0);

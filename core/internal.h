@@ -99,6 +99,15 @@ kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset,
                               size_t elem_size, kiln_context *ctx,
                               const char *fn, const char *what);
 
+/* A built-in helper's workspace on stream s, `bytes` long (one size for
+ * every call of one use on one context), its last counter_bytes 0 at the start of the
+ * helper's work; the helper's kernel puts them back to 0. The stream owns
+ * it; while s captures a graph, each call gets one of its own, owned by
+ * the graph, its counters zeroed at the start of every replay. */
+kiln_status kiln_helper_workspace(kiln_stream *s, kiln_scratch_use use,
+                                  size_t bytes, size_t counter_bytes,
+                                  kiln_buffer **out);
+
 /* A GEMM call's arguments: C (float32) = alpha * A * B + beta * C. */
 typedef struct kiln_gemm {
   size_t m, n, k;

@@ -245,10 +245,11 @@ void kiln_stream_release(kiln_stream *s) {
   if (!atomic_load(&ctx->lost))
     kiln_context_result(ctx,
                         ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER));
-  /* A graph that captured a reduction on s still uses its scratch buffer,
-   * which then stays, internal, until the context goes. */
-  if (s->scratch && !atomic_load(&s->scratch->base.graph_refs))
-    kiln_buffer_release(s->scratch);
+  /* A graph that captured a helper on s still uses its workspace, which
+   * then stays, internal, until the context goes. */
+  for (int i = 0; i < KILN_SCRATCH_USES; i++)
+    if (s->scratch[i] && !atomic_load(&s->scratch[i]->base.graph_refs))
+      kiln_buffer_release(s->scratch[i]);
   kiln_stream_set_ready(s, false);
   /* A walk that pinned the stream before it stopped being ready may still
    * be waiting on it (its work is done: that wait ends at once). */

@@ -1,16 +1,29 @@
-// kiln_sgemm_f32_mid and kiln_sgemm_f32_small (docs/kernels.md): the same
-// product as kiln_sgemm_f32 (sgemm.cu), with the same parameters, in
-// smaller tiles for problems that give the 128 x 128 kernel too few blocks
-// to fill the GPU. Both are kiln_sgemm_tiled below with other shapes:
+// kiln_sgemm_f32_mid, kiln_sgemm_f32_small and kiln_sgemm_f32_split
+// (docs/kernels.md): the same product as kiln_sgemm_f32 (sgemm.cu), with the
+// same parameters, in smaller tiles for problems that give the 128 x 128
+// kernel too few blocks to fill the GPU. All are kiln_sgemm_tiled below
+// with other shapes:
 //
 //   kernel                tile of C  per thread  k groups x rows  stages
 //   kiln_sgemm_f32_mid    64 x 64    8 x 8       4 x 4            2
 //   kiln_sgemm_f32_small  32 x 64    4 x 8       4 x 16           1
+//   kiln_sgemm_f32_split  32 x 64    4 x 8       4 x 16           1
 //
 // Each has 256 threads.
 //
 // grid = ceil(n / BN) x ceil(m / BM) x 1 (x over columns of C), no dynamic
 // shared memory; kiln_sgemm_f32() picks the kernel and this shape.
+//
+// kiln_sgemm_f32_split takes three more parameters, (float *parts,
+// unsigned int *tickets, unsigned int k_split), and grid.z = ceil(k /
+// k_split) blocks per tile, block z multiplying k rows z * k_split ..
+// (z + 1) * k_split - 1 (k_split a multiple of 64): a problem with fewer
+// tiles than SMs (4096 x 64 x 4096) gets blocks enough to fill them. Each
+// block writes its tile's sums to parts, at (z * tiles + tile) * BM * BN,
+// and takes a ticket from tickets[tile]; the last of a tile's blocks adds
+// the parts in the order of z and writes C, and puts the counter back to
+// 0 for the next call on the stream. Which block comes last changes
+// nothing: the result is the same run to run.
 //
 // A block walks k in steps of KS = KG * BK. Each step's slice of A (BM x
 // KS, stored transposed) and of B (KS x BN) is staged in shared memory, the
@@ -46,12 +59,71 @@ __device__ static bool kiln_sgemm_tiled_aligned(const float *p,
   return ((unsigned long long)p & 15u) == 0 && (ld & 3u) == 0;
 }
 
+// Where kiln_sgemm_f32_split's blocks meet (above); all 0 for the others.
+struct kiln_sgemm_split {
+  float *parts;
+  unsigned int *tickets;
+  unsigned int k_split;
+};
+
+// kiln_sgemm_f32_split's meeting of a tile's blocks (see the top): the
+// holders of the sums (`writer`, TM x TN each, element e = i * TN + j of
+// thread t at part[e * GT + t]) store them, the block takes a ticket, and the last
+// block's holders load every block's part into `acc`, added in the order
+// of z. Returns whether this block is the last (it then writes C).
+template <unsigned int TILE, unsigned int GT, unsigned int TM,
+          unsigned int TN>
+__device__ __forceinline__ bool kiln_sgemm_split_sum(float (&acc)[TM][TN],
+                                                     kiln_sgemm_split split,
+                                                     bool writer) {
+  __shared__ bool last;
+  const unsigned int tile = blockIdx.y * gridDim.x + blockIdx.x;
+  const unsigned long long tiles = (unsigned long long)gridDim.x * gridDim.y;
+  const unsigned int t = threadIdx.x % GT;
+  if (writer) {
+    float *part = split.parts + (blockIdx.z * tiles + tile) * TILE;
+#pragma unroll
+    for (unsigned int e = 0; e < TM * TN; ++e) {
+      part[e * GT + t] = acc[e / TN][e % TN];
+    }
+    // The part is seen by every block before the ticket is.
+    __threadfence();
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    // atomicInc wraps the counter to 0 at the last ticket: ready for the
+    // stream's next call.
+    last = atomicInc(&split.tickets[tile], gridDim.z - 1) == gridDim.z - 1;
+    // The last ticket's holder sees every part after taking it.
+    __threadfence();
+  }
+  __syncthreads();
+  if (!last) {
+    return false;
+  }
+  if (writer) {
+    const volatile float *part = split.parts + (unsigned long long)tile * TILE;
+#pragma unroll
+    for (unsigned int e = 0; e < TM * TN; ++e) {
+      acc[e / TN][e % TN] = part[e * GT + t];
+    }
+    for (unsigned int z = 1; z < gridDim.z; ++z) {
+      part += tiles * TILE;
+#pragma unroll
+      for (unsigned int e = 0; e < TM * TN; ++e) {
+        acc[e / TN][e % TN] += part[e * GT + t];
+      }
+    }
+  }
+  return true;
+}
+
 template <unsigned int BM, unsigned int BN, unsigned int TM, unsigned int TN,
-          unsigned int KG, unsigned int BK, unsigned int STAGES>
+          unsigned int KG, unsigned int BK, unsigned int STAGES, bool SPLIT>
 __device__ __forceinline__ void kiln_sgemm_tiled(
     float *c, const float *a, const float *b, unsigned int m, unsigned int n,
     unsigned int k, unsigned int lda, unsigned int ldb, unsigned int ldc,
-    float alpha, float beta) {
+    float alpha, float beta, kiln_sgemm_split split) {
   constexpr unsigned int TX = BN / TN, TY = BM / TM; // a group's grid
   constexpr unsigned int GT = TX * TY;               // threads per group
   constexpr unsigned int T = GT * KG;
@@ -71,6 +143,13 @@ __device__ __forceinline__ void kiln_sgemm_tiled(
   static_assert(KS % 4 == 0 && BN % 4 == 0, "whole float4s per slice row");
   __shared__ __align__(16) float smem[SMEM];
 
+  if (SPLIT) {
+    // This block's rows of k, as a product of its own.
+    const unsigned int k0 = blockIdx.z * split.k_split;
+    a += k0;
+    b += (unsigned long long)k0 * ldb;
+    k = k - k0 < split.k_split ? k - k0 : split.k_split;
+  }
   const unsigned int tid = threadIdx.x;
   const unsigned int group = tid / GT;
   const unsigned int tx = tid % GT % TX;
@@ -227,6 +306,10 @@ __device__ __forceinline__ void kiln_sgemm_tiled(
     }
     __syncthreads();
   }
+  if (SPLIT &&
+      !kiln_sgemm_split_sum<BM * BN, GT>(acc, split, group == 0)) {
+    return;
+  }
   if (group != 0) {
     return;
   }
@@ -272,8 +355,8 @@ extern "C" __global__ void __launch_bounds__(256, 2)
                        unsigned int n, unsigned int k, unsigned int lda,
                        unsigned int ldb, unsigned int ldc, float alpha,
                        float beta) {
-  kiln_sgemm_tiled<64, 64, 8, 8, 4, 4, 2>(c, a, b, m, n, k, lda, ldb, ldc,
-                                          alpha, beta);
+  kiln_sgemm_tiled<64, 64, 8, 8, 4, 4, 2, false>(
+      c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, kiln_sgemm_split());
 }
 
 extern "C" __global__ void __launch_bounds__(256, 2)
@@ -281,6 +364,17 @@ extern "C" __global__ void __launch_bounds__(256, 2)
                          unsigned int m, unsigned int n, unsigned int k,
                          unsigned int lda, unsigned int ldb, unsigned int ldc,
                          float alpha, float beta) {
-  kiln_sgemm_tiled<32, 64, 4, 8, 4, 16, 1>(c, a, b, m, n, k, lda, ldb, ldc,
-                                          alpha, beta);
+  kiln_sgemm_tiled<32, 64, 4, 8, 4, 16, 1, false>(
+      c, a, b, m, n, k, lda, ldb, ldc, alpha, beta, kiln_sgemm_split());
+}
+
+extern "C" __global__ void __launch_bounds__(256, 2)
+    kiln_sgemm_f32_split(float *c, const float *a, const float *b,
+                         unsigned int m, unsigned int n, unsigned int k,
+                         unsigned int lda, unsigned int ldb, unsigned int ldc,
+                         float alpha, float beta, float *parts,
+                         unsigned int *tickets, unsigned int k_split) {
+  kiln_sgemm_tiled<32, 64, 4, 8, 4, 16, 1, true>(
+      c, a, b, m, n, k, lda, ldb, ldc, alpha, beta,
+      kiln_sgemm_split{parts, tickets, k_split});
 }

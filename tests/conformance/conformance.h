@@ -87,11 +87,12 @@ typedef struct conf_gemm_case {
 /* Launches the built-in kernel `name`, of the GEMM argument list (c, a, b,
  * m, n, k, lda, ldb, ldc, alpha, beta), in its own shape: 256 threads a
  * block, one block per tile_m x tile_n tile of C, x across its columns;
- * C at byte c_off of c. */
+ * C at byte c_off of c. A k_split above 0 launches kiln_sgemm_f32_split's
+ * list, with ceil(k / k_split) blocks per tile and a workspace of its own. */
 void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
-                      size_t shared_bytes, const conf_gemm_case *t,
-                      kiln_buffer *a, kiln_buffer *b, kiln_buffer *c,
-                      size_t c_off);
+                      size_t shared_bytes, uint32_t k_split,
+                      const conf_gemm_case *t, kiln_buffer *a, kiln_buffer *b,
+                      kiln_buffer *c, size_t c_off);
 
 /* Fails the test with the first differing byte unless a == b. */
 void conf_check_bytes(const void *got, const void *want, size_t size,

@@ -234,16 +234,20 @@ static void reductions_queued_on_streams(void **state) {
 typedef conf_gemm_case gemm_case;
 
 /* One of kiln_sgemm_f32's kernels, with the tile of C that one block of
- * 256 threads computes (docs/kernels.md). */
+ * 256 threads computes (docs/kernels.md), and for the split kernel the
+ * rows of k each block takes. */
 typedef struct gemm_kernel {
   const char *name;
   uint32_t tile_m, tile_n;
+  uint32_t k_split;
 } gemm_kernel;
 
 static const gemm_kernel gemm_kernels[] = {
-    {"kiln_sgemm_f32", 128, 128},
-    {"kiln_sgemm_f32_mid", 64, 64},
-    {"kiln_sgemm_f32_small", 32, 64},
+    {"kiln_sgemm_f32", 128, 128, 0},
+    {"kiln_sgemm_f32_mid", 64, 64, 0},
+    {"kiln_sgemm_f32_small", 32, 64, 0},
+    {"kiln_sgemm_f32_split", 32, 64, 64},
+    {"kiln_sgemm_f32_split", 32, 64, 192},
 };
 #define GEMM_KERNELS (sizeof gemm_kernels / sizeof gemm_kernels[0])
 
@@ -258,8 +262,8 @@ static void run_sgemm(const gemm_kernel *kern, const gemm_case *t,
                             t->ldc));
     return;
   }
-  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, 0, t, a, b, c,
-                   c_off);
+  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, 0, kern->k_split, t,
+                   a, b, c, c_off);
 }
 
 static void sgemm_case(conf_rng *r, const gemm_kernel *kern,
@@ -422,8 +426,78 @@ static void sgemm_odd_shapes(void **state) {
     sgemm_case(&r, NULL, cpu ? &scaled[i] : &full[i]);
 }
 
+/* Products with few tiles and a long k, through kiln_sgemm_f32, which
+ * splits their k between the blocks of a tile (on 64 SMs, or a device that
+ * does not say, and on more): one after another on a stream, so each finds
+ * the tickets the one before put back, and again from a graph replayed on
+ * two streams at once beside the stream's own calls. Each C is right, and
+ * the same bit for bit every time. */
+static void sgemm_split_k(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  static const gemm_case cases[] = {
+      {256, 64, 2048, 2048, 64, 64, 0, 0, 0, 1.0f, 0.0f},
+      {64, 192, 1000, 1000, 192, 200, 0, 0, 0, -0.5f, 0.0f},
+      {33, 70, 777, 780, 72, 71, 4, 8, 12, 1.0f, 0.75f},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+    sgemm_case(&r, NULL, &cases[i]);
+
+  enum { M = 256, N = 64, K = 2048, ROUNDS = 4 };
+  float *a = conf_alloc(sizeof(float) * M * K);
+  float *b = conf_alloc(sizeof(float) * K * N);
+  float *want = conf_alloc(sizeof(float) * M * N);
+  float *got = conf_alloc(sizeof(float) * M * N);
+  for (size_t i = 0; i < (size_t)M * K; i++) a[i] = conf_uniform(&r, -1, 1);
+  for (size_t i = 0; i < (size_t)K * N; i++) b[i] = conf_uniform(&r, -1, 1);
+  kiln_buffer *ba, *bb, *c_direct, *c_graph;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof(float) * M * K, 0, &ba));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof(float) * K * N, 0, &bb));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof(float) * M * N, 0, &c_direct));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof(float) * M * N, 0, &c_graph));
+  check_ok(kiln_buffer_write(NULL, ba, 0, a, sizeof(float) * M * K));
+  check_ok(kiln_buffer_write(NULL, bb, 0, b, sizeof(float) * K * N));
+  check_ok(kiln_sgemm_f32(NULL, M, N, K, 1.0f, ba, 0, K, bb, 0, N, 0.0f,
+                          c_direct, 0, N));
+  check_ok(kiln_buffer_read(NULL, c_direct, 0, want, sizeof(float) * M * N));
+  kiln_stream *s, *other;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  check_ok(kiln_stream_create(conf.ctx, &other));
+  kiln_graph *g;
+  check_ok(kiln_stream_begin_capture(s));
+  check_ok(kiln_sgemm_f32(s, M, N, K, 1.0f, ba, 0, K, bb, 0, N, 0.0f, c_graph,
+                          0, N));
+  check_ok(kiln_stream_end_capture(s, &g));
+  for (int round = 0; round < ROUNDS; round++) {
+    check_ok(kiln_graph_launch(g, round % 2 ? other : s));
+    check_ok(kiln_graph_launch(g, round % 2 ? s : other));
+    check_ok(kiln_sgemm_f32(s, M, N, K, 1.0f, ba, 0, K, bb, 0, N, 0.0f,
+                            c_direct, 0, N));
+    check_ok(kiln_stream_synchronize(s));
+    check_ok(kiln_stream_synchronize(other));
+    const kiln_buffer *cs[2] = {c_direct, c_graph};
+    for (int i = 0; i < 2; i++) {
+      check_ok(kiln_buffer_read(NULL, cs[i], 0, got, sizeof(float) * M * N));
+      if (memcmp(got, want, sizeof(float) * M * N) != 0)
+        fail_msg("round %d: the %s product differs from the first", round,
+                 i ? "replayed" : "stream's");
+    }
+  }
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_stream_destroy(other));
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_buffer_destroy(c_graph));
+  check_ok(kiln_buffer_destroy(c_direct));
+  check_ok(kiln_buffer_destroy(bb));
+  check_ok(kiln_buffer_destroy(ba));
+  free(got);
+  free(want);
+  free(b);
+  free(a);
+}
+
 /* Each kernel twice on the same inputs: bitwise the same C (the split-k
- * kernels add their groups' sums in a fixed order). */
+ * kernels add their groups' and blocks' sums in a fixed order). */
 static void sgemm_repeatable(void **state) {
   (void)state;
   conf_rng r = conf_rng_for(__func__);
@@ -446,7 +520,8 @@ static void sgemm_repeatable(void **state) {
     run_sgemm(&gemm_kernels[v], &t, ba, bb, bc, 0);
     check_ok(kiln_buffer_read(NULL, bc, 0, c1, nc * 4));
     if (memcmp(c0, c1, nc * 4) != 0)
-      fail_msg("%s: two runs on the same inputs differ", gemm_kernels[v].name);
+      fail_msg("%s (k split %u): two runs on the same inputs differ",
+               gemm_kernels[v].name, gemm_kernels[v].k_split);
   }
   check_ok(kiln_buffer_destroy(bc));
   check_ok(kiln_buffer_destroy(bb));
@@ -465,6 +540,7 @@ int conf_run_builtin_tests(void) {
       CONF_TEST(sgemm),
       CONF_TEST(sgemm_kernels),
       CONF_TEST(sgemm_odd_shapes),
+      CONF_TEST(sgemm_split_k),
       CONF_TEST(sgemm_repeatable),
   };
   return cmocka_run_group_tests_name("builtins", tests, NULL, NULL);

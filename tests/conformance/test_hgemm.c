@@ -67,7 +67,7 @@ static void run(const hgemm_kernel *kern, const conf_gemm_case *t,
                             t->ldc));
     return;
   }
-  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, kern->shared_bytes,
+  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, kern->shared_bytes, 0,
                    t, a, b, c, c_off);
 }
 

@@ -268,14 +268,14 @@ int conf_check_validation(void **state) {
 }
 
 void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
-                      size_t shared_bytes, const conf_gemm_case *t,
-                      kiln_buffer *a, kiln_buffer *b, kiln_buffer *c,
-                      size_t c_off) {
+                      size_t shared_bytes, uint32_t k_split,
+                      const conf_gemm_case *t, kiln_buffer *a, kiln_buffer *b,
+                      kiln_buffer *c, size_t c_off) {
   kiln_module *builtins;
   kiln_kernel *k;
   check_ok(kiln_context_builtin_module(conf.ctx, &builtins));
   check_ok(kiln_module_get_kernel(builtins, name, &k));
-  const kiln_arg args[11] = {
+  kiln_arg args[14] = {
       kiln_arg_buffer(c, c_off),    kiln_arg_buffer(a, t->a_off),
       kiln_arg_buffer(b, t->b_off), kiln_arg_u32(t->m),
       kiln_arg_u32(t->n),           kiln_arg_u32(t->k),
@@ -290,5 +290,21 @@ void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
   cfg.block.x = 256;
   cfg.block.y = cfg.block.z = 1;
   cfg.shared_memory_bytes = shared_bytes;
-  check_ok(kiln_launch(NULL, k, &cfg, args, 11));
+  if (k_split == 0) {
+    check_ok(kiln_launch(NULL, k, &cfg, args, 11));
+    return;
+  }
+  /* The split kernel's parts (a tile of floats per block), then a ticket
+   * counter per tile, at 0. */
+  cfg.grid.z = (t->k + k_split - 1) / k_split;
+  const size_t tiles = (size_t)cfg.grid.x * cfg.grid.y;
+  const size_t parts = tiles * cfg.grid.z * tile_m * tile_n * sizeof(float);
+  kiln_buffer *work;
+  check_ok(kiln_buffer_create(conf.ctx, parts + tiles * 4, KILN_BUFFER_ZERO,
+                              &work));
+  args[11] = kiln_arg_buffer(work, 0);
+  args[12] = kiln_arg_buffer(work, parts);
+  args[13] = kiln_arg_u32(k_split);
+  check_ok(kiln_launch(NULL, k, &cfg, args, 14));
+  check_ok(kiln_buffer_destroy(work));
 }

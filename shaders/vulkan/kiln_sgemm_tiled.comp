@@ -1,28 +1,43 @@
 #version 460
-// kiln_sgemm_f32_mid(float *c, const float *a, const float *b, u32 m, u32 n,
-// u32 k, u32 lda, u32 ldb, u32 ldc, float alpha, float beta): row-major
+// kiln_sgemm_f32_mid, kiln_sgemm_f32_small and kiln_sgemm_f32_split(float *c,
+// const float *a, const float *b, u32 m, u32 n, u32 k, u32 lda, u32 ldb,
+// u32 ldc, float alpha, float beta): row-major
 //   C[m x n] = alpha * A[m x k] * B[k x n] + beta * C
-// in float32 FMAs; beta == 0 does not read C. kiln_sgemm_f32() picks it
-// for problems with too few 128 x 128 tiles to fill the GPU:
+// in float32 FMAs; beta == 0 does not read C. One text, built once per
+// kernel with KILN_SGEMM_MID, _SMALL or _SPLIT defined (meson.build).
+// kiln_sgemm_f32() picks them for problems with too few 128 x 128 tiles
+// (mid) or 64 x 64 tiles (small, split) to fill the GPU:
 //   workgroup = 256 x 1 x 1 invocations,
-//   grid      = ceil(n / 64) x ceil(m / 64) x 1   (x over columns of C).
+//   grid      = ceil(n / 64) x ceil(m / BM) x 1   (x over columns of C),
+// and for kiln_sgemm_f32_split, with three more parameters (float *parts,
+// u32 *tickets, u32 k_split), grid.z = ceil(k / k_split).
 //
 // The algorithm of shaders/cuda/sgemm_tiled.cu, whose comment says more: a
-// 64 x 64 tile of C per workgroup, 8 x 8 per invocation, k split between 4
-// groups of invocations that each multiply 4 rows of every step's shared
-// slice (2 stages), their sums added in a fixed order by group 0. The text
-// below the constants is the same in kiln_sgemm_f32_mid.comp and
-// kiln_sgemm_f32_small.comp. It takes 16896 bytes of shared memory, more
-// than the 16 KiB every Vulkan implementation offers: kiln_sgemm_f32()
-// launches it only where the device has that much. No subgroup operation is
-// used, so any subgroup size is correct; edges are handled as in
-// kiln_sgemm_f32.comp, so any m, n, k >= 1 and lda >= k, ldb >= n, ldc >= n
-// are correct.
+// BM x BN tile of C per workgroup, TM x TN per invocation, k split between
+// KG groups of invocations that each multiply BK rows of every step's
+// shared slice, their sums added in a fixed order by group 0. The split
+// kernel also splits k between the workgroups of one tile (grid.z); the
+// last to finish adds their sums in the order of z, so the result does not
+// depend on timing. The mid kernel takes 16896 bytes of shared memory, the
+// others 25600, more than the 16 KiB every Vulkan implementation offers:
+// kiln_sgemm_f32() launches them only where the device has that much. No
+// subgroup operation is used, so any subgroup size is correct; edges are
+// handled as in kiln_sgemm_f32.comp, so any m, n, k >= 1 and lda >= k, ldb
+// >= n, ldc >= n are correct.
 
+#if defined(KILN_SGEMM_MID)
 const uint BM = 64u, BN = 64u; // the tile of C
 const uint TM = 8u, TN = 8u;   // per invocation
 const uint STAGES = 2u;        // shared-memory stages
 const uint KG = 4u, BK = 4u;   // k groups, and k rows per group per step
+#elif defined(KILN_SGEMM_SMALL) || defined(KILN_SGEMM_SPLIT)
+const uint BM = 32u, BN = 64u;
+const uint TM = 4u, TN = 8u;
+const uint STAGES = 1u;
+const uint KG = 4u, BK = 16u;
+#else
+#error define KILN_SGEMM_MID, KILN_SGEMM_SMALL or KILN_SGEMM_SPLIT
+#endif
 
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
@@ -44,6 +59,16 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer
     V4R {
   vec4 v;
 };
+// The split kernel's parts and tickets, which other workgroups read and
+// write while this one runs.
+layout(buffer_reference, std430, buffer_reference_align = 16) coherent buffer
+    V4C {
+  vec4 v;
+};
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer
+    U32C {
+  uint v;
+};
 
 layout(push_constant, std430) uniform Args {
   F32 c;
@@ -57,6 +82,11 @@ layout(push_constant, std430) uniform Args {
   uint ldc;
   float alpha;
   float beta;
+#if defined(KILN_SGEMM_SPLIT)
+  V4C parts;
+  U32C tickets;
+  uint k_split;
+#endif
 } args;
 
 const uint TX = BN / TN, TY = BM / TM; // a group's grid of invocations
@@ -81,6 +111,56 @@ bool vec4_rows(uint64_t address, uint ld) {
   return (address & 15ul) == 0ul && (ld & 3u) == 0u;
 }
 
+#if defined(KILN_SGEMM_SPLIT)
+shared bool last;
+
+// The meeting of a tile's workgroups: group 0 stores its sums (vec4 e of
+// invocation t at part[e * GT + t]), the workgroup takes a ticket, and the
+// last one's group 0 loads every workgroup's part into acc, added in the
+// order of z, and puts the counter back to 0 for the stream's next call.
+// Returns whether this workgroup is the last (it then writes C).
+bool split_sum(inout vec4 acc[TM][RN], bool writer, uint t) {
+  const uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+  const uint64_t tiles = uint64_t(gl_NumWorkGroups.x) * gl_NumWorkGroups.y;
+  const uint64_t stride = tiles * (BM * BN * 4u); // bytes between z's
+  const uint64_t parts = uint64_t(args.parts) +
+                         uint64_t(tile) * (BM * BN * 4u) + (uint64_t(t) << 4);
+  U32C ticket = U32C(uint64_t(args.tickets) + (uint64_t(tile) << 2));
+  if (writer) {
+    const uint64_t part = parts + gl_WorkGroupID.z * stride;
+    [[unroll]] for (uint i = 0u; i < TM; ++i) {
+      [[unroll]] for (uint q = 0u; q < RN; ++q)
+        V4C(part + (uint64_t((i * RN + q) * GT) << 4)).v = acc[i][q];
+    }
+    // The part is seen by every workgroup before the ticket is.
+    memoryBarrierBuffer();
+  }
+  barrier();
+  if (gl_LocalInvocationID.x == 0u) {
+    last = atomicAdd(ticket.v, 1u) == gl_NumWorkGroups.z - 1u;
+    // The last ticket's holder sees every part after taking it.
+    memoryBarrierBuffer();
+  }
+  barrier();
+  if (!last) return false;
+  if (writer) {
+    [[unroll]] for (uint i = 0u; i < TM; ++i) {
+      [[unroll]] for (uint q = 0u; q < RN; ++q)
+        acc[i][q] = V4C(parts + (uint64_t((i * RN + q) * GT) << 4)).v;
+    }
+    for (uint z = 1u; z < gl_NumWorkGroups.z; ++z) {
+      [[unroll]] for (uint i = 0u; i < TM; ++i) {
+        [[unroll]] for (uint q = 0u; q < RN; ++q)
+          acc[i][q] += V4C(parts + z * stride +
+                           (uint64_t((i * RN + q) * GT) << 4)).v;
+      }
+    }
+  }
+  if (gl_LocalInvocationID.x == 0u) ticket.v = 0u;
+  return true;
+}
+#endif
+
 void main() {
   const uint tid = gl_LocalInvocationID.x;
   const uint group = tid / GT;
@@ -88,9 +168,17 @@ void main() {
   const uint tx = t % TX, ty = t / TX;
   const uint row0 = gl_WorkGroupID.y * BM;
   const uint col0 = gl_WorkGroupID.x * BN;
-  const uint m = args.m, n = args.n, k = args.k;
-  const uint64_t a = uint64_t(args.a), b = uint64_t(args.b);
+  const uint m = args.m, n = args.n;
+  uint k = args.k;
+  uint64_t a = uint64_t(args.a), b = uint64_t(args.b);
   const uint64_t c = uint64_t(args.c);
+#if defined(KILN_SGEMM_SPLIT)
+  // This workgroup's rows of k, as a product of its own.
+  const uint k0 = gl_WorkGroupID.z * args.k_split;
+  a += uint64_t(k0) << 2;
+  b += (uint64_t(k0) * args.ldb) << 2;
+  k = min(k - k0, args.k_split);
+#endif
   const bool a_fast = vec4_rows(a, args.lda) && row0 + BM <= m;
   const bool b_fast = vec4_rows(b, args.ldb) && col0 + BN <= n;
 
@@ -217,6 +305,9 @@ void main() {
     }
     barrier();
   }
+#if defined(KILN_SGEMM_SPLIT)
+  if (!split_sum(acc, group == 0u, t)) return;
+#endif
   if (group != 0u) return;
 
   const bool c_fast = vec4_rows(c, args.ldc) && row0 + BM <= m &&
