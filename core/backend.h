@@ -77,10 +77,11 @@ struct kiln_context {
   /* The backend's builtin_matrix_images, loaded under `lock` when a kernel
    * of it is first wanted (core/hgemm.c). */
   kiln_module *builtin_matrix_module;
-  /* kiln_hgemm_f16's kernel, picked on its first call (core/hgemm.c):
-   * hgemm_variant is 0 until then, and published after hgemm_kernel. */
-  kiln_kernel *hgemm_kernel;
-  atomic_int hgemm_variant;
+  /* kiln_hgemm_f16's kernels, picked on first use (core/hgemm.c): [0] for
+   * any call, [1] for calls whose A and B allow 16-byte loads. A variant
+   * is 0 until then, and published after its kernel. */
+  kiln_kernel *hgemm_kernel[2];
+  atomic_int hgemm_variant[2];
   pthread_mutex_t lock;        /* recursive; guards the object list and
                                   lazily created state */
   kiln_object objects;         /* sentinel of the live-object list */
@@ -616,7 +617,8 @@ struct kiln_backend_ops {
   const kiln_module_image *builtin_images;
   /* Built-in kernels for matrix units, kept out of builtin_images because
    * a device without them refuses the whole module (Vulkan: SPIR-V that
-   * declares CooperativeMatrixNV); NULL where there are none. */
+   * declares CooperativeMatrixNV; CUDA: sm_90a code, which only Hopper
+   * runs); NULL where there are none. */
   const kiln_module_image *builtin_matrix_images;
 };
 

@@ -125,8 +125,8 @@ typedef struct gemm_split {
 
 static kiln_status gemm_launch(kiln_stream *s, kiln_kernel *kernel,
                                const kiln_gemm *g, uint32_t tile_m,
-                               uint32_t tile_n, size_t shared_bytes,
-                               const gemm_split *split) {
+                               uint32_t tile_n, uint32_t threads,
+                               size_t shared_bytes, const gemm_split *split) {
   kiln_arg args[14] = {kiln_arg_buffer(g->c, g->c_offset),
                        kiln_arg_buffer(g->a, g->a_offset),
                        kiln_arg_buffer(g->b, g->b_offset),
@@ -143,7 +143,7 @@ static kiln_status gemm_launch(kiln_stream *s, kiln_kernel *kernel,
   cfg.grid.x = (uint32_t)((g->n + tile_n - 1) / tile_n);
   cfg.grid.y = (uint32_t)((g->m + tile_m - 1) / tile_m);
   cfg.grid.z = 1;
-  cfg.block.x = SGEMM_THREADS;
+  cfg.block.x = threads;
   cfg.block.y = cfg.block.z = 1;
   cfg.shared_memory_bytes = shared_bytes;
   size_t count = 11;
@@ -158,8 +158,10 @@ static kiln_status gemm_launch(kiln_stream *s, kiln_kernel *kernel,
 
 kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
                              const kiln_gemm *g, uint32_t tile_m,
-                             uint32_t tile_n, size_t shared_bytes) {
-  return gemm_launch(s, kernel, g, tile_m, tile_n, shared_bytes, NULL);
+                             uint32_t tile_n, uint32_t threads,
+                             size_t shared_bytes) {
+  return gemm_launch(s, kernel, g, tile_m, tile_n, threads, shared_bytes,
+                     NULL);
 }
 
 /* kiln_sgemm_f32 through the split kernel, `splits` blocks per tile. */
@@ -185,8 +187,8 @@ static kiln_status sgemm_split_launch(kiln_stream *s, const kiln_gemm *g,
   split.k_split = (uint32_t)((per + SPLIT_K_STEP - 1) / SPLIT_K_STEP *
                              SPLIT_K_STEP);
   split.splits = (uint32_t)((g->k + split.k_split - 1) / split.k_split);
-  return gemm_launch(s, kern, g, sgemm_split.tile_m, sgemm_split.tile_n, 0,
-                     &split);
+  return gemm_launch(s, kern, g, sgemm_split.tile_m, sgemm_split.tile_n,
+                     SGEMM_THREADS, 0, &split);
 }
 
 kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
@@ -221,5 +223,6 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   }
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
-  return kiln_gemm_launch(s, kern, &g, pick->tile_m, pick->tile_n, 0);
+  return kiln_gemm_launch(s, kern, &g, pick->tile_m, pick->tile_n,
+                          SGEMM_THREADS, 0);
 }

@@ -9,25 +9,30 @@ typedef struct hgemm_kernel {
   const char *name;
   bool matrix_module; /* in the backend's builtin_matrix_images */
   uint32_t tile_m, tile_n;
+  uint32_t threads;    /* per block */
   size_t shared_bytes; /* dynamic shared memory it is launched with */
   uint32_t subgroup;   /* the subgroup size it needs, or 0 for any */
+  bool aligned; /* needs A and B 16-byte aligned, lda and ldb % 8 == 0 */
 } hgemm_kernel;
 
 static const hgemm_kernel hgemm_kernels[] = {
+    /* CUDA, Hopper (sm_90a): wgmma, four stages of 64 of k. */
+    {"kiln_hgemm_f16_wgmma", true, 128, 256, 384, 197696, 0, true},
     /* CUDA, sm_75 and newer: mma.sync with three stages of 64 of k (the
      * H100, A100), or of 32 where a block gets less shared memory. */
-    {"kiln_hgemm_f16_mma", false, 128, 256, 156672, 0},
-    {"kiln_hgemm_f16_mma_k32", false, 128, 256, 81408, 0},
+    {"kiln_hgemm_f16_mma", false, 128, 256, 256, 156672, 0, false},
+    {"kiln_hgemm_f16_mma_k32", false, 128, 256, 256, 81408, 0, false},
     /* Vulkan: GL_NV_cooperative_matrix, written for 32-wide subgroups. */
-    {"kiln_hgemm_f16_coop", true, 128, 128, 0, 32},
+    {"kiln_hgemm_f16_coop", true, 128, 128, 256, 0, 32, false},
     /* Every backend: the ordinary cores. */
-    {"kiln_hgemm_f16", false, 64, 64, 0, 0},
+    {"kiln_hgemm_f16", false, 64, 64, 256, 0, 0, false},
 };
 #define HGEMM_KERNELS (sizeof hgemm_kernels / sizeof hgemm_kernels[0])
 
 /* Kernel `name` of the matrix module, loading it on first use; a device
- * that refuses the module (no cooperative matrices) gets the next kernel
- * of hgemm_kernels, and the pick is made once per context. */
+ * that refuses the module (no cooperative matrices, or a CUDA GPU other
+ * than Hopper) gets the next kernel of hgemm_kernels, and the pick is made
+ * once per context. */
 static kiln_status matrix_kernel(kiln_context *ctx, const char *name,
                                  kiln_kernel **out) {
   const kiln_module_image *images = ctx->ops->builtin_matrix_images;
@@ -41,8 +46,8 @@ static kiln_status matrix_kernel(kiln_context *ctx, const char *name,
                                     &ctx->builtin_matrix_module);
     if (st != KILN_OK) {
       kiln_log(KILN_LOG_INFO,
-               "kiln_hgemm_f16: the %s device takes no matrix kernels (%s); "
-               "using the ordinary cores",
+               "kiln_hgemm_f16: the %s device refuses the module of "
+               "matrix kernels (%s); using the next kernel",
                ctx->ops->name, kiln_last_error());
       return st;
     }
@@ -51,28 +56,34 @@ static kiln_status matrix_kernel(kiln_context *ctx, const char *name,
 }
 
 /* The first kernel of hgemm_kernels that this backend built and this
- * device can run; its index + 1 is published in ctx->hgemm_variant. */
-static kiln_status pick(kiln_context *ctx, int *out_variant) {
+ * device can run, for calls of class `aligned` (1: A and B allow 16-byte
+ * loads; 0: any); its index + 1 is published in ctx->hgemm_variant. */
+static kiln_status pick(kiln_context *ctx, int aligned, int *out_variant) {
   const kiln_device_properties *p = &ctx->properties;
   kiln_status st = KILN_ERROR_NOT_FOUND;
+  bool matrix_refused = false;
   pthread_mutex_lock(&ctx->lock);
-  int variant = atomic_load_explicit(&ctx->hgemm_variant, memory_order_acquire);
+  int variant = atomic_load_explicit(&ctx->hgemm_variant[aligned],
+                                     memory_order_acquire);
   for (size_t i = 0; variant == 0 && i < HGEMM_KERNELS; i++) {
     const hgemm_kernel *h = &hgemm_kernels[i];
     if (h->shared_bytes > p->max_shared_memory_per_block_optin ||
-        (h->subgroup && p->subgroup_size != h->subgroup))
+        (h->subgroup && p->subgroup_size != h->subgroup) ||
+        (h->aligned && !aligned) || (h->matrix_module && matrix_refused))
       continue;
     kiln_kernel *k = NULL;
     if (h->matrix_module) {
       st = matrix_kernel(ctx, h->name, &k);
+      matrix_refused = !ctx->builtin_matrix_module;
     } else {
       st = kiln_builtin_kernel(ctx, h->name, &k);
       if (st == KILN_ERROR_UNSUPPORTED) break; /* no kernels at all */
     }
     if (st == KILN_OK) {
-      ctx->hgemm_kernel = k;
+      ctx->hgemm_kernel[aligned] = k;
       variant = (int)i + 1;
-      atomic_store_explicit(&ctx->hgemm_variant, variant, memory_order_release);
+      atomic_store_explicit(&ctx->hgemm_variant[aligned], variant,
+                            memory_order_release);
     }
   }
   pthread_mutex_unlock(&ctx->lock);
@@ -111,9 +122,14 @@ kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n, size_t k,
   kiln_status st = kiln_gemm_check(&g, 2, stream, "kiln_hgemm_f16", &s);
   if (st != KILN_OK || m == 0 || n == 0) return st;
   kiln_context *ctx = c->base.context;
-  int variant = atomic_load_explicit(&ctx->hgemm_variant, memory_order_acquire);
-  if (variant == 0 && (st = pick(ctx, &variant)) != KILN_OK) return st;
+  /* Buffers start at least 256-byte aligned, and so do their guards. */
+  const int aligned = a_offset % 16 == 0 && b_offset % 16 == 0 &&
+                      lda % 8 == 0 && ldb % 8 == 0;
+  int variant = atomic_load_explicit(&ctx->hgemm_variant[aligned],
+                                     memory_order_acquire);
+  if (variant == 0 && (st = pick(ctx, aligned, &variant)) != KILN_OK)
+    return st;
   const hgemm_kernel *h = &hgemm_kernels[variant - 1];
-  return kiln_gemm_launch(s, ctx->hgemm_kernel, &g, h->tile_m, h->tile_n,
-                          h->shared_bytes);
+  return kiln_gemm_launch(s, ctx->hgemm_kernel[aligned], &g, h->tile_m,
+                          h->tile_n, h->threads, h->shared_bytes);
 }

@@ -129,11 +129,12 @@ kiln_status kiln_gemm_check(const kiln_gemm *g, size_t ab_size,
                             kiln_stream **out_stream);
 
 /* Launches a GEMM kernel of the built-in ABI (c, a, b, m, n, k, lda, ldb,
- * ldc, alpha, beta) with 256 threads a block, one block per tile_m x
- * tile_n tile of C (x across its columns). */
+ * ldc, alpha, beta) with `threads` a block, one block per tile_m x tile_n
+ * tile of C (x across its columns). */
 kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
                              const kiln_gemm *g, uint32_t tile_m,
-                             uint32_t tile_n, size_t shared_bytes);
+                             uint32_t tile_n, uint32_t threads,
+                             size_t shared_bytes);
 
 /* Releases an object without argument checks (context destroy, and the
  * public destroy functions after theirs). */

@@ -8,6 +8,13 @@ extern const kiln_module_image kiln_cuda_builtin_images[];
 #else
 #define KILN_CUDA_BUILTINS NULL
 #endif
+#if defined(KILN_CUDA_HAVE_MATRIX_BUILTINS)
+/* shaders/cuda: the kernels only Hopper's sm_90a target has (wgmma). */
+extern const kiln_module_image kiln_cuda_builtin_matrix_images[];
+#define KILN_CUDA_MATRIX_BUILTINS kiln_cuda_builtin_matrix_images
+#else
+#define KILN_CUDA_MATRIX_BUILTINS NULL
+#endif
 
 const kiln_backend_ops kiln_cuda_ops = {
     .kind = KILN_BACKEND_CUDA,
@@ -91,4 +98,5 @@ const kiln_backend_ops kiln_cuda_ops = {
     .compile = kiln_cuda_compile,
 
     .builtin_images = KILN_CUDA_BUILTINS,
+    .builtin_matrix_images = KILN_CUDA_MATRIX_BUILTINS,
 };

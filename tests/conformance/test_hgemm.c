@@ -67,8 +67,8 @@ static void run(const hgemm_kernel *kern, const conf_gemm_case *t,
                             t->ldc));
     return;
   }
-  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, kern->shared_bytes, 0,
-                   t, a, b, c, c_off);
+  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, kern->shared_bytes,
+                   0, t, a, b, c, c_off);
 }
 
 static uint16_t random_half(conf_rng *r, bool exact) {
@@ -161,7 +161,10 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
 
 /* Shapes that reach every path of each kernel: whole tiles, edge tiles in
  * m, n and k, leading dimensions beyond the columns and not multiples of
- * 8, offsets that are not 16-byte aligned, alpha and beta. */
+ * 8, offsets that are not 16-byte aligned, alpha and beta. Through the API,
+ * the cases whose A and B allow 16-byte loads (offsets a multiple of 16,
+ * lda and ldb of 8) go to a kernel that may need that (wgmma on Hopper):
+ * 16 x 16 x 16 up to 257 x 300 x 200, and k = 1030, a partial 16 bytes. */
 static const hgemm_case cases[] = {
     {{1, 1, 1, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f}, true},
     {{16, 16, 16, 16, 16, 16, 0, 0, 0, 1.0f, 0.0f}, true},
@@ -209,11 +212,12 @@ static void hgemm_kernels_launched_directly(void **state) {
 }
 
 /* The same product twice gives the same bits: the order of the sums is
- * fixed by the kernel, not by scheduling. */
+ * fixed by the kernel, not by scheduling. Two depths: 704 lets A and B be
+ * read 16 bytes at a time (a kernel that needs that may run), 700 not. */
 static void hgemm_repeats_exactly(void **state) {
   (void)state;
   conf_rng r = conf_rng_for("hgemm_repeats_exactly");
-  enum { M = 300, N = 260, K = 700 };
+  enum { M = 300, N = 264, K = 704 };
   uint16_t *a = conf_alloc(M * K * 2), *b = conf_alloc(K * N * 2);
   for (size_t i = 0; i < (size_t)M * K; i++) a[i] = random_half(&r, false);
   for (size_t i = 0; i < (size_t)K * N; i++) b[i] = random_half(&r, false);
@@ -224,13 +228,19 @@ static void hgemm_repeats_exactly(void **state) {
   check_ok(kiln_buffer_write(NULL, ba, 0, a, M * K * 2));
   check_ok(kiln_buffer_write(NULL, bb, 0, b, K * N * 2));
   float *first = conf_alloc(M * N * 4), *second = conf_alloc(M * N * 4);
-  check_ok(
-      kiln_hgemm_f16(NULL, M, N, K, 1.0f, ba, 0, K, bb, 0, N, 0.0f, bc, 0, N));
-  check_ok(kiln_buffer_read(NULL, bc, 0, first, M * N * 4));
-  check_ok(
-      kiln_hgemm_f16(NULL, M, N, K, 1.0f, ba, 0, K, bb, 0, N, 0.0f, bc, 0, N));
-  check_ok(kiln_buffer_read(NULL, bc, 0, second, M * N * 4));
-  conf_check_bytes(second, first, M * N * 4, "a repeated kiln_hgemm_f16");
+  static const size_t depths[2] = {700, K};
+  for (int i = 0; i < 2; i++) {
+    const size_t k = depths[i];
+    check_ok(kiln_hgemm_f16(NULL, M, N, k, 1.0f, ba, 0, k, bb, 0, N, 0.0f, bc,
+                            0, N));
+    check_ok(kiln_buffer_read(NULL, bc, 0, first, M * N * 4));
+    check_ok(kiln_hgemm_f16(NULL, M, N, k, 1.0f, ba, 0, k, bb, 0, N, 0.0f, bc,
+                            0, N));
+    check_ok(kiln_buffer_read(NULL, bc, 0, second, M * N * 4));
+    conf_check_bytes(second, first, M * N * 4,
+                     k == K ? "a repeated kiln_hgemm_f16, k = 704"
+                            : "a repeated kiln_hgemm_f16, k = 700");
+  }
   check_ok(kiln_buffer_destroy(ba));
   check_ok(kiln_buffer_destroy(bb));
   check_ok(kiln_buffer_destroy(bc));
