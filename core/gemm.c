@@ -14,18 +14,20 @@ typedef struct sgemm_kernel {
 static const sgemm_kernel sgemm_large = {"kiln_sgemm_f32", 128, 128, 16384};
 static const sgemm_kernel sgemm_mid = {"kiln_sgemm_f32_mid", 64, 64, 16896};
 static const sgemm_kernel sgemm_small = {"kiln_sgemm_f32_small", 32, 64, 25600};
-static const sgemm_kernel sgemm_split = {"kiln_sgemm_f32_split", 32, 64, 25600};
+static const sgemm_kernel sgemm_split = {"kiln_sgemm_f32_split", 64, 64, 16896};
 
 /* kiln_sgemm_f32_split splits k between up to SPLIT_MAX blocks per tile,
- * each with SPLIT_K_MIN rows of k at least (a multiple of SPLIT_K_STEP,
- * the k of one step of the kernel), aiming at SPLIT_BLOCKS_PER_UNIT blocks
- * per SM. Their sums meet in the stream's workspace: room for the parts of
- * SPLIT_PARTS_PER_UNIT blocks per SM, then a ticket counter per tile. */
+ * each with SPLIT_K_MIN rows of k at least (a multiple of SPLIT_K_STEP, a
+ * whole number of the kernel's steps), and at most SPLIT_BLOCKS_PER_UNIT
+ * blocks per SM in all, the blocks that one SM runs at once: a second wave
+ * of blocks would cost more than the longer k of fewer blocks (the H100's
+ * 4096 x 64 x 4096: 4 per tile, 31 TFLOP/s; 6, 23). Their sums meet in the
+ * stream's workspace: the parts of that many blocks, then a ticket counter
+ * per tile. */
 #define SPLIT_MAX 16u
 #define SPLIT_K_MIN 256u
 #define SPLIT_K_STEP 64u
 #define SPLIT_BLOCKS_PER_UNIT 2u
-#define SPLIT_PARTS_PER_UNIT 4u
 
 /* What to assume where the device hides its SM count (Vulkan without
  * VK_NV_shader_sm_builtins or VK_AMD_shader_core_properties2). */
@@ -39,10 +41,11 @@ static size_t sgemm_tiles(const sgemm_kernel *kern, size_t m, size_t n) {
 /* The largest tile that still gives every SM work: 128 x 128 once there
  * are 1.5 tiles per SM (below that the last wave leaves SMs idle for a
  * whole tile's time), else 64 x 64 while there is a tile per SM, else
- * 32 x 64. The smaller tiles split k between the warps of a block, so a
- * small grid still has 8 warps per block (H100 figures in
- * docs/performance.md). A device with too little shared memory for a
- * variant gets the next larger one. */
+ * 32 x 64 (which kiln_sgemm_f32 replaces by 64 x 64 tiles with k split
+ * between blocks where k is long enough). The smaller tiles split k
+ * between the warps of a block, so a small grid still has 8 warps per
+ * block (H100 figures in docs/performance.md). A device with too little
+ * shared memory for a variant gets the next larger one. */
 static size_t sgemm_units(const kiln_context *ctx) {
   return ctx->properties.compute_units ? ctx->properties.compute_units
                                        : SGEMM_DEFAULT_UNITS;
@@ -64,9 +67,7 @@ static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
 /* How many blocks kiln_sgemm_f32_split gives each of `tiles` tiles of a
  * product of depth k (1: do not split). */
 static uint32_t sgemm_splits(size_t units, size_t tiles, size_t k) {
-  size_t splits = (SPLIT_BLOCKS_PER_UNIT * units + tiles - 1) / tiles;
-  const size_t room = SPLIT_PARTS_PER_UNIT * units / tiles;
-  if (splits > room) splits = room;
+  size_t splits = SPLIT_BLOCKS_PER_UNIT * units / tiles;
   if (splits > k / SPLIT_K_MIN) splits = k / SPLIT_K_MIN;
   if (splits > SPLIT_MAX) splits = SPLIT_MAX;
   return splits < 2 ? 1 : (uint32_t)splits;
@@ -171,9 +172,9 @@ static kiln_status sgemm_split_launch(kiln_stream *s, const kiln_gemm *g,
   const size_t units = sgemm_units(ctx);
   const size_t tile_bytes =
       (size_t)sgemm_split.tile_m * sgemm_split.tile_n * sizeof(float);
-  /* Every tile count that splits is below 2 * units (sgemm_pick). */
-  const size_t tickets_offset = SPLIT_PARTS_PER_UNIT * units * tile_bytes;
-  const size_t ticket_bytes = 2 * units * sizeof(uint32_t);
+  /* A problem that splits has fewer tiles than SMs (sgemm_pick). */
+  const size_t tickets_offset = SPLIT_BLOCKS_PER_UNIT * units * tile_bytes;
+  const size_t ticket_bytes = units * sizeof(uint32_t);
   kiln_kernel *kern;
   gemm_split split = {.tickets_offset = tickets_offset};
   kiln_status st = kiln_builtin_kernel(ctx, sgemm_split.name, &kern);
@@ -218,7 +219,7 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   const sgemm_kernel *pick = sgemm_pick(ctx, m, n);
   if (pick == &sgemm_small) {
     const uint32_t splits =
-        sgemm_splits(sgemm_units(ctx), sgemm_tiles(pick, m, n), k);
+        sgemm_splits(sgemm_units(ctx), sgemm_tiles(&sgemm_split, m, n), k);
     if (splits > 1) return sgemm_split_launch(s, &g, splits);
   }
   kiln_kernel *kern;

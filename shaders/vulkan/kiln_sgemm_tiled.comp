@@ -6,7 +6,7 @@
 // in float32 FMAs; beta == 0 does not read C. One text, built once per
 // kernel with KILN_SGEMM_MID, _SMALL or _SPLIT defined (meson.build).
 // kiln_sgemm_f32() picks them for problems with too few 128 x 128 tiles
-// (mid) or 64 x 64 tiles (small, split) to fill the GPU:
+// (mid) or 64 x 64 tiles (split, small where k is short) to fill the GPU:
 //   workgroup = 256 x 1 x 1 invocations,
 //   grid      = ceil(n / 64) x ceil(m / BM) x 1   (x over columns of C),
 // and for kiln_sgemm_f32_split, with three more parameters (float *parts,
@@ -18,19 +18,19 @@
 // shared slice, their sums added in a fixed order by group 0. The split
 // kernel also splits k between the workgroups of one tile (grid.z); the
 // last to finish adds their sums in the order of z, so the result does not
-// depend on timing. The mid kernel takes 16896 bytes of shared memory, the
-// others 25600, more than the 16 KiB every Vulkan implementation offers:
+// depend on timing. The mid and split kernels take 16896 bytes of shared
+// memory, the small one 25600, more than the 16 KiB every Vulkan implementation offers:
 // kiln_sgemm_f32() launches them only where the device has that much. No
 // subgroup operation is used, so any subgroup size is correct; edges are
 // handled as in kiln_sgemm_f32.comp, so any m, n, k >= 1 and lda >= k, ldb
 // >= n, ldc >= n are correct.
 
-#if defined(KILN_SGEMM_MID)
+#if defined(KILN_SGEMM_MID) || defined(KILN_SGEMM_SPLIT)
 const uint BM = 64u, BN = 64u; // the tile of C
 const uint TM = 8u, TN = 8u;   // per invocation
 const uint STAGES = 2u;        // shared-memory stages
 const uint KG = 4u, BK = 4u;   // k groups, and k rows per group per step
-#elif defined(KILN_SGEMM_SMALL) || defined(KILN_SGEMM_SPLIT)
+#elif defined(KILN_SGEMM_SMALL)
 const uint BM = 32u, BN = 64u;
 const uint TM = 4u, TN = 8u;
 const uint STAGES = 1u;
