@@ -33,6 +33,8 @@
 // checks, in float2s where C allows, so any m, n, k >= 1 and lda >= k,
 // ldb >= n, ldc >= n are correct.
 
+#include "hgemm_store.cuh"
+
 enum {
   kiln_hgemm_bm = 128,
   kiln_hgemm_bn = 256,
@@ -294,22 +296,9 @@ __device__ static void kiln_hgemm_body(float *c, const kiln_half_bits *a,
       float *row = c + (unsigned long long)r * ldc;
 #pragma unroll
       for (unsigned int j = 0; j < 8u; ++j) {
-        const unsigned int col = col0 + warp_n + j * 8u + t * 2u;
-        float v0 = alpha * acc[i][j][h * 2u];
-        float v1 = alpha * acc[i][j][h * 2u + 1u];
-        if (c_vec && col + 2u <= n) {
-          float2 *p = (float2 *)(row + col);
-          if (beta != 0.0f) {
-            float2 old = *p;
-            v0 = fmaf(beta, old.x, v0);
-            v1 = fmaf(beta, old.y, v1);
-          }
-          *p = make_float2(v0, v1);
-        } else {
-          if (col < n) row[col] = beta != 0.0f ? fmaf(beta, row[col], v0) : v0;
-          if (col + 1u < n)
-            row[col + 1u] = beta != 0.0f ? fmaf(beta, row[col + 1u], v1) : v1;
-        }
+        kiln_hgemm_store_pair(row, col0 + warp_n + j * 8u + t * 2u, n,
+                              alpha * acc[i][j][h * 2u],
+                              alpha * acc[i][j][h * 2u + 1u], beta, c_vec);
       }
     }
   }

@@ -59,6 +59,8 @@
 // 0.80 of cuBLAS), 8192^3 about 600 (0.81 to 0.83). Small problems fill few
 // SMs with 128 x 256 tiles: 1024^3 about 110.
 
+#include "hgemm_store.cuh"
+
 enum : unsigned int {
   kiln_wg_bm = 128,      // rows of C per block
   kiln_wg_bn = 256,      // columns of C per block
@@ -317,22 +319,9 @@ extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
       float *row = c + (unsigned long long)r * ldc;
 #pragma unroll
       for (unsigned int j = 0; j < 32u; ++j) {
-        const unsigned int col = col0 + 8u * j + 2u * t;
-        float v0 = alpha * d[4u * j + 2u * h];
-        float v1 = alpha * d[4u * j + 2u * h + 1u];
-        if (c_vec && col + 2u <= n) {
-          float2 *p = (float2 *)(row + col);
-          if (beta != 0.0f) {
-            const float2 old = *p;
-            v0 = fmaf(beta, old.x, v0);
-            v1 = fmaf(beta, old.y, v1);
-          }
-          *p = make_float2(v0, v1);
-        } else {
-          if (col < n) row[col] = beta != 0.0f ? fmaf(beta, row[col], v0) : v0;
-          if (col + 1u < n)
-            row[col + 1u] = beta != 0.0f ? fmaf(beta, row[col + 1u], v1) : v1;
-        }
+        kiln_hgemm_store_pair(row, col0 + 8u * j + 2u * t, n,
+                              alpha * d[4u * j + 2u * h],
+                              alpha * d[4u * j + 2u * h + 1u], beta, c_vec);
       }
     }
   }
