@@ -78,8 +78,8 @@ struct kiln_context {
    * of it is first wanted (core/hgemm.c). */
   kiln_module *builtin_matrix_module;
   /* kiln_hgemm_f16's kernels, picked on first use (core/hgemm.c): [0] for
-   * any call, [1] for calls whose A and B allow 16-byte loads. A variant
-   * is 0 until then, and published after its kernel. */
+   * any call, [1] for calls whose A and B come in whole 16-byte pieces. A
+   * variant is 0 until then, and published after its kernel. */
   kiln_kernel *hgemm_kernel[2];
   atomic_int hgemm_variant[2];
   pthread_mutex_t lock;        /* recursive; guards the object list and

@@ -12,7 +12,8 @@ typedef struct hgemm_kernel {
   uint32_t threads;    /* per block */
   size_t shared_bytes; /* dynamic shared memory it is launched with */
   uint32_t subgroup;   /* the subgroup size it needs, or 0 for any */
-  bool aligned; /* needs A and B 16-byte aligned, lda and ldb % 8 == 0 */
+  /* Needs A and B 16-byte aligned, and k, n, lda, ldb multiples of 8. */
+  bool aligned;
 } hgemm_kernel;
 
 static const hgemm_kernel hgemm_kernels[] = {
@@ -56,8 +57,9 @@ static kiln_status matrix_kernel(kiln_context *ctx, const char *name,
 }
 
 /* The first kernel of hgemm_kernels that this backend built and this
- * device can run, for calls of class `aligned` (1: A and B allow 16-byte
- * loads; 0: any); its index + 1 is published in ctx->hgemm_variant. */
+ * device can run, for calls of class `aligned` (1: A and B come in whole
+ * 16-byte pieces; 0: any); its index + 1 is published in
+ * ctx->hgemm_variant. */
 static kiln_status pick(kiln_context *ctx, int aligned, int *out_variant) {
   const kiln_device_properties *p = &ctx->properties;
   kiln_status st = KILN_ERROR_NOT_FOUND;
@@ -124,7 +126,8 @@ kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n, size_t k,
   kiln_context *ctx = c->base.context;
   /* Buffers start at least 256-byte aligned, and so do their guards. */
   const int aligned = a_offset % 16 == 0 && b_offset % 16 == 0 &&
-                      lda % 8 == 0 && ldb % 8 == 0;
+                      lda % 8 == 0 && ldb % 8 == 0 && k % 8 == 0 &&
+                      n % 8 == 0;
   int variant = atomic_load_explicit(&ctx->hgemm_variant[aligned],
                                      memory_order_acquire);
   if (variant == 0 && (st = pick(ctx, aligned, &variant)) != KILN_OK)

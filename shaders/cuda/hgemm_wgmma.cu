@@ -13,8 +13,10 @@
 //   48 KiB stages, 1 KiB of alignment slack, 64 bytes of mbarriers), above
 //   the 48 KiB default: the caller raises the kernel's limit.
 // Preconditions, which core/hgemm.c checks (it takes another kernel
-// otherwise): a and b 16-byte aligned, lda % 8 == 0, ldb % 8 == 0. Then any
-// m, n, k >= 1 and any ldc >= n (C only 4-byte aligned) are correct.
+// otherwise): a and b 16-byte aligned, and k, n, lda, ldb multiples of 8,
+// so that every 16-byte piece of a row of A or B lies wholly inside the
+// row or wholly past its end. Then any m >= 1, n, k >= 8 and any ldc >= n
+// (C only 4-byte aligned) are correct.
 //
 // Each block computes a 128 x 256 tile of C, walking k in slices of 64. A
 // slice of A (128 x 64) and of B (64 x 256) is staged in shared memory, four
@@ -34,7 +36,11 @@
 // Warpgroup 0 is the producer (setmaxnreg: 40 registers). Its 128 threads
 // copy each slice with cp.async.cg, 16-byte pieces (8 of A and 16 of B per
 // thread); pieces past the matrix edges are zero-filled through the
-// source-size operand (0..16 bytes read), so edges need no separate path.
+// source-size operand (0 bytes read, from the matrix's first piece, so no
+// address outside it is named), so edges need no separate path. A piece
+// that the edge cuts in two would need a source size below 16, which
+// compute-sanitizer counts as a 16-byte read past the matrix; the
+// preconditions rule it out.
 // Then each thread's cp.async.mbarrier.arrive.noinc makes the stage's
 // "full" mbarrier (128 arrivals) see it once its copies have landed; it
 // runs up to four slices ahead, waiting on the stage's "empty" mbarrier
@@ -75,8 +81,8 @@ enum : unsigned int {
 // The shared memory the kernel takes; the caller launches with the same.
 #define KILN_HGEMM_WGMMA_SHARED (1024 + 4 * (128 * 128 + 256 * 128) + 64)
 
-// Copies 16 bytes from global to shared memory, asynchronously; only the
-// first `bytes` (0..16) are read, the rest of the 16 are zeros.
+// Copies 16 bytes from global to shared memory, asynchronously; `bytes` is
+// 16, or 0 for 16 zeros (nothing is read).
 __device__ static __forceinline__ void kiln_wg_copy16(unsigned int dst,
                                                       const void *src,
                                                       unsigned int bytes) {
@@ -233,8 +239,7 @@ extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
     const unsigned int b_dst =
         (bj >> 3) * 8192u + br * 128u + (((bj & 7u) ^ br) << 4);
     const unsigned int b_col = col0 + bj * 8u;
-    const unsigned int b_bytes =
-        b_col >= n ? 0u : (n - b_col >= 8u ? 16u : (n - b_col) * 2u);
+    const unsigned int b_bytes = b_col < n ? 16u : 0u;
     const unsigned short *b_src = b + (unsigned long long)br * ldb + b_col;
     const unsigned long long b_step = 4ull * ldb;
 
@@ -247,9 +252,7 @@ extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
       const unsigned int sb = sa + kiln_wg_a_bytes;
       const unsigned int k0 = s * kiln_wg_bk;
       {
-        const unsigned int col = k0 + ac * 8u;
-        const unsigned int bytes =
-            col >= k ? 0u : (k - col >= 8u ? 16u : (k - col) * 2u);
+        const unsigned int bytes = k0 + ac * 8u < k ? 16u : 0u;
         const unsigned short *p = a_src + k0;
 #pragma unroll
         for (unsigned int h = 0; h < 8u; ++h) {

@@ -162,9 +162,10 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
 /* Shapes that reach every path of each kernel: whole tiles, edge tiles in
  * m, n and k, leading dimensions beyond the columns and not multiples of
  * 8, offsets that are not 16-byte aligned, alpha and beta. Through the API,
- * the cases whose A and B allow 16-byte loads (offsets a multiple of 16,
- * lda and ldb of 8) go to a kernel that may need that (wgmma on Hopper):
- * 16 x 16 x 16 up to 257 x 300 x 200, and k = 1030, a partial 16 bytes. */
+ * the cases whose A and B come in whole 16-byte pieces (offsets multiples
+ * of 16; k, n, lda and ldb of 8) go to a kernel that may need that (wgmma
+ * on Hopper): 16 x 16 x 16, 128 x 256 x 64, 136 x 264 x 200 (edges in m,
+ * n and k, offsets, beta, an odd ldc) and 200 x 136 x 520. */
 static const hgemm_case cases[] = {
     {{1, 1, 1, 1, 1, 1, 0, 0, 0, 1.0f, 0.0f}, true},
     {{16, 16, 16, 16, 16, 16, 0, 0, 0, 1.0f, 0.0f}, true},
@@ -173,6 +174,7 @@ static const hgemm_case cases[] = {
     {{257, 300, 200, 208, 304, 301, 0, 0, 0, 0.5f, 2.0f}, true},
     {{70, 90, 72, 80, 96, 92, 2, 6, 4, -1.0f, 0.0f}, true},
     {{33, 17, 9, 9, 17, 17, 2, 2, 4, 1.0f, -1.0f}, true},
+    {{136, 264, 200, 200, 264, 267, 32, 16, 4, 0.5f, 2.0f}, true},
     {{200, 136, 520, 520, 136, 136, 0, 0, 0, 1.0f, 0.0f}, false},
     {{64, 512, 1030, 1032, 520, 512, 16, 0, 0, 0.25f, 1.0f}, false},
 };
