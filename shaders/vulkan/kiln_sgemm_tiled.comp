@@ -114,50 +114,27 @@ bool vec4_rows(uint64_t address, uint ld) {
 #if defined(KILN_SGEMM_SPLIT)
 shared bool last;
 
-// The meeting of a tile's workgroups: group 0 stores its sums (vec4 e of
-// invocation t at part[e * GT + t]), the workgroup takes a ticket, and the
-// last one's group 0 loads every workgroup's part into acc, added in the
-// order of z, and puts the counter back to 0 for the stream's next call.
-// Returns whether this workgroup is the last (it then writes C).
-bool split_sum(inout vec4 acc[TM][RN], bool writer, uint t) {
-  const uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
-  const uint64_t tiles = uint64_t(gl_NumWorkGroups.x) * gl_NumWorkGroups.y;
-  const uint64_t stride = tiles * (BM * BN * 4u); // bytes between z's
-  const uint64_t parts = uint64_t(args.parts) +
-                         uint64_t(tile) * (BM * BN * 4u) + (uint64_t(t) << 4);
-  U32C ticket = U32C(uint64_t(args.tickets) + (uint64_t(tile) << 2));
-  if (writer) {
-    const uint64_t part = parts + gl_WorkGroupID.z * stride;
-    [[unroll]] for (uint i = 0u; i < TM; ++i) {
-      [[unroll]] for (uint q = 0u; q < RN; ++q)
-        V4C(part + (uint64_t((i * RN + q) * GT) << 4)).v = acc[i][q];
-    }
-    // The part is seen by every workgroup before the ticket is.
-    memoryBarrierBuffer();
-  }
+// The split kernel's meeting of a tile's workgroups (in main): group 0
+// stores its sums as this workgroup's part (vec4 e of invocation t at
+// part[e * GT + t]); then here the workgroup takes a ticket, and learns
+// whether it is the last of its tile, whose group 0 then adds every part
+// in the order of z and writes C. The last one puts the counter back to 0
+// for the stream's next call. (The sums stay in main: passing them to a
+// function costs the NVIDIA driver 21 more registers, and the kernel its
+// second workgroup per SM.)
+bool last_of_tile(uint tile) {
+  // The part is seen by every workgroup before the ticket is.
+  memoryBarrierBuffer();
   barrier();
+  U32C ticket = U32C(uint64_t(args.tickets) + (uint64_t(tile) << 2));
   if (gl_LocalInvocationID.x == 0u) {
     last = atomicAdd(ticket.v, 1u) == gl_NumWorkGroups.z - 1u;
+    if (last) ticket.v = 0u;
     // The last ticket's holder sees every part after taking it.
     memoryBarrierBuffer();
   }
   barrier();
-  if (!last) return false;
-  if (writer) {
-    [[unroll]] for (uint i = 0u; i < TM; ++i) {
-      [[unroll]] for (uint q = 0u; q < RN; ++q)
-        acc[i][q] = V4C(parts + (uint64_t((i * RN + q) * GT) << 4)).v;
-    }
-    for (uint z = 1u; z < gl_NumWorkGroups.z; ++z) {
-      [[unroll]] for (uint i = 0u; i < TM; ++i) {
-        [[unroll]] for (uint q = 0u; q < RN; ++q)
-          acc[i][q] += V4C(parts + z * stride +
-                           (uint64_t((i * RN + q) * GT) << 4)).v;
-      }
-    }
-  }
-  if (gl_LocalInvocationID.x == 0u) ticket.v = 0u;
-  return true;
+  return last;
 }
 #endif
 
@@ -306,7 +283,34 @@ void main() {
     barrier();
   }
 #if defined(KILN_SGEMM_SPLIT)
-  if (!split_sum(acc, group == 0u, t)) return;
+  {
+    const uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    const uint64_t stride = uint64_t(gl_NumWorkGroups.x) * gl_NumWorkGroups.y *
+                            (BM * BN * 4u); // bytes between the parts of z's
+    const uint64_t parts = uint64_t(args.parts) +
+                           uint64_t(tile) * (BM * BN * 4u) + (uint64_t(t) << 4);
+    if (group == 0u) {
+      const uint64_t part = parts + gl_WorkGroupID.z * stride;
+      [[unroll]] for (uint i = 0u; i < TM; ++i) {
+        [[unroll]] for (uint q = 0u; q < RN; ++q)
+          V4C(part + (uint64_t((i * RN + q) * GT) << 4)).v = acc[i][q];
+      }
+    }
+    if (!last_of_tile(tile)) return;
+    if (group == 0u) {
+      [[unroll]] for (uint i = 0u; i < TM; ++i) {
+        [[unroll]] for (uint q = 0u; q < RN; ++q)
+          acc[i][q] = V4C(parts + (uint64_t((i * RN + q) * GT) << 4)).v;
+      }
+      for (uint z = 1u; z < gl_NumWorkGroups.z; ++z) {
+        [[unroll]] for (uint i = 0u; i < TM; ++i) {
+          [[unroll]] for (uint q = 0u; q < RN; ++q)
+            acc[i][q] += V4C(parts + z * stride +
+                             (uint64_t((i * RN + q) * GT) << 4)).v;
+        }
+      }
+    }
+  }
 #endif
   if (group != 0u) return;
 
