@@ -40,6 +40,11 @@ static size_t sgemm_tiles(const sgemm_kernel *kern, size_t m, size_t n) {
          ((n + kern->tile_n - 1) / kern->tile_n);
 }
 
+static size_t sgemm_units(const kiln_context *ctx) {
+  return ctx->properties.compute_units ? ctx->properties.compute_units
+                                       : SGEMM_DEFAULT_UNITS;
+}
+
 /* The largest tile that still gives every SM work: 128 x 128 once there
  * are 1.5 tiles per SM (below that the last wave leaves SMs idle for a
  * whole tile's time), else 64 x 64 while there is a tile per SM, else
@@ -48,11 +53,6 @@ static size_t sgemm_tiles(const sgemm_kernel *kern, size_t m, size_t n) {
  * between the warps of a block, so a small grid still has 8 warps per
  * block (H100 figures in docs/performance.md). A device with too little
  * shared memory for a variant gets the next larger one. */
-static size_t sgemm_units(const kiln_context *ctx) {
-  return ctx->properties.compute_units ? ctx->properties.compute_units
-                                       : SGEMM_DEFAULT_UNITS;
-}
-
 static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
                                       size_t n) {
   const size_t units = sgemm_units(ctx);
