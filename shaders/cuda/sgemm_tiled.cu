@@ -21,12 +21,11 @@
 // step): a problem with fewer 64 x 64 tiles than SMs (4096 x 64 x 4096)
 // gets blocks enough to fill them, and keeps the larger tile's fewer loads
 // per FMA (on the H100 31 TFLOP/s there against 25 for the 32 x 64 tile
-// split the same way). Each
-// block writes its tile's sums to parts, at (z * tiles + tile) * BM * BN,
-// and takes a ticket from tickets[tile]; the last of a tile's blocks adds
-// the parts in the order of z and writes C, and puts the counter back to
-// 0 for the next call on the stream. Which block comes last changes
-// nothing: the result is the same run to run.
+// split the same way). Each block writes its tile's sums to parts, at (z *
+// tiles + tile) * BM * BN, and takes a ticket from tickets[tile]; the last
+// of a tile's blocks adds the parts in the order of z and writes C, and
+// puts the counter back to 0 for the next call on the stream. Which block
+// comes last changes nothing: the result is the same run to run.
 //
 // A block walks k in steps of KS = KG * BK. Each step's slice of A (BM x
 // KS, stored transposed) and of B (KS x BN) is staged in shared memory, the
@@ -71,9 +70,10 @@ struct kiln_sgemm_split {
 
 // kiln_sgemm_f32_split's meeting of a tile's blocks (see the top): the
 // holders of the sums (`writer`, TM x TN each, element e = i * TN + j of
-// thread t at part[e * GT + t]) store them, the block takes a ticket, and the last
-// block's holders load every block's part into `acc`, added in the order
-// of z. Returns whether this block is the last (it then writes C).
+// thread t at part[e * GT + t]) store them, the block takes a ticket, and
+// the last block's holders load every block's part into `acc`, added in
+// the order of z. Returns whether this block is the last (it then writes
+// C).
 template <unsigned int TILE, unsigned int GT, unsigned int TM,
           unsigned int TN>
 __device__ __forceinline__ bool kiln_sgemm_split_sum(float (&acc)[TM][TN],
