@@ -163,8 +163,7 @@ kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
                              const kiln_gemm *g, uint32_t tile_m,
                              uint32_t tile_n, uint32_t threads,
                              size_t shared_bytes) {
-  return gemm_launch(s, kernel, g, tile_m, tile_n, threads, shared_bytes,
-                     NULL);
+  return gemm_launch(s, kernel, g, tile_m, tile_n, threads, shared_bytes, NULL);
 }
 
 /* kiln_sgemm_f32 through the split kernel, `splits` blocks per tile. */
@@ -180,15 +179,14 @@ static kiln_status sgemm_split_launch(kiln_stream *s, const kiln_gemm *g,
   kiln_kernel *kern;
   gemm_split split = {.tickets_offset = tickets_offset};
   kiln_status st = kiln_builtin_kernel(ctx, sgemm_split.name, &kern);
-  if (st != KILN_OK ||
-      (st = kiln_helper_workspace(s, KILN_SCRATCH_GEMM,
-                                  tickets_offset + ticket_bytes, ticket_bytes,
-                                  &split.workspace)) != KILN_OK)
+  if (st != KILN_OK || (st = kiln_helper_workspace(
+                            s, KILN_SCRATCH_GEMM, tickets_offset + ticket_bytes,
+                            ticket_bytes, &split.workspace)) != KILN_OK)
     return st;
   /* Whole steps of the kernel per block, the last block taking the rest. */
   const size_t per = (g->k + splits - 1) / splits;
-  split.k_split = (uint32_t)((per + SPLIT_K_STEP - 1) / SPLIT_K_STEP *
-                             SPLIT_K_STEP);
+  split.k_split =
+      (uint32_t)((per + SPLIT_K_STEP - 1) / SPLIT_K_STEP * SPLIT_K_STEP);
   split.splits = (uint32_t)((g->k + split.k_split - 1) / split.k_split);
   return gemm_launch(s, kern, g, sgemm_split.tile_m, sgemm_split.tile_n,
                      SGEMM_THREADS, 0, &split);

@@ -65,8 +65,8 @@ static kiln_status pick(kiln_context *ctx, int aligned, int *out_variant) {
   kiln_status st = KILN_ERROR_NOT_FOUND;
   bool matrix_refused = false;
   pthread_mutex_lock(&ctx->lock);
-  int variant = atomic_load_explicit(&ctx->hgemm_variant[aligned],
-                                     memory_order_acquire);
+  int variant =
+      atomic_load_explicit(&ctx->hgemm_variant[aligned], memory_order_acquire);
   for (size_t i = 0; variant == 0 && i < HGEMM_KERNELS; i++) {
     const hgemm_kernel *h = &hgemm_kernels[i];
     if (h->shared_bytes > p->max_shared_memory_per_block_optin ||
@@ -126,12 +126,10 @@ kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n, size_t k,
   kiln_context *ctx = c->base.context;
   /* Buffers start at least 256-byte aligned, and so do their guards. */
   const int aligned = a_offset % 16 == 0 && b_offset % 16 == 0 &&
-                      lda % 8 == 0 && ldb % 8 == 0 && k % 8 == 0 &&
-                      n % 8 == 0;
-  int variant = atomic_load_explicit(&ctx->hgemm_variant[aligned],
-                                     memory_order_acquire);
-  if (variant == 0 && (st = pick(ctx, aligned, &variant)) != KILN_OK)
-    return st;
+                      lda % 8 == 0 && ldb % 8 == 0 && k % 8 == 0 && n % 8 == 0;
+  int variant =
+      atomic_load_explicit(&ctx->hgemm_variant[aligned], memory_order_acquire);
+  if (variant == 0 && (st = pick(ctx, aligned, &variant)) != KILN_OK) return st;
   const hgemm_kernel *h = &hgemm_kernels[variant - 1];
   return kiln_gemm_launch(s, ctx->hgemm_kernel[aligned], &g, h->tile_m,
                           h->tile_n, h->threads, h->shared_bytes);

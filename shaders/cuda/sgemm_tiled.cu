@@ -74,8 +74,7 @@ struct kiln_sgemm_split {
 // the last block's holders load every block's part into `acc`, added in
 // the order of z. Returns whether this block is the last (it then writes
 // C).
-template <unsigned int TILE, unsigned int GT, unsigned int TM,
-          unsigned int TN>
+template <unsigned int TILE, unsigned int GT, unsigned int TM, unsigned int TN>
 __device__ __forceinline__ bool kiln_sgemm_split_sum(float (&acc)[TM][TN],
                                                      kiln_sgemm_split split,
                                                      bool writer) {
@@ -309,8 +308,7 @@ __device__ __forceinline__ void kiln_sgemm_tiled(
     }
     __syncthreads();
   }
-  if (SPLIT &&
-      !kiln_sgemm_split_sum<BM * BN, GT>(acc, split, group == 0)) {
+  if (SPLIT && !kiln_sgemm_split_sum<BM * BN, GT>(acc, split, group == 0)) {
     return;
   }
   if (group != 0) {

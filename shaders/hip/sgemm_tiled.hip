@@ -55,8 +55,8 @@
 //
 // The text is the common subset of HIP and CUDA with no #include (hipcc gets
 // hip_runtime.h from the command line), the same as sgemm_tiled.cu but for
-// __launch_bounds__, whose second argument HIP reads otherwise. In both
-// kernels a wavefront of 64 spans 8 tx by 8 ty: its LDS reads of a k row
+// __launch_bounds__, whose second argument HIP reads otherwise. In every
+// kernel here a wavefront of 64 spans 8 tx by 8 ty: its LDS reads of a k row
 // are 8 neighbouring float4s of B and 8 of A, each broadcast to 8 lanes.
 
 __device__ static bool kiln_sgemm_tiled_aligned(const float *p,
@@ -77,8 +77,7 @@ struct kiln_sgemm_split {
 // the last block's holders load every block's part into `acc`, added in
 // the order of z. Returns whether this block is the last (it then writes
 // C).
-template <unsigned int TILE, unsigned int GT, unsigned int TM,
-          unsigned int TN>
+template <unsigned int TILE, unsigned int GT, unsigned int TM, unsigned int TN>
 __device__ __forceinline__ bool kiln_sgemm_split_sum(float (&acc)[TM][TN],
                                                      kiln_sgemm_split split,
                                                      bool writer) {
@@ -312,8 +311,7 @@ __device__ __forceinline__ void kiln_sgemm_tiled(
     }
     __syncthreads();
   }
-  if (SPLIT &&
-      !kiln_sgemm_split_sum<BM * BN, GT>(acc, split, group == 0)) {
+  if (SPLIT && !kiln_sgemm_split_sum<BM * BN, GT>(acc, split, group == 0)) {
     return;
   }
   if (group != 0) {

@@ -243,10 +243,8 @@ typedef struct gemm_kernel {
 } gemm_kernel;
 
 static const gemm_kernel gemm_kernels[] = {
-    {"kiln_sgemm_f32", 128, 128, 0},
-    {"kiln_sgemm_f32_mid", 64, 64, 0},
-    {"kiln_sgemm_f32_small", 32, 64, 0},
-    {"kiln_sgemm_f32_split", 64, 64, 16},
+    {"kiln_sgemm_f32", 128, 128, 0},       {"kiln_sgemm_f32_mid", 64, 64, 0},
+    {"kiln_sgemm_f32_small", 32, 64, 0},   {"kiln_sgemm_f32_split", 64, 64, 16},
     {"kiln_sgemm_f32_split", 64, 64, 192},
 };
 #define GEMM_KERNELS (sizeof gemm_kernels / sizeof gemm_kernels[0])

@@ -300,8 +300,8 @@ void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
   const size_t tiles = (size_t)cfg.grid.x * cfg.grid.y;
   const size_t parts = tiles * cfg.grid.z * tile_m * tile_n * sizeof(float);
   kiln_buffer *work;
-  check_ok(kiln_buffer_create(conf.ctx, parts + tiles * 4, KILN_BUFFER_ZERO,
-                              &work));
+  check_ok(
+      kiln_buffer_create(conf.ctx, parts + tiles * 4, KILN_BUFFER_ZERO, &work));
   args[11] = kiln_arg_buffer(work, 0);
   args[12] = kiln_arg_buffer(work, parts);
   args[13] = kiln_arg_u32(k_split);
