@@ -980,7 +980,10 @@ KILN_API kiln_status kiln_dot_f32(kiln_stream *stream, size_t n,
 /* Row-major float32 C = alpha * A * B + beta * C, with A m x k (row stride
  * lda elements), B k x n (ldb), C m x n (ldc), FMA on the CUDA cores (no
  * tensor cores, no TF32). Offsets are in bytes, multiples of 4. m or n of 0
- * does nothing; k must be at least 1. With beta == 0, C is not read. */
+ * does nothing; k must be at least 1. With beta == 0, C is not read. The
+ * result repeats exactly run to run. A product with fewer tiles than SMs
+ * and a long k splits k between blocks through a workspace the stream
+ * keeps from its first such call (two 16 KiB tiles per SM; docs/kernels.md). */
 KILN_API kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n,
                                     size_t k, float alpha,
                                     const kiln_buffer *a, size_t a_offset,
@@ -992,8 +995,9 @@ KILN_API kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n,
 /* Row-major C = alpha * A * B + beta * C with A (m x k, row stride lda)
  * and B (k x n, ldb) in IEEE binary16 and C (m x n, ldc) in float32: the
  * products of halves summed in float32, on the matrix units where the
- * device has them (CUDA: mma.sync; Vulkan: cooperative matrices) and on the
- * ordinary cores elsewhere (docs/kernels.md says which kernel runs where).
+ * device has them (CUDA: wgmma on Hopper, mma.sync elsewhere; Vulkan:
+ * cooperative matrices) and on the ordinary cores elsewhere
+ * (docs/kernels.md says which kernel runs where).
  * Offsets in bytes: multiples of 2 for A and B, of 4 for C. m or n of 0
  * does nothing; k must be at least 1. With beta == 0, C is not read. */
 KILN_API kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n,
