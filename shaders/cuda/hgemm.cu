@@ -33,7 +33,7 @@
 // checks, in float2s where C allows, so any m, n, k >= 1 and lda >= k,
 // ldb >= n, ldc >= n are correct.
 
-#include "hgemm_store.cuh"
+#include "hgemm_shared.cuh"
 
 enum {
   kiln_hgemm_bm = 128,
@@ -155,16 +155,8 @@ __device__ static void kiln_hgemm_body(float *c, const kiln_half_bits *a,
   const unsigned int tid = threadIdx.x;
   const unsigned int warp = tid >> 5;
   const unsigned int lane = tid & 31u;
-  // Blocks run in launch order, x fastest; renumbered so that consecutive
-  // blocks walk down a band of 8 tile rows before moving right, the band's
-  // tiles of A and the shared tiles of B are read from L2 while still there.
-  const unsigned int band = 8u;
-  const unsigned int id = blockIdx.y * gridDim.x + blockIdx.x;
-  const unsigned int first = id / (band * gridDim.x) * band;
-  const unsigned int rows_here = min(gridDim.y - first, band);
-  const unsigned int in_band = id % (band * gridDim.x);
-  const unsigned int row0 = (first + in_band % rows_here) * kiln_hgemm_bm;
-  const unsigned int col0 = in_band / rows_here * kiln_hgemm_bn;
+  unsigned int row0, col0;
+  kiln_hgemm_tile(kiln_hgemm_bm, kiln_hgemm_bn, &row0, &col0);
   const unsigned int warp_m = (warp >> 2) * 64u;  // 2 warps down
   const unsigned int warp_n = (warp & 3u) * 64u;  // 4 across
   const bool a_aligned = ((unsigned long long)a & 15u) == 0 && (lda & 7u) == 0;

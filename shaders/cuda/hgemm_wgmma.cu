@@ -65,7 +65,7 @@
 // 0.80 of cuBLAS), 8192^3 about 600 (0.81 to 0.83). Small problems fill few
 // SMs with 128 x 256 tiles: 1024^3 about 110.
 
-#include "hgemm_store.cuh"
+#include "hgemm_shared.cuh"
 
 enum : unsigned int {
   kiln_wg_bm = 128,      // rows of C per block
@@ -215,15 +215,8 @@ extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
   const unsigned int full_bar = smem + kiln_wg_stages * kiln_wg_stage_bytes;
   const unsigned int empty_bar = full_bar + kiln_wg_stages * 8u;
 
-  // Blocks run in launch order, x fastest; renumbered so that consecutive
-  // blocks walk down a band of 8 tile rows before moving right.
-  const unsigned int band = 8u;
-  const unsigned int id = blockIdx.y * gridDim.x + blockIdx.x;
-  const unsigned int first = id / (band * gridDim.x) * band;
-  const unsigned int rows_here = min(gridDim.y - first, band);
-  const unsigned int in_band = id % (band * gridDim.x);
-  const unsigned int row0 = (first + in_band % rows_here) * kiln_wg_bm;
-  const unsigned int col0 = in_band / rows_here * kiln_wg_bn;
+  unsigned int row0, col0;
+  kiln_hgemm_tile(kiln_wg_bm, kiln_wg_bn, &row0, &col0);
   const unsigned int slices = (k + kiln_wg_bk - 1u) / kiln_wg_bk;
 
   if (tid == 0) {
