@@ -53,13 +53,9 @@
 // store one float at a time with bounds checks and zero padding. So any m,
 // n, k >= 1 and any lda >= k, ldb >= n, ldc >= n are correct.
 //
-// The text is the common subset of CUDA and HIP (sgemm_tiled.hip is the
-// same but for __launch_bounds__).
-
-__device__ static bool kiln_sgemm_tiled_aligned(const float *p,
-                                                unsigned int ld) {
-  return ((unsigned long long)p & 15u) == 0 && (ld & 3u) == 0;
-}
+// It uses sgemm.cu's kiln_sgemm_aligned and kiln_sgemm_store4 (builtins.cu
+// includes sgemm.cu first). The text is the common subset of CUDA and HIP
+// (sgemm_tiled.hip is the same but for __launch_bounds__).
 
 // Where kiln_sgemm_f32_split's blocks meet (above); all 0 for the others.
 struct kiln_sgemm_split {
@@ -158,8 +154,8 @@ __device__ __forceinline__ void kiln_sgemm_tiled(
   const unsigned int ty = tid % GT / TX;
   const unsigned int row0 = blockIdx.y * BM;
   const unsigned int col0 = blockIdx.x * BN;
-  const bool a_fast = kiln_sgemm_tiled_aligned(a, lda) && row0 + BM <= m;
-  const bool b_fast = kiln_sgemm_tiled_aligned(b, ldb) && col0 + BN <= n;
+  const bool a_fast = kiln_sgemm_aligned(a, lda) && row0 + BM <= m;
+  const bool b_fast = kiln_sgemm_aligned(b, ldb) && col0 + BN <= n;
 
   const unsigned int steps = (k + KS - 1u) / KS;
   float4 next_a[A_LOADS], next_b[B_LOADS];
@@ -316,7 +312,7 @@ __device__ __forceinline__ void kiln_sgemm_tiled(
   }
 
   const bool c_fast =
-      kiln_sgemm_tiled_aligned(c, ldc) && row0 + BM <= m && col0 + BN <= n;
+      kiln_sgemm_aligned(c, ldc) && row0 + BM <= m && col0 + BN <= n;
 #pragma unroll
   for (unsigned int i = 0; i < TM; ++i) {
     const unsigned int r = row0 + (i >> 2) * 4u * TY + ty * 4u + (i & 3u);
@@ -328,25 +324,7 @@ __device__ __forceinline__ void kiln_sgemm_tiled(
       for (unsigned int j = 0; j < 4u; ++j) {
         v[j] = alpha * acc[i][q * 4u + j];
       }
-      if (c_fast) {
-        float4 *p = (float4 *)(c + (unsigned long long)r * ldc + col);
-        if (beta != 0.0f) {
-          float4 old = *p;
-          v[0] = fmaf(beta, old.x, v[0]);
-          v[1] = fmaf(beta, old.y, v[1]);
-          v[2] = fmaf(beta, old.z, v[2]);
-          v[3] = fmaf(beta, old.w, v[3]);
-        }
-        *p = make_float4(v[0], v[1], v[2], v[3]);
-      } else if (r < m) {
-#pragma unroll
-        for (unsigned int j = 0; j < 4u; ++j) {
-          if (col + j < n) {
-            float *p = c + (unsigned long long)r * ldc + col + j;
-            *p = beta != 0.0f ? fmaf(beta, *p, v[j]) : v[j];
-          }
-        }
-      }
+      kiln_sgemm_store4(c, ldc, m, n, r, col, v, beta, c_fast);
     }
   }
 }

@@ -43,8 +43,39 @@ enum {
   kiln_sgemm_a_stride = kiln_sgemm_bm + 4,
 };
 
+// Whether a matrix allows float4 accesses along its rows. The tiled
+// kernels (sgemm_tiled.*) use it too.
 __device__ static bool kiln_sgemm_aligned(const float *p, unsigned int ld) {
   return ((unsigned long long)p & 15u) == 0 && (ld & 3u) == 0;
+}
+
+// Writes four neighbouring sums of C, v = alpha times them, at row r,
+// columns col..col + 3, adding beta * C where beta != 0 (C is not read
+// otherwise): one float4 where the caller knows its tile lies inside C and
+// C allows it (fast), else each float with its bounds check. The tiled
+// kernels (sgemm_tiled.*) write C through it too.
+__device__ static __forceinline__ void kiln_sgemm_store4(
+    float *c, unsigned int ldc, unsigned int m, unsigned int n,
+    unsigned int r, unsigned int col, float (&v)[4], float beta, bool fast) {
+  if (fast) {
+    float4 *p = (float4 *)(c + (unsigned long long)r * ldc + col);
+    if (beta != 0.0f) {
+      float4 old = *p;
+      v[0] = fmaf(beta, old.x, v[0]);
+      v[1] = fmaf(beta, old.y, v[1]);
+      v[2] = fmaf(beta, old.z, v[2]);
+      v[3] = fmaf(beta, old.w, v[3]);
+    }
+    *p = make_float4(v[0], v[1], v[2], v[3]);
+  } else if (r < m) {
+#pragma unroll
+    for (unsigned int j = 0; j < 4u; ++j) {
+      if (col + j < n) {
+        float *p = c + (unsigned long long)r * ldc + col + j;
+        *p = beta != 0.0f ? fmaf(beta, *p, v[j]) : v[j];
+      }
+    }
+  }
 }
 
 // HIP's second __launch_bounds__ argument is not CUDA's (blocks per
@@ -170,25 +201,7 @@ extern "C" __global__ void __launch_bounds__(kiln_sgemm_threads)
       for (unsigned int j = 0; j < 4u; ++j) {
         v[j] = alpha * acc[i][h * 4u + j];
       }
-      if (c_fast) {
-        float4 *p = (float4 *)(c + (unsigned long long)r * ldc + col);
-        if (beta != 0.0f) {
-          float4 old = *p;
-          v[0] = fmaf(beta, old.x, v[0]);
-          v[1] = fmaf(beta, old.y, v[1]);
-          v[2] = fmaf(beta, old.z, v[2]);
-          v[3] = fmaf(beta, old.w, v[3]);
-        }
-        *p = make_float4(v[0], v[1], v[2], v[3]);
-      } else if (r < m) {
-#pragma unroll
-        for (unsigned int j = 0; j < 4u; ++j) {
-          if (col + j < n) {
-            float *p = c + (unsigned long long)r * ldc + col + j;
-            *p = beta != 0.0f ? fmaf(beta, *p, v[j]) : v[j];
-          }
-        }
-      }
+      kiln_sgemm_store4(c, ldc, m, n, r, col, v, beta, c_fast);
     }
   }
 }
