@@ -197,20 +197,8 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
                            size_t lda, const kiln_buffer *b, size_t b_offset,
                            size_t ldb, float beta, kiln_buffer *c,
                            size_t c_offset, size_t ldc) {
-  const kiln_gemm g = {.m = m,
-                       .n = n,
-                       .k = k,
-                       .alpha = alpha,
-                       .beta = beta,
-                       .a = a,
-                       .a_offset = a_offset,
-                       .lda = lda,
-                       .b = b,
-                       .b_offset = b_offset,
-                       .ldb = ldb,
-                       .c = c,
-                       .c_offset = c_offset,
-                       .ldc = ldc};
+  const kiln_gemm g = kiln_gemm_args(m, n, k, alpha, a, a_offset, lda, b,
+                                     b_offset, ldb, beta, c, c_offset, ldc);
   kiln_stream *s;
   kiln_status st =
       kiln_gemm_check(&g, sizeof(float), stream, "kiln_sgemm_f32", &s);

@@ -100,10 +100,10 @@ kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset,
                               const char *fn, const char *what);
 
 /* A built-in helper's workspace on stream s, `bytes` long (one size for
- * every call of one use on one context), its last counter_bytes 0 at the start of the
- * helper's work; the helper's kernel puts them back to 0. The stream owns
- * it; while s captures a graph, each call gets one of its own, owned by
- * the graph, its counters zeroed at the start of every replay. */
+ * every call of one use on one context), its last counter_bytes 0 at the
+ * start of the helper's work; the helper's kernel puts them back to 0. The
+ * stream owns it; while s captures a graph, each call gets one of its own,
+ * owned by the graph, its counters zeroed at the start of every replay. */
 kiln_status kiln_helper_workspace(kiln_stream *s, kiln_scratch_use use,
                                   size_t bytes, size_t counter_bytes,
                                   kiln_buffer **out);
@@ -119,6 +119,29 @@ typedef struct kiln_gemm {
   kiln_buffer *c;
   size_t c_offset, ldc;
 } kiln_gemm;
+
+/* A kiln_gemm of the public functions' arguments, in their order. */
+static inline kiln_gemm kiln_gemm_args(size_t m, size_t n, size_t k,
+                                       float alpha, const kiln_buffer *a,
+                                       size_t a_offset, size_t lda,
+                                       const kiln_buffer *b, size_t b_offset,
+                                       size_t ldb, float beta, kiln_buffer *c,
+                                       size_t c_offset, size_t ldc) {
+  return (kiln_gemm){.m = m,
+                     .n = n,
+                     .k = k,
+                     .alpha = alpha,
+                     .beta = beta,
+                     .a = a,
+                     .a_offset = a_offset,
+                     .lda = lda,
+                     .b = b,
+                     .b_offset = b_offset,
+                     .ldb = ldb,
+                     .c = c,
+                     .c_offset = c_offset,
+                     .ldc = ldc};
+}
 
 /* The checks of kiln_sgemm_f32 and kiln_hgemm_f16 (core/gemm.c): the
  * stream resolved into *out_stream, dimensions below 2^32, k >= 1 for a
