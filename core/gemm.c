@@ -45,16 +45,25 @@ static size_t sgemm_units(const kiln_context *ctx) {
                                        : SGEMM_DEFAULT_UNITS;
 }
 
+/* How many blocks kiln_sgemm_f32_split gives each of `tiles` tiles of a
+ * product of depth k (1: do not split). */
+static uint32_t sgemm_splits(size_t units, size_t tiles, size_t k) {
+  size_t splits = SPLIT_BLOCKS_PER_UNIT * units / tiles;
+  if (splits > k / SPLIT_K_MIN) splits = k / SPLIT_K_MIN;
+  if (splits > SPLIT_MAX) splits = SPLIT_MAX;
+  return splits < 2 ? 1 : (uint32_t)splits;
+}
+
 /* The largest tile that still gives every SM work: 128 x 128 once there
  * are 1.5 tiles per SM (below that the last wave leaves SMs idle for a
- * whole tile's time), else 64 x 64 while there is a tile per SM, else
- * 32 x 64 (which kiln_sgemm_f32 replaces by 64 x 64 tiles with k split
- * between blocks where k is long enough). The smaller tiles split k
- * between the warps of a block, so a small grid still has 8 warps per
- * block (H100 figures in docs/performance.md). A device with too little
- * shared memory for a variant gets the next larger one. */
+ * whole tile's time), else 64 x 64 while there is a tile per SM; below
+ * that 64 x 64 tiles with k split between *splits blocks each where k is
+ * long enough, else 32 x 64. The smaller tiles split k between the warps
+ * of a block, so a small grid still has 8 warps per block (H100 figures in
+ * docs/performance.md). A device with too little shared memory for a
+ * variant gets the next larger one. */
 static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
-                                      size_t n) {
+                                      size_t n, size_t k, uint32_t *splits) {
   const size_t units = sgemm_units(ctx);
   const size_t shared = ctx->properties.max_shared_memory_per_block;
   if (2 * sgemm_tiles(&sgemm_large, m, n) >= 3 * units ||
@@ -63,16 +72,8 @@ static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
   if (sgemm_tiles(&sgemm_mid, m, n) >= units ||
       shared < sgemm_small.shared_bytes)
     return &sgemm_mid;
-  return &sgemm_small;
-}
-
-/* How many blocks kiln_sgemm_f32_split gives each of `tiles` tiles of a
- * product of depth k (1: do not split). */
-static uint32_t sgemm_splits(size_t units, size_t tiles, size_t k) {
-  size_t splits = SPLIT_BLOCKS_PER_UNIT * units / tiles;
-  if (splits > k / SPLIT_K_MIN) splits = k / SPLIT_K_MIN;
-  if (splits > SPLIT_MAX) splits = SPLIT_MAX;
-  return splits < 2 ? 1 : (uint32_t)splits;
+  *splits = sgemm_splits(units, sgemm_tiles(&sgemm_split, m, n), k);
+  return *splits > 1 ? &sgemm_split : &sgemm_small;
 }
 
 kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset, size_t rows,
@@ -204,12 +205,9 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
       kiln_gemm_check(&g, sizeof(float), stream, "kiln_sgemm_f32", &s);
   if (st != KILN_OK || m == 0 || n == 0) return st;
   kiln_context *ctx = c->base.context;
-  const sgemm_kernel *pick = sgemm_pick(ctx, m, n);
-  if (pick == &sgemm_small) {
-    const uint32_t splits =
-        sgemm_splits(sgemm_units(ctx), sgemm_tiles(&sgemm_split, m, n), k);
-    if (splits > 1) return sgemm_split_launch(s, &g, splits);
-  }
+  uint32_t splits = 1;
+  const sgemm_kernel *pick = sgemm_pick(ctx, m, n, k, &splits);
+  if (pick == &sgemm_split) return sgemm_split_launch(s, &g, splits);
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
   return kiln_gemm_launch(s, kern, &g, pick->tile_m, pick->tile_n,
