@@ -75,7 +75,7 @@ struct kiln_context {
   kiln_stream *default_stream;
   kiln_module *builtin_module; /* loaded on first use, under `lock` */
   /* The backend's builtin_matrix_images, loaded under `lock` when a kernel
-   * of it is first wanted (core/hgemm.c). */
+   * of it is first wanted (kiln_builtin_matrix_kernel). */
   kiln_module *builtin_matrix_module;
   /* kiln_hgemm_f16's kernels, picked on first use (core/hgemm.c): [0] for
    * any call, [1] for calls whose A and B come in whole 16-byte pieces. A
@@ -654,6 +654,12 @@ void kiln_log(kiln_log_level level, const char *fmt, ...)
  * use); KILN_ERROR_UNSUPPORTED when the build has no kernels for it. */
 kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
                                 kiln_kernel **out_kernel);
+
+/* The kernel `name` of the backend's builtin_matrix_images (loading them
+ * on first use): KILN_ERROR_NOT_FOUND where there are none, the module's
+ * error, logged, where the device refuses them (and on every later call). */
+kiln_status kiln_builtin_matrix_kernel(kiln_context *ctx, const char *name,
+                                       kiln_kernel **out_kernel);
 
 /* Fills through the built-in kernel kiln_fill (any offset and size, counted
  * as the buffer ops' are: from the allocation's start), for the patterns or

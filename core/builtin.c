@@ -10,13 +10,20 @@
 #define HELPER_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
 
+/* The number of images in a list ended by an entry of format 0 (none for
+ * NULL). */
+static size_t image_count(const kiln_module_image *images) {
+  size_t n = 0;
+  while (images && images[n].format != 0) n++;
+  return n;
+}
+
 static kiln_status builtin_module(kiln_context *ctx, kiln_module **out) {
   const kiln_backend_ops *ops = ctx->ops;
   pthread_mutex_lock(&ctx->lock);
   kiln_status st = KILN_OK;
   if (!ctx->builtin_module) {
-    size_t n = 0;
-    while (ops->builtin_images && ops->builtin_images[n].format != 0) n++;
+    const size_t n = image_count(ops->builtin_images);
     if (n == 0)
       st = kiln_set_error(KILN_ERROR_UNSUPPORTED,
                           "this build of kiln has no built-in kernels for "
@@ -28,6 +35,27 @@ static kiln_status builtin_module(kiln_context *ctx, kiln_module **out) {
                                       &ctx->builtin_module);
   }
   if (st == KILN_OK) *out = ctx->builtin_module;
+  pthread_mutex_unlock(&ctx->lock);
+  return st;
+}
+
+kiln_status kiln_builtin_matrix_kernel(kiln_context *ctx, const char *name,
+                                       kiln_kernel **out_kernel) {
+  const kiln_module_image *images = ctx->ops->builtin_matrix_images;
+  const size_t n = image_count(images);
+  if (n == 0) return KILN_ERROR_NOT_FOUND;
+  pthread_mutex_lock(&ctx->lock);
+  kiln_status st = KILN_OK;
+  if (!ctx->builtin_matrix_module) {
+    st = kiln_module_create_checked(ctx, images, n, true,
+                                    &ctx->builtin_matrix_module);
+    if (st != KILN_OK)
+      kiln_log(KILN_LOG_INFO,
+               "the %s device refuses the module of matrix kernels (%s)",
+               ctx->ops->name, kiln_last_error());
+  }
+  if (st == KILN_OK)
+    st = kiln_module_get_kernel(ctx->builtin_matrix_module, name, out_kernel);
   pthread_mutex_unlock(&ctx->lock);
   return st;
 }

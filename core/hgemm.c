@@ -30,32 +30,6 @@ static const hgemm_kernel hgemm_kernels[] = {
 };
 #define HGEMM_KERNELS (sizeof hgemm_kernels / sizeof hgemm_kernels[0])
 
-/* Kernel `name` of the matrix module, loading it on first use; a device
- * that refuses the module (no cooperative matrices, or a CUDA GPU other
- * than Hopper) gets the next kernel of hgemm_kernels, and the pick is made
- * once per context. */
-static kiln_status matrix_kernel(kiln_context *ctx, const char *name,
-                                 kiln_kernel **out) {
-  const kiln_module_image *images = ctx->ops->builtin_matrix_images;
-  if (!images || images[0].format == 0)
-    return KILN_ERROR_NOT_FOUND;
-  kiln_status st = KILN_OK;
-  if (!ctx->builtin_matrix_module) {
-    size_t n = 0;
-    while (images[n].format != 0) n++;
-    st = kiln_module_create_checked(ctx, images, n, true,
-                                    &ctx->builtin_matrix_module);
-    if (st != KILN_OK) {
-      kiln_log(KILN_LOG_INFO,
-               "kiln_hgemm_f16: the %s device refuses the module of "
-               "matrix kernels (%s); using the next kernel",
-               ctx->ops->name, kiln_last_error());
-      return st;
-    }
-  }
-  return kiln_module_get_kernel(ctx->builtin_matrix_module, name, out);
-}
-
 /* The first kernel of hgemm_kernels that this backend built and this
  * device can run, for calls of class `aligned` (1: A and B come in whole
  * 16-byte pieces; 0: any); its index + 1 is published in
@@ -75,7 +49,9 @@ static kiln_status pick(kiln_context *ctx, int aligned, int *out_variant) {
       continue;
     kiln_kernel *k = NULL;
     if (h->matrix_module) {
-      st = matrix_kernel(ctx, h->name, &k);
+      /* A device that refuses the matrix module (no cooperative matrices,
+       * or a CUDA GPU other than Hopper) gets the next kernel. */
+      st = kiln_builtin_matrix_kernel(ctx, h->name, &k);
       matrix_refused = !ctx->builtin_matrix_module;
     } else {
       st = kiln_builtin_kernel(ctx, h->name, &k);
