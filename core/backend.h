@@ -675,6 +675,10 @@ kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_kernel *k,
                                   const kiln_buffer *src, size_t src_off,
                                   size_t size);
 
+/* The launch shape of kiln_copy_f32 for `size` bytes, for a backend that
+ * launches it itself (between memory that is no kiln_buffer). */
+kiln_launch_config kiln_copy_kernel_config(size_t size);
+
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t kiln_now_ns(void);
 

@@ -124,9 +124,13 @@ kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_kernel *k,
   kiln_arg args[3] = {kiln_arg_buffer(dst, dst_off - dst->guard),
                       kiln_arg_buffer(src, src_off - src->guard),
                       kiln_arg_u32((uint32_t)(size / 4))};
-  kiln_launch_config c =
-      helper_config((size / 4 + 3) / 4, HELPER_BLOCK, 65535u);
+  kiln_launch_config c = kiln_copy_kernel_config(size);
   return kiln_launch_helper(s, k, &c, args, 3);
+}
+
+kiln_launch_config kiln_copy_kernel_config(size_t size) {
+  /* A thread per vec4 of the words, in blocks of HELPER_BLOCK. */
+  return helper_config((size / 4 + 3) / 4, HELPER_BLOCK, 65535u);
 }
 
 kiln_status kiln_check_array(const kiln_buffer *b, size_t offset, size_t n,

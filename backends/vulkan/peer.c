@@ -37,10 +37,6 @@
 #define KERNEL_MIN ((size_t)16 << 20)
 /* The simple way's chunk. */
 #define HOST_CHUNK ((size_t)16 << 20)
-/* The copy kernel's block as core/builtin.c launches it, and its most
- * blocks (it loops grid-stride). */
-#define COPY_BLOCK 256u
-#define COPY_MAX_BLOCKS 65535u
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
@@ -216,12 +212,7 @@ static kiln_status record(const peer_side *side,
     memcpy(args.data, &dst, sizeof dst);
     memcpy(args.data + 8, &src, sizeof src);
     memcpy(args.data + 16, &words, sizeof words);
-    const size_t blocks = ((words + 3u) / 4u + COPY_BLOCK - 1) / COPY_BLOCK;
-    const kiln_launch_config c = {
-        .grid = {blocks < COPY_MAX_BLOCKS ? (uint32_t)blocks : COPY_MAX_BLOCKS,
-                 1, 1},
-        .block = {COPY_BLOCK, 1, 1},
-    };
+    const kiln_launch_config c = kiln_copy_kernel_config(n);
     return kiln_vulkan_launch(&st->base, side->copy, &c, &args);
   }
   kiln_vulkan_stream_lock(st);
