@@ -84,6 +84,14 @@ typedef struct conf_gemm_case {
   float alpha, beta;
 } conf_gemm_case;
 
+/* C of a GEMM case in a guarded buffer (its first element at byte
+ * CONF_GUARD + t->c_off): C's elements start as NaN where beta is 0 (it
+ * must not be read), else as value(r); the offset, the padding between
+ * rows and the guards keep the canary, and gc->canary holds all of it as
+ * written. Returns the bytes from CONF_GUARD to C's end. */
+size_t conf_gemm_c_create(conf_guarded *gc, const conf_gemm_case *t,
+                          conf_rng *r, float (*value)(conf_rng *r));
+
 /* Launches the built-in kernel `name`, of the GEMM argument list (c, a, b,
  * m, n, k, lda, ldb, ldc, alpha, beta), in its own shape: 256 threads a
  * block, one block per tile_m x tile_n tile of C, x across its columns;

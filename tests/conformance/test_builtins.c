@@ -264,11 +264,13 @@ static void run_sgemm(const gemm_kernel *kern, const gemm_case *t,
                    a, b, c, c_off);
 }
 
+/* C's starting elements where beta is not 0. */
+static float unit_value(conf_rng *r) { return conf_uniform(r, -1.0f, 1.0f); }
+
 static void sgemm_case(conf_rng *r, const gemm_kernel *kern,
                        const gemm_case *t) {
   const size_t a_elems = (size_t)(t->m - 1) * t->lda + t->k;
   const size_t b_elems = (size_t)(t->k - 1) * t->ldb + t->n;
-  const size_t c_elems = (size_t)(t->m - 1) * t->ldc + t->n;
   float *a = conf_alloc(a_elems * 4), *b = conf_alloc(b_elems * 4);
   for (size_t i = 0; i < a_elems; i++) a[i] = conf_uniform(r, -1.0f, 1.0f);
   for (size_t i = 0; i < b_elems; i++) b[i] = conf_uniform(r, -1.0f, 1.0f);
@@ -278,20 +280,8 @@ static void sgemm_case(conf_rng *r, const gemm_kernel *kern,
   check_ok(kiln_buffer_write(NULL, ba, t->a_off, a, a_elems * 4));
   check_ok(kiln_buffer_write(NULL, bb, t->b_off, b, b_elems * 4));
 
-  /* C's elements start as NaN when beta is 0 (it must not be read), else
-   * as numbers; the padding between its rows keeps the canary. */
-  const size_t payload = t->c_off + c_elems * 4;
   conf_guarded gc;
-  conf_guarded_create(&gc, payload, r);
-  unsigned char *init = conf_alloc(payload);
-  memcpy(init, conf_guarded_initial(&gc), payload);
-  for (size_t i = 0; i < t->m; i++)
-    for (size_t j = 0; j < t->n; j++) {
-      float v = t->beta == 0.0f ? NAN : conf_uniform(r, -1.0f, 1.0f);
-      memcpy(init + t->c_off + 4 * (i * t->ldc + j), &v, 4);
-    }
-  check_ok(kiln_buffer_write(NULL, gc.buf, CONF_GUARD, init, payload));
-  memcpy(gc.canary + CONF_GUARD, init, payload);
+  const size_t payload = conf_gemm_c_create(&gc, t, r, unit_value);
 
   run_sgemm(kern, t, ba, bb, gc.buf, CONF_GUARD + t->c_off);
   const char *name = kern ? kern->name : "kiln_sgemm_f32()";
@@ -342,7 +332,6 @@ static void sgemm_case(conf_rng *r, const gemm_kernel *kern,
            t->n, t->k, t->ldc);
   conf_check_bytes(got, gc.canary, total, what);
   free(got);
-  free(init);
   conf_guarded_destroy(&gc);
   check_ok(kiln_buffer_destroy(bb));
   check_ok(kiln_buffer_destroy(ba));

@@ -76,13 +76,16 @@ static uint16_t random_half(conf_rng *r, bool exact) {
   return half_of(conf_uniform(r, -1.0f, 1.0f));
 }
 
+static float small_whole(conf_rng *r) {
+  return (float)((int)conf_below(r, 9) - 4);
+}
+
 static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
                            const hgemm_case *hc) {
   const conf_gemm_case *t = &hc->g;
   const bool exact = hc->exact;
   const size_t a_elems = (size_t)(t->m - 1) * t->lda + t->k;
   const size_t b_elems = (size_t)(t->k - 1) * t->ldb + t->n;
-  const size_t c_elems = (size_t)(t->m - 1) * t->ldc + t->n;
   uint16_t *a = conf_alloc(a_elems * 2), *b = conf_alloc(b_elems * 2);
   for (size_t i = 0; i < a_elems; i++) a[i] = random_half(r, exact);
   for (size_t i = 0; i < b_elems; i++) b[i] = random_half(r, exact);
@@ -92,20 +95,10 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
   check_ok(kiln_buffer_write(NULL, ba, t->a_off, a, a_elems * 2));
   check_ok(kiln_buffer_write(NULL, bb, t->b_off, b, b_elems * 2));
 
-  /* C starts as NaN where beta is 0 (it must not be read); the padding
-   * between its rows and the guards keep the canary. */
-  const size_t payload = t->c_off + c_elems * 4;
+  /* C starts as small whole numbers where beta is not 0: beta * C is then
+   * exact for the exact cases. */
   conf_guarded gc;
-  conf_guarded_create(&gc, payload, r);
-  unsigned char *init = conf_alloc(payload);
-  memcpy(init, conf_guarded_initial(&gc), payload);
-  for (size_t i = 0; i < t->m; i++)
-    for (size_t j = 0; j < t->n; j++) {
-      float v = t->beta == 0.0f ? NAN : (float)((int)conf_below(r, 9) - 4);
-      memcpy(init + t->c_off + 4 * (i * t->ldc + j), &v, 4);
-    }
-  check_ok(kiln_buffer_write(NULL, gc.buf, CONF_GUARD, init, payload));
-  memcpy(gc.canary + CONF_GUARD, init, payload);
+  const size_t payload = conf_gemm_c_create(&gc, t, r, small_whole);
 
   run(kern, t, ba, bb, gc.buf, CONF_GUARD + t->c_off);
   const char *name = kern ? kern->name : "kiln_hgemm_f16()";
@@ -125,7 +118,7 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
       }
       const size_t at = CONF_GUARD + t->c_off + 4 * (i * t->ldc + j);
       float old, g;
-      memcpy(&old, init + t->c_off + 4 * (i * t->ldc + j), 4);
+      memcpy(&old, gc.canary + at, 4);
       memcpy(&g, got + at, 4);
       /* Exact data: alpha * sum is one rounding, as the kernel's; then
        * fmaf with beta, as the kernel's. Else float32 sums of k terms. */
@@ -151,7 +144,6 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
   conf_check_bytes(got, want, total, "bytes around C's elements");
   free(want);
   free(got);
-  free(init);
   conf_guarded_destroy(&gc);
   check_ok(kiln_buffer_destroy(ba));
   check_ok(kiln_buffer_destroy(bb));

@@ -1,5 +1,6 @@
 /* The suite's helpers: random data, guarded buffers, the test kernels'
  * images, and the watch on the Vulkan validation layer. */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -265,6 +266,21 @@ int conf_check_validation(void **state) {
               n - validation_seen);
   validation_seen = n;
   return -1;
+}
+
+size_t conf_gemm_c_create(conf_guarded *gc, const conf_gemm_case *t,
+                          conf_rng *r, float (*value)(conf_rng *r)) {
+  const size_t c_elems = (size_t)(t->m - 1) * t->ldc + t->n;
+  const size_t payload = t->c_off + c_elems * 4;
+  conf_guarded_create(gc, payload, r);
+  unsigned char *init = gc->canary + CONF_GUARD;
+  for (size_t i = 0; i < t->m; i++)
+    for (size_t j = 0; j < t->n; j++) {
+      const float v = t->beta == 0.0f ? NAN : value(r);
+      memcpy(init + t->c_off + 4 * (i * t->ldc + j), &v, 4);
+    }
+  check_ok(kiln_buffer_write(NULL, gc->buf, CONF_GUARD, init, payload));
+  return payload;
 }
 
 void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
