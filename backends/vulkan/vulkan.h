@@ -632,8 +632,8 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
                                          const kiln_buffer *src,
                                          size_t src_off, size_t size);
 
-/* Frees the host memory kept for copies between `ctx` and other contexts
- * (peer.c), before its device goes. */
+/* Frees the memory (host or shared device memory) kept for copies between
+ * `ctx` and other contexts (peer.c), before its device goes. */
 void kiln_vulkan_peer_forget(kiln_vulkan_context *ctx);
 /* Whether copies between a and b go device to device: where the two
  * contexts share device memory (kiln_vulkan_can_share_memory). */

@@ -2,8 +2,10 @@
  * of the odd shapes in `odd`, through kiln_sgemm_f32() (float32 FMAs, no
  * tensor cores; it picks one of the kernels below by size) and through
  * cuBLAS with the default math mode (no TF32), in GFLOP/s. Before timing,
- * odd shapes, leading dimensions and offsets check each kernel's edges
- * element by element, each kernel launched directly in its own shape. */
+ * odd shapes, leading dimensions and offsets check the edges of each kernel
+ * below element by element, each launched directly in its own shape; the
+ * split kernel, which needs a workspace, runs through kiln_sgemm_f32() on
+ * the thin shapes, checked at sampled elements as every timed product is. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
