@@ -231,6 +231,67 @@ static void reductions_queued_on_streams(void **state) {
   free(y);
 }
 
+/* Reductions queued with no synchronize between them, each after a kernel
+ * that wrote what it reads: on sm_90 the CUDA backend starts a reduction
+ * while the kernel before it drains (backends/cuda/launch.c), and one that
+ * read before that kernel was done would add stale values. First each
+ * round adds 1 to x with kiln_axpy_f32, then sums x; then each reduction
+ * writes its result into the array the next one adds up, so that result is
+ * written last thing before the next reduction reads it. Every value is a
+ * whole number below 2^24, so every result is exact. */
+static void reductions_follow_writers(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  enum { ROUNDS = 48, CHAIN = 22 };
+  const size_t n = (size_t)1 << 18;
+  float *h = conf_alloc(n * 4);
+  for (size_t j = 0; j < n; j++) h[j] = 1.0f;
+  kiln_buffer *bx, *bones;
+  check_ok(kiln_buffer_create(conf.ctx, n * 4, KILN_BUFFER_ZERO, &bx));
+  check_ok(kiln_buffer_create(conf.ctx, n * 4, 0, &bones));
+  check_ok(kiln_buffer_write(NULL, bones, 0, h, n * 4));
+  conf_guarded res;
+  conf_guarded_create(&res, ROUNDS * 8, &r);
+  check_ok(kiln_context_synchronize(conf.ctx));
+  float expect[ROUNDS * 2];
+  for (int i = 0; i < ROUNDS; i++) {
+    check_ok(kiln_axpy_f32(NULL, n, 1.0f, bones, 0, bx, 0));
+    check_ok(kiln_reduce_sum_f32(NULL, n, bx, 0, res.buf,
+                                 CONF_GUARD + 8 * (size_t)i));
+    check_ok(kiln_dot_f32(NULL, n, bx, 0, bones, 0, res.buf,
+                          CONF_GUARD + 8 * (size_t)i + 4));
+    expect[2 * i] = expect[2 * i + 1] = (float)((size_t)(i + 1) * n);
+  }
+  conf_guarded_check(&res, NULL, expect,
+                     "48 rounds of x += 1 then sum(x) and dot(x, 1) on one "
+                     "stream (round i: sum at 8i, dot at 8i + 4)");
+  conf_guarded_destroy(&res);
+  /* y = 1, 0, 0, ...; result j goes to y[j + 1] and is the sum of all
+   * before it: 1, 2, 4, ... */
+  memset(h, 0, n * 4);
+  h[0] = 1.0f;
+  check_ok(kiln_buffer_write(NULL, bx, 0, h, n * 4));
+  for (size_t j = 0; j < CHAIN; j++) {
+    if (j % 2 == 0)
+      check_ok(kiln_reduce_sum_f32(NULL, n, bx, 0, bx, 4 * (j + 1)));
+    else
+      check_ok(kiln_dot_f32(NULL, n, bx, 0, bones, 0, bx, 4 * (j + 1)));
+  }
+  check_ok(kiln_buffer_read(NULL, bx, 0, h, 4 * (CHAIN + 2)));
+  for (size_t j = 0; j <= CHAIN + 1; j++) {
+    const float want = j == 0      ? 1.0f
+                       : j > CHAIN ? 0.0f
+                                   : ldexpf(1.0f, (int)j - 1);
+    if (h[j] != want)
+      fail_msg("%zu reductions each adding up the results of those before "
+               "it: y[%zu] = %.9g, expected %.9g",
+               (size_t)CHAIN, j, h[j], want);
+  }
+  check_ok(kiln_buffer_destroy(bones));
+  check_ok(kiln_buffer_destroy(bx));
+  free(h);
+}
+
 typedef conf_gemm_case gemm_case;
 
 /* One of kiln_sgemm_f32's kernels, with the tile of C that one block of
@@ -524,6 +585,7 @@ int conf_run_builtin_tests(void) {
       CONF_TEST(axpy),
       CONF_TEST(reductions),
       CONF_TEST(reductions_queued_on_streams),
+      CONF_TEST(reductions_follow_writers),
       CONF_TEST(sgemm),
       CONF_TEST(sgemm_kernels),
       CONF_TEST(sgemm_odd_shapes),
