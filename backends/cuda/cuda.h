@@ -82,6 +82,9 @@ typedef struct kiln_cuda_kernel {
    * raised the kernel's limit to all the device allows it; 0 until a launch
    * first needs more than the default. */
   atomic_size_t shared_limit;
+  /* Launched with programmatic stream serialization: a built-in kernel
+   * that waits for the previous kernel itself (module.c). */
+  bool follows;
 } kiln_cuda_kernel;
 
 typedef struct kiln_cuda_stream {

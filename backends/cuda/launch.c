@@ -80,14 +80,33 @@ kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,
   void *params[KILN_MAX_KERNEL_ARGS];
   for (size_t i = 0; i < args->count; i++)
     params[i] = (void *)(args->data + args->offsets[i]);
-  CUresult r = kiln_cuda_api.cuLaunchKernel(
-      k->handle, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y,
-      c->block.z, (unsigned)c->shared_memory_bytes,
-      kiln_cuda_stream_cast(s)->handle, params, NULL);
+  CUstream stream = kiln_cuda_stream_cast(s)->handle;
+  CUresult r;
+  if (k->follows) {
+    /* The kernel waits for its predecessor itself (module.c): its blocks
+     * may be placed while that one drains. */
+    CUlaunchAttribute overlap = {
+        .id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        .value.programmaticStreamSerializationAllowed = 1,
+    };
+    CUlaunchConfig config = {
+        .gridDimX = c->grid.x, .gridDimY = c->grid.y, .gridDimZ = c->grid.z,
+        .blockDimX = c->block.x, .blockDimY = c->block.y,
+        .blockDimZ = c->block.z,
+        .sharedMemBytes = (unsigned)c->shared_memory_bytes,
+        .hStream = stream, .attrs = &overlap, .numAttrs = 1,
+    };
+    r = kiln_cuda_api.cuLaunchKernelEx(&config, k->handle, params, NULL);
+  } else {
+    r = kiln_cuda_api.cuLaunchKernel(
+        k->handle, c->grid.x, c->grid.y, c->grid.z, c->block.x, c->block.y,
+        c->block.z, (unsigned)c->shared_memory_bytes, stream, params, NULL);
+  }
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error_as(r, KILN_ERROR_LAUNCH_FAILED,
-                              "cuLaunchKernel of '%s' (grid %ux%ux%u, block "
+                              "%s of '%s' (grid %ux%ux%u, block "
                               "%ux%ux%u, %zu bytes of dynamic shared memory)",
+                              k->follows ? "cuLaunchKernelEx" : "cuLaunchKernel",
                               k->base.name, c->grid.x, c->grid.y, c->grid.z,
                               c->block.x, c->block.y, c->block.z,
                               c->shared_memory_bytes);

@@ -556,6 +556,28 @@ static kiln_status set_params(kiln_kernel *k, CUfunction f,
   return KILN_OK;
 }
 
+/* The built-in kernels whose first act is to wait for the kernel before
+ * them on the stream (kiln_follow_previous_kernel, shaders/cuda/reduce.cu),
+ * so that launch.c may start them while it drains. The wait is compiled in
+ * for sm_90 and later only, so only code built for those is so launched. */
+static const char *const following_kernels[] = {"kiln_reduce_sum_f32",
+                                                "kiln_dot_f32"};
+
+static bool follows_previous(const kiln_kernel *base, CUfunction f) {
+  if (!kiln_cuda_api.cuLaunchKernelEx ||
+      base->module != base->base.context->builtin_module)
+    return false;
+  bool listed = false;
+  for (size_t i = 0; i < sizeof following_kernels / sizeof *following_kernels;
+       i++)
+    listed = listed || strcmp(base->name, following_kernels[i]) == 0;
+  int ptx = 0;
+  return listed &&
+         kiln_cuda_api.cuFuncGetAttribute(&ptx, CU_FUNC_ATTRIBUTE_PTX_VERSION,
+                                          f) == CUDA_SUCCESS &&
+         ptx >= 90;
+}
+
 kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
   kiln_cuda_kernel *k = kiln_cuda_kernel_cast(base);
   const kiln_cuda_module *m = kiln_cuda_module_cast(base->module);
@@ -579,6 +601,7 @@ kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
         kiln_cuda_api.cuModuleGetFunction(&k->handle, m->handles[i], name);
     if (r == CUDA_SUCCESS) {
       atomic_init(&k->shared_limit, 0);
+      k->follows = follows_previous(base, k->handle);
       return set_params(base, k->handle, &m->params[i]);
     }
     if (r != CUDA_ERROR_NOT_FOUND)

