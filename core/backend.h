@@ -620,6 +620,10 @@ struct kiln_backend_ops {
    * declares CooperativeMatrixNV; CUDA: sm_90a code, which only Hopper
    * runs); NULL where there are none. */
   const kiln_module_image *builtin_matrix_images;
+  /* The columns of C that one block of the built-in kiln_sgemm_f32 kernel
+   * computes (its rows are 128): each backend's kernel is tuned for its
+   * own compiler (docs/kernels.md). */
+  uint32_t sgemm_tile_n;
 };
 
 /* ---- Core services for backends ------------------------------------------- */

@@ -295,8 +295,8 @@ static void reductions_follow_writers(void **state) {
 typedef conf_gemm_case gemm_case;
 
 /* One of kiln_sgemm_f32's kernels, with the tile of C that one block of
- * 256 threads computes (docs/kernels.md), and for the split kernel the
- * rows of k each block takes. */
+ * 256 threads computes (docs/kernels.md; tile_n 0: the backend's, below),
+ * and for the split kernel the rows of k each block takes. */
 typedef struct gemm_kernel {
   const char *name;
   uint32_t tile_m, tile_n;
@@ -304,11 +304,17 @@ typedef struct gemm_kernel {
 } gemm_kernel;
 
 static const gemm_kernel gemm_kernels[] = {
-    {"kiln_sgemm_f32", 128, 128, 0},       {"kiln_sgemm_f32_mid", 64, 64, 0},
+    {"kiln_sgemm_f32", 128, 0, 0},         {"kiln_sgemm_f32_mid", 64, 64, 0},
     {"kiln_sgemm_f32_small", 32, 64, 0},   {"kiln_sgemm_f32_split", 64, 64, 16},
     {"kiln_sgemm_f32_split", 64, 64, 192},
 };
 #define GEMM_KERNELS (sizeof gemm_kernels / sizeof gemm_kernels[0])
+
+/* The columns of C per block of the kernel kiln_sgemm_f32, which
+ * docs/kernels.md gives for each backend. */
+static uint32_t sgemm_large_tile_n(void) {
+  return conf.backend == KILN_BACKEND_CUDA ? 256 : 128;
+}
 
 /* C = alpha A B + beta C through kiln_sgemm_f32, or with `kern` launched
  * directly in its own shape. */
@@ -321,8 +327,9 @@ static void run_sgemm(const gemm_kernel *kern, const gemm_case *t,
                             t->ldc));
     return;
   }
-  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, 0, kern->k_split, t,
-                   a, b, c, c_off);
+  const uint32_t tile_n = kern->tile_n ? kern->tile_n : sgemm_large_tile_n();
+  conf_gemm_launch(kern->name, kern->tile_m, tile_n, 0, kern->k_split, t, a, b,
+                   c, c_off);
 }
 
 /* C's starting elements where beta is not 0. */
@@ -446,6 +453,8 @@ static void sgemm_kernels(void **state) {
       {128, 128, 100, 100, 128, 128, 0, 0, 0, 0.5f, 0.25f},
       {33, 200, 300, 300, 204, 200, 0, 16, 0, 1.0f, -1.0f},
       {70, 3, 65, 65, 3, 5, 4, 0, 8, 1.0f, 0.0f},
+      /* Whole 128 x 256 tiles beside edge ones, every matrix aligned. */
+      {160, 300, 24, 24, 300, 300, 0, 0, 0, 1.0f, 0.5f},
   };
   for (size_t v = 0; v < GEMM_KERNELS; v++)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
