@@ -76,29 +76,95 @@ __device__ static void kiln_finish(float sum, float *partial,
   }
 }
 
+// Element i's term added to s: x[i], or x[i] * y[i] for a dot product.
+template <bool DOT>
+__device__ static __forceinline__ float kiln_add_term(
+    float s, const float *__restrict__ x, const float *__restrict__ y,
+    unsigned long long i) {
+  return DOT ? fmaf(x[i], y[i], s) : s + x[i];
+}
+
+// The terms of four neighbouring elements, u = x[4j..4j + 3] (y4 + j for a
+// dot product), added two into s0 and two into s1.
+template <bool DOT>
+__device__ static __forceinline__ void kiln_add_terms4(
+    float &s0, float &s1, float4 u, const float4 *__restrict__ y4,
+    unsigned long long j) {
+  if (DOT) {
+    const float4 v = y4[j];
+    s0 = fmaf(u.y, v.y, fmaf(u.x, v.x, s0));
+    s1 = fmaf(u.w, v.w, fmaf(u.z, v.z, s1));
+  } else {
+    s0 += u.x + u.y;
+    s1 += u.z + u.w;
+  }
+}
+
+// The sum of the terms this thread visits in grid-stride order. Where x
+// (and y, the same distance past a 16-byte boundary) allow it, the walk
+// moves float4s: the 0 to 3 elements before x's first boundary go one to a
+// thread, then float4s, then the 0 to 3 left. Loads of 16 bytes are a
+// quarter of the load instructions, which small arrays wait on (1 MiB on
+// the H100: 325 -> 339 GB/s). Either way the order of additions depends on
+// n, the launch and where x lies from a 16-byte boundary, never on timing.
+template <bool DOT>
+__device__ static float kiln_thread_terms(const float *__restrict__ x,
+                                          const float *__restrict__ y,
+                                          unsigned int n) {
+  const unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+  const unsigned long long t =
+      (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const unsigned long long skew = (unsigned long long)x & 15u;
+  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
+  if (!DOT || skew == ((unsigned long long)y & 15u)) {
+    // kiln passes 4-byte aligned vectors (offsets are multiples of 4).
+    unsigned long long head = ((16u - skew) & 15u) >> 2;
+    if (head > n) {
+      head = n;
+    }
+    if (t < head) {
+      a0 = kiln_add_term<DOT>(a0, x, y, t);
+    }
+    const float4 *x4 = (const float4 *)(x + head);
+    const float4 *y4 = DOT ? (const float4 *)(y + head) : nullptr;
+    const unsigned long long n4 = (n - head) >> 2;
+    unsigned long long j = t;
+    // Two float4s in flight per thread, into four sums.
+    for (; j + stride < n4; j += 2 * stride) {
+      kiln_add_terms4<DOT>(a0, a1, x4[j], y4, j);
+      kiln_add_terms4<DOT>(a2, a3, x4[j + stride], y4, j + stride);
+    }
+    if (j < n4) {
+      kiln_add_terms4<DOT>(a0, a1, x4[j], y4, j);
+    }
+    const unsigned long long rest = head + 4 * n4;
+    if (t < n - rest) {
+      a2 = kiln_add_term<DOT>(a2, x, y, rest + t);
+    }
+  } else {
+    // Four elements of the walk at a time, into four sums: four independent
+    // loads in flight per thread instead of one dependent chain.
+    unsigned long long i = t;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+      a0 = kiln_add_term<DOT>(a0, x, y, i);
+      a1 = kiln_add_term<DOT>(a1, x, y, i + stride);
+      a2 = kiln_add_term<DOT>(a2, x, y, i + 2 * stride);
+      a3 = kiln_add_term<DOT>(a3, x, y, i + 3 * stride);
+    }
+    for (; i < n; i += stride) {
+      a0 = kiln_add_term<DOT>(a0, x, y, i);
+    }
+  }
+  return (a0 + a1) + (a2 + a3);
+}
+
 extern "C" __global__ void kiln_reduce_sum_f32(float *partial,
                                                const float *__restrict__ x,
                                                float *result,
                                                unsigned int *tickets,
                                                unsigned int n) {
   kiln_follow_previous_kernel();
-  unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-  unsigned long long i =
-      (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  // Four elements of the grid-stride walk at a time, into four sums: four
-  // independent loads in flight per thread instead of one dependent chain
-  // keep enough bytes moving to reach the memory's bandwidth.
-  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    a0 += x[i];
-    a1 += x[i + stride];
-    a2 += x[i + 2 * stride];
-    a3 += x[i + 3 * stride];
-  }
-  for (; i < n; i += stride) {
-    a0 += x[i];
-  }
-  float sum = kiln_block_sum((a0 + a1) + (a2 + a3));
+  float sum = kiln_block_sum(kiln_thread_terms<false>(x, nullptr, n));
   kiln_finish(sum, partial, tickets, result);
 }
 
@@ -108,19 +174,6 @@ extern "C" __global__ void kiln_dot_f32(float *partial,
                                         float *result, unsigned int *tickets,
                                         unsigned int n) {
   kiln_follow_previous_kernel();
-  unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
-  unsigned long long i =
-      (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
-  float a0 = 0.0f, a1 = 0.0f, a2 = 0.0f, a3 = 0.0f;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    a0 = fmaf(x[i], y[i], a0);
-    a1 = fmaf(x[i + stride], y[i + stride], a1);
-    a2 = fmaf(x[i + 2 * stride], y[i + 2 * stride], a2);
-    a3 = fmaf(x[i + 3 * stride], y[i + 3 * stride], a3);
-  }
-  for (; i < n; i += stride) {
-    a0 = fmaf(x[i], y[i], a0);
-  }
-  float sum = kiln_block_sum((a0 + a1) + (a2 + a3));
+  float sum = kiln_block_sum(kiln_thread_terms<true>(x, y, n));
   kiln_finish(sum, partial, tickets, result);
 }
