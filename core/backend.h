@@ -620,10 +620,12 @@ struct kiln_backend_ops {
    * declares CooperativeMatrixNV; CUDA: sm_90a code, which only Hopper
    * runs); NULL where there are none. */
   const kiln_module_image *builtin_matrix_images;
-  /* The columns of C that one block of the built-in kiln_sgemm_f32 kernel
-   * computes (its rows are 128): each backend's kernel is tuned for its
-   * own compiler (docs/kernels.md). */
-  uint32_t sgemm_tile_n;
+  /* The launch of the built-in kernel kiln_sgemm_f32, tuned for each
+   * backend's compiler (docs/kernels.md): a block of `threads` computes
+   * 128 x tile_n of C. */
+  struct {
+    uint32_t tile_n, threads;
+  } sgemm;
 };
 
 /* ---- Core services for backends ------------------------------------------- */

@@ -5,10 +5,10 @@
 
 /* kiln_sgemm_f32's kernels (docs/kernels.md), each with the tile of C one
  * block of 256 threads computes and the shared memory it declares. The
- * large kernel's tile is 128 x 128 as far as the choice below counts; a
- * backend may launch it with wider blocks (ops->sgemm_tile_n: 128 x 256 on
- * CUDA, one block per SM doing the work of two 128 x 128 blocks, so the
- * count means the same). */
+ * large kernel is 128 x 128 as far as the choice below counts; its launch
+ * is the backend's (ops->sgemm: 128 x 256 blocks on CUDA, one an SM doing
+ * the work of two 128 x 128 blocks, so the count means the same; 128
+ * threads on Vulkan). */
 #define SGEMM_THREADS 256u
 typedef struct sgemm_kernel {
   const char *name;
@@ -212,10 +212,10 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   uint32_t splits = 1;
   const sgemm_kernel *pick = sgemm_pick(ctx, m, n, k, &splits);
   if (pick == &sgemm_split) return sgemm_split_launch(s, &g, splits);
+  const bool large = pick == &sgemm_large;
+  const uint32_t tile_n = large ? ctx->ops->sgemm.tile_n : pick->tile_n;
+  const uint32_t threads = large ? ctx->ops->sgemm.threads : SGEMM_THREADS;
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
-  const uint32_t tile_n =
-      pick == &sgemm_large ? ctx->ops->sgemm_tile_n : pick->tile_n;
-  return kiln_gemm_launch(s, kern, &g, pick->tile_m, tile_n, SGEMM_THREADS,
-                          0);
+  return kiln_gemm_launch(s, kern, &g, pick->tile_m, tile_n, threads, 0);
 }

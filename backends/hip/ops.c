@@ -91,5 +91,5 @@ const kiln_backend_ops kiln_hip_ops = {
     .compile = kiln_hip_compile,
 
     .builtin_images = KILN_HIP_BUILTIN_IMAGES,
-    .sgemm_tile_n = 128,
+    .sgemm = {.tile_n = 128, .threads = 256},
 };

@@ -4,27 +4,48 @@
 //   C[m x n] = alpha * A[m x k] * B[k x n] + beta * C
 // in float32 FMAs; beta == 0 does not read C.
 //
-// The launch shape is this kernel's own, and kiln_sgemm_f32() uses it:
-//   workgroup = 256 x 1 x 1 invocations,
-//   grid      = ceil(n / 128) x ceil(m / 128) x 1   (x over columns of C).
-// The workgroup size is specialized at launch as for every kiln kernel, but
-// the tiling below is written for 256.
+// The launch shape is this kernel's own, and kiln_sgemm_f32() must use it:
+//   workgroup = 128 x 1 x 1 invocations (not 256: the tiling below is
+//               written for 128, each invocation computing 8 x 16 of C),
+//   grid      = ceil(n / 128) x ceil(m / 128) x 1   (x over columns of C),
+//   shared    = 16 KiB declared below (two stages of a 8-deep k slice).
 //
 // Each workgroup computes a 128 x 128 tile of C, walking k in slices of 8.
 // A slice of A (128 x 8) and of B (8 x 128) is staged in shared memory as
 // vec4s, A transposed so that both are read along m and n a vec4 at a time.
 // There are two stages: while the workgroup multiplies one, each invocation
-// already has its part of the next slice in flight from global memory (one
-// vec4 of A, one of B) and stores it into the other stage afterwards, so
-// there is one barrier per slice. The two stages take 16 KiB of shared
-// memory, the least every Vulkan implementation offers.
+// already has its part of the next slice in flight from global memory (two
+// vec4s of A, two of B) and stores it into the other stage afterwards, so
+// there is one barrier per slice.
 //
-// Each invocation owns 8 x 8 elements of C: rows ty*4 + {0..3} and 64 +
-// ty*4 + {0..3}, columns tx*4 + {0..3} and 64 + tx*4 + {0..3}, with (tx, ty)
-// on a 16 x 16 grid laid out per 32 invocations as 8 tx by 4 ty. With
-// 32-wide subgroups (NVIDIA) a subgroup's shared reads of a k row are 128
-// contiguous bytes of B and 64 of A, each broadcast: no bank conflicts. No
-// subgroup operation is needed, so any subgroup size is correct.
+// Each invocation owns 8 x 16 elements of C: rows ty*4 + {0..3} (lo) and
+// 64 + ty*4 + {0..3} (hi), columns h*32 + tx*4 + {0..3} for h = 0..3, with
+// (tx, ty) on an 8 x 16 grid, a subgroup of 32 spanning 8 tx by 4 ty. Per k
+// row an invocation reads 2 vec4s of A and 4 of B from shared memory (each
+// read by a subgroup: 4 or 8 distinct vec4s, broadcast, no bank conflicts)
+// and does 128 FMAs. No subgroup operation is used, so any subgroup size
+// is correct.
+//
+// Why (H100, NVIDIA Vulkan 580; docs/performance.md, "SGEMM on Vulkan",
+// has the measurements): the 8 x 8 / 256-invocation design must fit
+// 128 registers for two workgroups per SM, and the driver met that only by
+// spilling (24,064 bytes of shared memory for 16,384 declared, 31 TFLOP/s).
+// At 128 invocations anything up to 255 registers keeps two workgroups (8
+// subgroups) per SM; this kernel takes 241, keeps nothing in shared memory
+// beyond what it declares (the driver reports the same size as for every
+// spill-free variant), and does a third more FMAs per shared-memory read
+// (128 per 6 vec4s against 64 per 4): 39.2 TFLOP/s at 4096 against 31.1
+// for the 8 x 8 kernel in the same run.
+// Every loop over registers is written out by the macros below and every
+// register is a named variable (no private arrays): glslang's plain output
+// then runs exactly as fast as after spirv-opt -O.
+// A's transposed rows are XOR-swizzled (swz below), so its transposing
+// stores are conflict-free.
+// The same design with slices of 16 of k in 32 KiB ran at 40.6 TFLOP/s,
+// but lavapipe (Mesa 22.3) crashes in its compiled code, and Vulkan
+// promises only 16 KiB a workgroup.
+// Bounds are compared as differences from the tile's corner and from the
+// slice's first k, so none wraps for any m, n, k < 2^32.
 //
 // Edges: a workgroup whose tile lies inside C, with 16-byte aligned
 // matrices and leading dimensions that are multiples of 4, moves vec4s
@@ -34,7 +55,9 @@
 // correct.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
-#extension GL_EXT_control_flow_attributes : require
+
+#define KT 128
+#define KBK 8
 
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 
@@ -67,22 +90,171 @@ layout(push_constant, std430) uniform Args {
   float beta;
 } args;
 
-const uint BM = 128u; // rows of C per workgroup
-const uint BN = 128u; // columns of C per workgroup
-const uint BK = 8u;   // k per shared-memory slice
+const uint NT = KT;
+const uint BM = 128u;
+const uint BN = 128u;
+const uint BK = KBK;
+const uint TXN = NT / 16u;           // invocations along n (16 along m)
+const uint AQ = BK / 4u;             // vec4s per row of an A slice
+const uint AROWS = NT / AQ;          // A rows between an invocation's vec4s
+const uint BQ = BN / 4u;             // vec4s per row of a B slice
+const uint BROWS = NT / BQ;          // B rows between them
+const uint SWQ = 32u / AQ / 4u;      // swizzle unit in vec4s
 
-// a_tile[stage][kk][q] holds rows 4q..4q+3 of A's slice at k = kk, except
-// that q is swizzled: the vec4 of rows 4q.. is stored at q ^ (kk & 4). Then
-// the transposing stores of 32 neighbouring invocations (16 rows, k and k +
-// 4) fall in 32 different banks without padding, so the stages fit in
-// 16 KiB; the reads still fetch one whole vec4.
+// The loops over registers, written out: h = 0..3 (vec4 column
+// groups), j (the vec4s of A and of B fetched per slice), the k rows of
+// a slice, and i = 0..3 with the vec4 component it names (FOR_IC2 is
+// FOR_IC again, for use inside an expansion of FOR_IC).
+#define FOR_H(X, p, q) X(p, q, 0) X(p, q, 1) X(p, q, 2) X(p, q, 3)
+#define FOR_H1(X) X(0) X(1) X(2) X(3)
+#define FOR_J(X) X(0) X(1)
+#define FOR_KK1(X) X(0) X(1) X(2) X(3)
+#define FOR_KK2(X) X(4) X(5) X(6) X(7)
+#define FOR_IC(X, p) X(p, 0, x) X(p, 1, y) X(p, 2, z) X(p, 3, w)
+#define FOR_IC2(X, p) X(p, 0, x) X(p, 1, y) X(p, 2, z) X(p, 3, w)
+
 shared vec4 a_tile[2][BK][BM / 4u];
-shared vec4 b_tile[2][BK][BN / 4u];
+shared vec4 b_tile[2][BK][BQ];
 
-// Whether a matrix allows vec4 accesses along its rows.
+#define swz(kk) (((kk) >> 2) * SWQ)
+
+// Bounds as differences from the workgroup's corner (row0 < m, col0 < n)
+// and from the slice's first k (k0 < k), which cannot wrap.
+#define A_K_IN(i) (a_col + i < k - k0)
+#define A_ROW_IN(j) (a_row + j * AROWS < m - row0)
+#define B_K_IN(j) (b_row + j * BROWS < k - k0)
+#define B_COL_IN(i) (b_c4 * 4u + i < n - col0)
+#define WHOLE_SLICE (k - k0 >= BK)
+#define C_ROW_IN(ROWOFF) ((ROWOFF) < m - row0)
+#define C_COL_IN(j) (col - col0 + j < n - col0)
+// (TILE_IN is only ever the last operand of &&.)
+#define TILE_IN m - row0 >= BM && n - col0 >= BN
+
 bool vec4_rows(uint64_t address, uint ld) {
   return (address & 15ul) == 0ul && (ld & 3u) == 0u;
 }
+
+// --- fetch of slice s into na<j> / nb<j> ---
+#define FETCH_A_FAST(j) na##j = V4R(pa + uint64_t(j) * pa_j).v;
+#define FETCH_B_FAST(j) nb##j = V4R(pb + uint64_t(j) * pb_j).v;
+#define FETCH_A_EL(j, i, c)                                            \
+  na##j.c = 0.0;                                                       \
+  if (a_in && A_K_IN(i))                                               \
+    na##j.c = F32R(pa + uint64_t(j) * pa_j + uint64_t(4 * i)).v;
+#define FETCH_B_EL(j, i, c)                                            \
+  nb##j.c = 0.0;                                                       \
+  if (b_in && B_COL_IN(i))                                             \
+    nb##j.c = F32R(pb + uint64_t(j) * pb_j + uint64_t(4 * i)).v;
+#define FETCH_A_CHECKED(j)                                             \
+  {                                                                    \
+    const bool a_in = A_ROW_IN(j);                                     \
+    FOR_IC(FETCH_A_EL, j)                                              \
+  }
+#define FETCH_B_CHECKED(j)                                             \
+  {                                                                    \
+    const bool b_in = B_K_IN(j);                                       \
+    FOR_IC(FETCH_B_EL, j)                                              \
+  }
+#define FETCH_A(s, FAST)                                               \
+  {                                                                    \
+    const uint k0 = (s) * BK;                                          \
+    if (FAST && WHOLE_SLICE) {                                         \
+      FOR_J(FETCH_A_FAST)                                              \
+    } else {                                                           \
+      FOR_J(FETCH_A_CHECKED)                                           \
+    }                                                                  \
+    pa += uint64_t(BK * 4u);                                           \
+  }
+#define FETCH_B(s, FAST)                                               \
+  {                                                                    \
+    const uint k0 = (s) * BK;                                          \
+    if (FAST && WHOLE_SLICE) {                                         \
+      FOR_J(FETCH_B_FAST)                                              \
+    } else {                                                           \
+      FOR_J(FETCH_B_CHECKED)                                           \
+    }                                                                  \
+    pb += pb_step;                                                     \
+  }
+
+// --- store of na<j> / nb<j> into stage buf (A transposed) ---
+#define STAGE_A_EL(j, i, c)                                            \
+  a_tile[buf][a_col + i][((a_row + j * AROWS) >> 2) ^ swz(a_col + i)]  \
+        [a_row & 3u] = na##j.c;
+#define STAGE_J(j)                                                     \
+  FOR_IC(STAGE_A_EL, j)                                                \
+  b_tile[buf][b_row + j * BROWS][b_c4] = nb##j;
+#define STAGE(BUF)                                                     \
+  {                                                                    \
+    const uint buf = (BUF);                                            \
+    FOR_J(STAGE_J)                                                     \
+  }
+
+// --- one k row of the current stage ---
+#define LOAD_B(h) fb##h = b_tile[cur][kk][h * TXN + tx];
+#define MUL_ICH(i, c, h)                                               \
+  lo##i##_##h = fma(vec4(fa0.c), fb##h, lo##i##_##h);                  \
+  hi##i##_##h = fma(vec4(fa1.c), fb##h, hi##i##_##h);
+#define MUL_IC(_, i, c) FOR_H(MUL_ICH, i, c)
+#define KSTEP(KK)                                                      \
+  {                                                                    \
+    const uint kk = (KK);                                              \
+    const uint q = ty ^ swz(kk);                                       \
+    fa0 = a_tile[cur][kk][q];                                          \
+    fa1 = a_tile[cur][kk][16u + q];                                    \
+    FOR_H1(LOAD_B)                                                     \
+    FOR_IC(MUL_IC, 0)                                                  \
+  }
+#define SLICE FOR_KK1(KSTEP) FOR_KK2(KSTEP)
+#define FETCH_NEXT(s, FAST) FETCH_A(s, FAST) FETCH_B(s, FAST)
+
+// --- the main loop: fetch s + 1, multiply s, stage s + 1, barrier ---
+#define MAINLOOP(FAST)                                                 \
+  {                                                                    \
+    FETCH_A(0u, FAST)                                                  \
+    FETCH_B(0u, FAST)                                                  \
+    STAGE(0u)                                                          \
+    barrier();                                                         \
+    for (uint s = 0u; s < slices; ++s) {                               \
+      const bool more = s + 1u < slices;                               \
+      if (more) FETCH_NEXT(s + 1u, FAST)                               \
+      const uint cur = s & 1u;                                         \
+      SLICE                                                            \
+      if (more) {                                                      \
+        STAGE(cur ^ 1u)                                                \
+        barrier();                                                     \
+      }                                                                \
+    }                                                                  \
+  }
+
+#define DECL_ACC(i, c, h) vec4 lo##i##_##h = vec4(0.0), hi##i##_##h = vec4(0.0);
+#define DECL_ACC_I(_, i, c) FOR_H(DECL_ACC, i, c)
+#define DECL_J(j) vec4 na##j, nb##j;
+#define DECL_FB(h) vec4 fb##h;
+
+// --- C = alpha * sums + beta * C ---
+#define STORE_C_EL(_, j, c)                                            \
+  if (C_COL_IN(j)) {                                                   \
+    F32 p = F32(cp + ((at + j) << 2));                                 \
+    p.v = beta != 0.0 ? fma(beta, p.v, v.c) : v.c;                     \
+  }
+#define STORE_C(ROWOFF, VAL, h)                                        \
+  {                                                                    \
+    const uint r = row0 + (ROWOFF);                                    \
+    const uint col = col0 + h * 4u * TXN + tx * 4u;                    \
+    const uint64_t at = uint64_t(r) * args.ldc + col;                  \
+    vec4 v = alpha * VAL;                                              \
+    if (c_fast) {                                                      \
+      V4 p = V4(cp + (at << 2));                                       \
+      if (beta != 0.0) v = fma(vec4(beta), p.v, v);                    \
+      p.v = v;                                                         \
+    } else if (C_ROW_IN(ROWOFF)) {                                     \
+      FOR_IC2(STORE_C_EL, 0)                                           \
+    }                                                                  \
+  }
+#define STORE_ICH(i, c, h)                                             \
+  STORE_C(ty * 4u + i, lo##i##_##h, h)                                 \
+  STORE_C(64u + ty * 4u + i, hi##i##_##h, h)
+#define STORE_IC(_, i, c) FOR_H(STORE_ICH, i, c)
 
 void main() {
   const uint tid = gl_LocalInvocationID.x;
@@ -90,121 +262,38 @@ void main() {
   const uint col0 = gl_WorkGroupID.x * BN;
   const uint m = args.m, n = args.n, k = args.k;
   const uint64_t a = uint64_t(args.a), b = uint64_t(args.b);
-  const uint64_t c = uint64_t(args.c);
 
-  // What this invocation stages: A row a_row of the tile, k columns
-  // a_col..+3; B k row b_row, columns b_col..+3.
-  const uint a_row = tid >> 1;
-  const uint a_col = (tid & 1u) * 4u;
-  const uint b_row = tid >> 5;
-  const uint b_col = (tid & 31u) * 4u;
-  const uint a_m = row0 + a_row; // global row of A
-  const uint b_n = col0 + b_col; // global column of B
-  // The byte addresses this invocation fetches from next, each advanced by
-  // a fixed step per slice. Recomputing them from element offsets every
-  // slice kept more values live: NVIDIA's Vulkan compiler then gave the
-  // kernel 143 registers, one workgroup per SM instead of two at 128, and
-  // 25 instead of 33 TFLOP/s on the H100 (VK_KHR_pipeline_executable_
-  // properties statistics; see docs/performance.md).
+  const uint a_row = tid / AQ;
+  const uint a_col = (tid % AQ) * 4u;
+  const uint b_row = tid / BQ;
+  const uint b_c4 = tid % BQ;
+  const uint a_m = row0 + a_row;
+  const uint b_n = col0 + b_c4 * 4u;
   uint64_t pa = a + ((uint64_t(a_m) * args.lda + a_col) << 2);
+  const uint64_t pa_j = (uint64_t(AROWS) * args.lda) << 2;
   uint64_t pb = b + ((uint64_t(b_row) * args.ldb + b_n) << 2);
+  const uint64_t pb_j = (uint64_t(BROWS) * args.ldb) << 2;
   const uint64_t pb_step = (uint64_t(BK) * args.ldb) << 2;
-  const bool a_fast = vec4_rows(a, args.lda) && row0 + BM <= m;
-  const bool b_fast = vec4_rows(b, args.ldb) && col0 + BN <= n;
 
-  // The 16 x 16 grid of invocations that compute, as described above.
-  const uint tx = ((tid >> 5) & 1u) * 8u + (tid & 7u);
-  const uint ty = (tid >> 6) * 4u + ((tid >> 3) & 3u);
+  // 16 (ty) x TXN (tx) invocations; each subgroup of 32 spans 8 tx by 4 ty.
+  const uint w = tid >> 5u;
+  const uint tx = (w % (TXN / 8u)) * 8u + (tid & 7u);
+  const uint ty = (w / (TXN / 8u)) * 4u + ((tid >> 3u) & 3u);
 
-  const uint slices = (k + BK - 1u) / BK;
-  vec4 next_a = vec4(0.0), next_b = vec4(0.0);
-  // acc[i][h]: row i as above, columns h * 64 + tx * 4 + {0..3}.
-  vec4 acc[8][2];
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-    acc[i][0] = vec4(0.0);
-    acc[i][1] = vec4(0.0);
-  }
+  FOR_IC(DECL_ACC_I, 0)
+  FOR_J(DECL_J)
+  vec4 fa0, fa1;
+  FOR_H1(DECL_FB)
 
-  for (uint s = 0u; s <= slices; ++s) {
-    // Fetch slice s (ahead of the multiplication of slice s - 1 below).
-    if (s < slices) {
-      const uint k0 = s * BK;
-      const bool whole_k = k0 + BK <= k;
-      if (a_fast && whole_k) {
-        next_a = V4R(pa).v;
-      } else {
-        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-          next_a[j] = 0.0;
-          if (a_m < m && k0 + a_col + j < k)
-            next_a[j] = F32R(pa + uint64_t(4u * j)).v;
-        }
-      }
-      if (b_fast && whole_k) {
-        next_b = V4R(pb).v;
-      } else {
-        const bool row_in = k0 + b_row < k;
-        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-          next_b[j] = 0.0;
-          if (row_in && b_n + j < n)
-            next_b[j] = F32R(pb + uint64_t(4u * j)).v;
-        }
-      }
-      pa += uint64_t(BK * 4u);
-      pb += pb_step;
-    }
+  // (A grid wider than the launch shape's leaves nothing to do here.)
+  if (row0 >= m || col0 >= n) return;
+  const uint slices = (k - 1u) / BK + 1u;
+  const bool fast = vec4_rows(a, args.lda) && vec4_rows(b, args.ldb) &&
+                    TILE_IN;
+  MAINLOOP(fast)
 
-    if (s > 0u) {
-      const uint cur = (s - 1u) & 1u;
-      [[unroll]] for (uint kk = 0u; kk < BK; ++kk) {
-        const uint q = ty ^ (kk & 4u);
-        const vec4 a0 = a_tile[cur][kk][q];
-        const vec4 a1 = a_tile[cur][kk][16u + q];
-        const vec4 b0 = b_tile[cur][kk][tx];
-        const vec4 b1 = b_tile[cur][kk][16u + tx];
-        [[unroll]] for (uint i = 0u; i < 4u; ++i) {
-          acc[i][0] = fma(vec4(a0[i]), b0, acc[i][0]);
-          acc[i][1] = fma(vec4(a0[i]), b1, acc[i][1]);
-          acc[4u + i][0] = fma(vec4(a1[i]), b0, acc[4u + i][0]);
-          acc[4u + i][1] = fma(vec4(a1[i]), b1, acc[4u + i][1]);
-        }
-      }
-    }
-
-    // Stage slice s. Its buffer was last read while multiplying slice
-    // s - 2, which every invocation finished before the barrier of step
-    // s - 1.
-    if (s < slices) {
-      const uint buf = s & 1u;
-      [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-        const uint kk = a_col + j;
-        a_tile[buf][kk][(a_row >> 2) ^ (kk & 4u)][a_row & 3u] = next_a[j];
-      }
-      b_tile[buf][b_row][tid & 31u] = next_b;
-    }
-    barrier();
-  }
-
-  const bool c_fast = vec4_rows(c, args.ldc) && row0 + BM <= m &&
-                      col0 + BN <= n;
+  const uint64_t cp = uint64_t(args.c);
+  const bool c_fast = vec4_rows(cp, args.ldc) && TILE_IN;
   const float alpha = args.alpha, beta = args.beta;
-  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
-    const uint r = row0 + (i >> 2) * 64u + ty * 4u + (i & 3u);
-    [[unroll]] for (uint h = 0u; h < 2u; ++h) {
-      const uint col = col0 + h * 64u + tx * 4u;
-      const uint64_t at = uint64_t(r) * args.ldc + col;
-      vec4 v = alpha * acc[i][h];
-      if (c_fast) {
-        V4 p = V4(c + (at << 2));
-        if (beta != 0.0) v = fma(vec4(beta), p.v, v);
-        p.v = v;
-      } else if (r < m) {
-        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
-          if (col + j < n) {
-            F32 p = F32(c + ((at + j) << 2));
-            p.v = beta != 0.0 ? fma(beta, p.v, v[j]) : v[j];
-          }
-        }
-      }
-    }
-  }
+  FOR_IC(STORE_IC, 0)
 }

@@ -93,12 +93,12 @@ size_t conf_gemm_c_create(conf_guarded *gc, const conf_gemm_case *t,
                           conf_rng *r, float (*value)(conf_rng *r));
 
 /* Launches the built-in kernel `name`, of the GEMM argument list (c, a, b,
- * m, n, k, lda, ldb, ldc, alpha, beta), in its own shape: 256 threads a
+ * m, n, k, lda, ldb, ldc, alpha, beta), in its own shape: `threads` a
  * block, one block per tile_m x tile_n tile of C, x across its columns;
  * C at byte c_off of c. A k_split above 0 launches kiln_sgemm_f32_split's
  * list, with ceil(k / k_split) blocks per tile and a workspace of its own. */
 void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
-                      size_t shared_bytes, uint32_t k_split,
+                      uint32_t threads, size_t shared_bytes, uint32_t k_split,
                       const conf_gemm_case *t, kiln_buffer *a, kiln_buffer *b,
                       kiln_buffer *c, size_t c_off);
 

@@ -295,8 +295,9 @@ static void reductions_follow_writers(void **state) {
 typedef conf_gemm_case gemm_case;
 
 /* One of kiln_sgemm_f32's kernels, with the tile of C that one block of
- * 256 threads computes (docs/kernels.md; tile_n 0: the backend's, below),
- * and for the split kernel the rows of k each block takes. */
+ * 256 threads computes (docs/kernels.md; tile_n 0: the large kernel, whose
+ * launch is the backend's, below), and for the split kernel the rows of k
+ * each block takes. */
 typedef struct gemm_kernel {
   const char *name;
   uint32_t tile_m, tile_n;
@@ -310,10 +311,14 @@ static const gemm_kernel gemm_kernels[] = {
 };
 #define GEMM_KERNELS (sizeof gemm_kernels / sizeof gemm_kernels[0])
 
-/* The columns of C per block of the kernel kiln_sgemm_f32, which
- * docs/kernels.md gives for each backend. */
+/* The launch of the large kernels, which docs/kernels.md gives for each
+ * backend: columns of C and threads per block. */
 static uint32_t sgemm_large_tile_n(void) {
   return conf.backend == KILN_BACKEND_CUDA ? 256 : 128;
+}
+
+static uint32_t sgemm_large_threads(void) {
+  return conf.backend == KILN_BACKEND_VULKAN ? 128 : 256;
 }
 
 /* C = alpha A B + beta C through kiln_sgemm_f32, or with `kern` launched
@@ -327,9 +332,11 @@ static void run_sgemm(const gemm_kernel *kern, const gemm_case *t,
                             t->ldc));
     return;
   }
-  const uint32_t tile_n = kern->tile_n ? kern->tile_n : sgemm_large_tile_n();
-  conf_gemm_launch(kern->name, kern->tile_m, tile_n, 0, kern->k_split, t, a, b,
-                   c, c_off);
+  const bool large = kern->tile_n == 0;
+  conf_gemm_launch(kern->name, kern->tile_m,
+                   large ? sgemm_large_tile_n() : kern->tile_n,
+                   large ? sgemm_large_threads() : 256, 0, kern->k_split, t, a,
+                   b, c, c_off);
 }
 
 /* C's starting elements where beta is not 0. */

@@ -67,8 +67,8 @@ static void run(const hgemm_kernel *kern, const conf_gemm_case *t,
                             t->ldc));
     return;
   }
-  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, kern->shared_bytes,
-                   0, t, a, b, c, c_off);
+  conf_gemm_launch(kern->name, kern->tile_m, kern->tile_n, 256,
+                   kern->shared_bytes, 0, t, a, b, c, c_off);
 }
 
 static uint16_t random_half(conf_rng *r, bool exact) {

@@ -284,7 +284,7 @@ size_t conf_gemm_c_create(conf_guarded *gc, const conf_gemm_case *t,
 }
 
 void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
-                      size_t shared_bytes, uint32_t k_split,
+                      uint32_t threads, size_t shared_bytes, uint32_t k_split,
                       const conf_gemm_case *t, kiln_buffer *a, kiln_buffer *b,
                       kiln_buffer *c, size_t c_off) {
   kiln_module *builtins;
@@ -303,7 +303,7 @@ void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
   cfg.grid.x = (t->n + tile_n - 1) / tile_n;
   cfg.grid.y = (t->m + tile_m - 1) / tile_m;
   cfg.grid.z = 1;
-  cfg.block.x = 256;
+  cfg.block.x = threads;
   cfg.block.y = cfg.block.z = 1;
   cfg.shared_memory_bytes = shared_bytes;
   if (k_split == 0) {
