@@ -20,9 +20,11 @@
 #define QUICK_GEMM_N 128u
 #define CHUNKS 8u
 #define SCALE 2.0f
-/* kiln_sgemm_f32's launch shape (gemm.c): 256 threads, a 128 x 128 tile. */
+/* The CUDA kernel kiln_sgemm_f32's launch shape (docs/kernels.md), for the
+ * raw-CUDA comparator: 256 threads, a 128 x 256 tile. */
 #define GEMM_BLOCK 256u
-#define GEMM_TILE 128u
+#define GEMM_TILE_M 128u
+#define GEMM_TILE_N 256u
 
 typedef struct overlap {
   bench *b;
@@ -152,9 +154,10 @@ static int raw_gemms(raw_overlap *r, unsigned count) {
   float alpha = 1.0f, beta = 0.0f;
   void *params[11] = {&r->mc, &r->ma, &r->mb, &n, &n, &n,
                       &n,     &n,     &n,     &alpha, &beta};
-  const unsigned tiles = (n + GEMM_TILE - 1) / GEMM_TILE;
+  const unsigned across = (n + GEMM_TILE_N - 1) / GEMM_TILE_N;
+  const unsigned down = (n + GEMM_TILE_M - 1) / GEMM_TILE_M;
   for (unsigned i = 0; i < count; i++)
-    if (cuda_raw_launch(r->raw, r->sgemm, tiles, tiles, GEMM_BLOCK, params))
+    if (cuda_raw_launch(r->raw, r->sgemm, across, down, GEMM_BLOCK, params))
       return -1;
   return 0;
 }
