@@ -52,8 +52,7 @@ __device__ static bool kiln_sgemm_aligned(const float *p, unsigned int ld) {
 // Writes four neighbouring sums of C, v = alpha times them, at row r,
 // columns col..col + 3, adding beta * C where beta != 0 (C is not read
 // otherwise): one float4 where the caller knows its tile lies inside C and
-// C allows it (fast), else each float with its bounds check. The tiled
-// kernels (sgemm_tiled.*) write C through it too.
+// C allows it (fast), else each float with its bounds check.
 __device__ static __forceinline__ void kiln_sgemm_store4(
     float *c, unsigned int ldc, unsigned int m, unsigned int n,
     unsigned int r, unsigned int col, float (&v)[4], float beta, bool fast) {
@@ -74,6 +73,37 @@ __device__ static __forceinline__ void kiln_sgemm_store4(
         float *p = c + (unsigned long long)r * ldc + col + j;
         *p = beta != 0.0f ? fmaf(beta, *p, v[j]) : v[j];
       }
+    }
+  }
+}
+
+// Writes a thread's TM x TN sums of C, alpha times them, for a BM x BN
+// tile at (row0, col0) whose threads form a TX x TY grid (TX = BN / TN,
+// TY = BM / TM): the thread (tx, ty) holds rows row0 + (i / 4) * 4 * TY +
+// ty * 4 + i % 4, and the q-th float4 of a row starts at column
+// col0 + q * 4 * TX + tx * 4. float4s throughout where the tile lies
+// inside C and C allows them. The tiled kernels (sgemm_tiled.*) write C
+// through it too.
+template <unsigned int BM, unsigned int BN, unsigned int TM, unsigned int TN>
+__device__ static __forceinline__ void kiln_sgemm_store_tile(
+    float *c, unsigned int ldc, unsigned int m, unsigned int n,
+    unsigned int row0, unsigned int col0, unsigned int tx, unsigned int ty,
+    const float (&acc)[TM][TN], float alpha, float beta) {
+  constexpr unsigned int TX = BN / TN, TY = BM / TM;
+  const bool fast =
+      kiln_sgemm_aligned(c, ldc) && row0 + BM <= m && col0 + BN <= n;
+#pragma unroll
+  for (unsigned int i = 0; i < TM; ++i) {
+    const unsigned int r = row0 + (i >> 2) * 4u * TY + ty * 4u + (i & 3u);
+#pragma unroll
+    for (unsigned int q = 0; q < TN / 4u; ++q) {
+      const unsigned int col = col0 + q * 4u * TX + tx * 4u;
+      float v[4];
+#pragma unroll
+      for (unsigned int j = 0; j < 4u; ++j) {
+        v[j] = alpha * acc[i][q * 4u + j];
+      }
+      kiln_sgemm_store4(c, ldc, m, n, r, col, v, beta, fast);
     }
   }
 }
@@ -188,20 +218,6 @@ extern "C" __global__ void __launch_bounds__(kiln_sgemm_threads)
     __syncthreads();
   }
 
-  const bool c_fast = kiln_sgemm_aligned(c, ldc) &&
-                      row0 + kiln_sgemm_bm <= m && col0 + kiln_sgemm_bn <= n;
-#pragma unroll
-  for (unsigned int i = 0; i < 8u; ++i) {
-    const unsigned int r = row0 + (i >> 2) * 64u + ty * 4u + (i & 3u);
-#pragma unroll
-    for (unsigned int h = 0; h < 2u; ++h) {
-      const unsigned int col = col0 + h * 64u + tx * 4u;
-      float v[4];
-#pragma unroll
-      for (unsigned int j = 0; j < 4u; ++j) {
-        v[j] = alpha * acc[i][h * 4u + j];
-      }
-      kiln_sgemm_store4(c, ldc, m, n, r, col, v, beta, c_fast);
-    }
-  }
+  kiln_sgemm_store_tile<kiln_sgemm_bm, kiln_sgemm_bn, 8, 8>(
+      c, ldc, m, n, row0, col0, tx, ty, acc, alpha, beta);
 }

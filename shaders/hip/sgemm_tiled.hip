@@ -53,7 +53,7 @@
 // store one float at a time with bounds checks and zero padding. So any m,
 // n, k >= 1 and any lda >= k, ldb >= n, ldc >= n are correct.
 //
-// It uses sgemm.hip's kiln_sgemm_aligned and kiln_sgemm_store4
+// It uses sgemm.hip's kiln_sgemm_aligned and kiln_sgemm_store_tile
 // (builtins.hip includes sgemm.hip first). The text is the common subset of
 // HIP and CUDA with no #include (hipcc gets hip_runtime.h from the command
 // line), the same as sgemm_tiled.cu but for __launch_bounds__, whose second
@@ -315,22 +315,8 @@ __device__ __forceinline__ void kiln_sgemm_tiled(
     return;
   }
 
-  const bool c_fast =
-      kiln_sgemm_aligned(c, ldc) && row0 + BM <= m && col0 + BN <= n;
-#pragma unroll
-  for (unsigned int i = 0; i < TM; ++i) {
-    const unsigned int r = row0 + (i >> 2) * 4u * TY + ty * 4u + (i & 3u);
-#pragma unroll
-    for (unsigned int q = 0; q < RN; ++q) {
-      const unsigned int col = col0 + q * 4u * TX + tx * 4u;
-      float v[4];
-#pragma unroll
-      for (unsigned int j = 0; j < 4u; ++j) {
-        v[j] = alpha * acc[i][q * 4u + j];
-      }
-      kiln_sgemm_store4(c, ldc, m, n, r, col, v, beta, c_fast);
-    }
-  }
+  kiln_sgemm_store_tile<BM, BN, TM, TN>(c, ldc, m, n, row0, col0, tx, ty, acc,
+                                        alpha, beta);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
