@@ -4,12 +4,13 @@
 #include "core/internal.h"
 
 /* kiln_sgemm_f32's kernels (docs/kernels.md), each with the tile of C one
- * block of 256 threads computes and the shared memory it declares. The
- * large kernel is 128 x 128 as far as the choice below counts; its launch
- * is the backend's (ops->sgemm: 128 x 256 blocks on CUDA, one an SM doing
- * the work of two 128 x 128 blocks, so the count means the same; 128
- * threads on Vulkan). */
-#define SGEMM_THREADS 256u
+ * block computes and the shared memory it declares. The large kernel is
+ * 128 x 128 as far as the choice below counts; its launch is the
+ * backend's (ops->sgemm: 128 x 256 blocks on CUDA, one an SM doing the
+ * work of two 128 x 128 blocks, so the count means the same; 128 threads
+ * on Vulkan), and so are the threads of the 64 x 64 kernels (128 on
+ * Vulkan). The small kernel has SMALL_THREADS everywhere. */
+#define SMALL_THREADS 256u
 typedef struct sgemm_kernel {
   const char *name;
   uint32_t tile_m, tile_n;
@@ -63,8 +64,8 @@ static uint32_t sgemm_splits(size_t units, size_t tiles, size_t k) {
  * whole tile's time), else 64 x 64 while there is a tile per SM; below
  * that 64 x 64 tiles with k split between *splits blocks each where k is
  * long enough, else 32 x 64. The smaller tiles split k between the warps
- * of a block, so a small grid still has 8 warps per block (H100 figures in
- * docs/performance.md). A device with too little shared memory for a
+ * of a block, so a small grid still keeps several warps per block busy
+ * (H100 figures in docs/performance.md). A device with too little shared memory for a
  * variant gets the next larger one. */
 static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
                                       size_t n, size_t k, uint32_t *splits) {
@@ -194,7 +195,7 @@ static kiln_status sgemm_split_launch(kiln_stream *s, const kiln_gemm *g,
       (uint32_t)((per + SPLIT_K_STEP - 1) / SPLIT_K_STEP * SPLIT_K_STEP);
   split.splits = (uint32_t)((g->k + split.k_split - 1) / split.k_split);
   return gemm_launch(s, kern, g, sgemm_split.tile_m, sgemm_split.tile_n,
-                     SGEMM_THREADS, 0, &split);
+                     ctx->ops->sgemm.tiled_threads, 0, &split);
 }
 
 kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
@@ -214,7 +215,9 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   if (pick == &sgemm_split) return sgemm_split_launch(s, &g, splits);
   const bool large = pick == &sgemm_large;
   const uint32_t tile_n = large ? ctx->ops->sgemm.tile_n : pick->tile_n;
-  const uint32_t threads = large ? ctx->ops->sgemm.threads : SGEMM_THREADS;
+  const uint32_t threads = large                ? ctx->ops->sgemm.threads
+                           : pick == &sgemm_mid ? ctx->ops->sgemm.tiled_threads
+                                                : SMALL_THREADS;
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
   return kiln_gemm_launch(s, kern, &g, pick->tile_m, tile_n, threads, 0);

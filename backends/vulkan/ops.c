@@ -90,5 +90,5 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .builtin_images = NULL,
     .builtin_matrix_images = NULL,
 #endif
-    .sgemm = {.tile_n = 128, .threads = 128},
+    .sgemm = {.tile_n = 128, .threads = 128, .tiled_threads = 128},
 };

@@ -7,7 +7,7 @@
 // kernel with KILN_SGEMM_MID, _SMALL or _SPLIT defined (meson.build).
 // kiln_sgemm_f32() picks them for problems with too few 128 x 128 tiles
 // (mid) or 64 x 64 tiles (split, small where k is short) to fill the GPU:
-//   workgroup = 256 x 1 x 1 invocations,
+//   workgroup = 128 x 1 x 1 invocations (mid, split), 256 (small),
 //   grid      = ceil(n / 64) x ceil(m / BM) x 1   (x over columns of C),
 // and for kiln_sgemm_f32_split, with three more parameters (float *parts,
 // u32 *tickets, u32 k_split), grid.z = ceil(k / k_split).
@@ -19,21 +19,29 @@
 // kernel also splits k between the workgroups of one tile (grid.z); the
 // last to finish adds their sums in the order of z, so the result does not
 // depend on timing. The mid and split kernels take 16896 bytes of shared
-// memory, the small one 25600, more than the 16 KiB every Vulkan implementation offers:
-// kiln_sgemm_f32() launches them only where the device has that much. No
+// memory, the small one 25600, more than the 16 KiB every Vulkan
+// implementation offers: kiln_sgemm_f32() launches them only where the
+// device has that much. No
 // subgroup operation is used, so any subgroup size is correct; edges are
 // handled as in kiln_sgemm_f32.comp, so any m, n, k >= 1 and lda >= k, ldb
 // >= n, ldc >= n are correct.
 
+// The 64 x 64 kernels differ from CUDA's: two groups of 64 invocations
+// that each multiply 16 rows of a 32-row step, where CUDA's have four
+// groups of 4 rows and two shared stages. The NVIDIA driver gives them 227
+// registers (two workgroups per SM) against 128 for CUDA's shape, and a
+// step twice as long covers more of the latency of its loads, which is
+// what the split kernel's long k waits on (H100: 4096 x 64 x 4096 19.1 ->
+// 32.1 TFLOP/s, 1024^3 26.4 -> 32.3; docs/performance.md). On CUDA the
+// same shape gains nothing. Every Vulkan kernel here stages its slices in
+// one buffer.
 #if defined(KILN_SGEMM_MID) || defined(KILN_SGEMM_SPLIT)
 const uint BM = 64u, BN = 64u; // the tile of C
 const uint TM = 8u, TN = 8u;   // per invocation
-const uint STAGES = 2u;        // shared-memory stages
-const uint KG = 4u, BK = 4u;   // k groups, and k rows per group per step
+const uint KG = 2u, BK = 16u;  // k groups, and k rows per group per step
 #elif defined(KILN_SGEMM_SMALL)
 const uint BM = 32u, BN = 64u;
 const uint TM = 4u, TN = 8u;
-const uint STAGES = 1u;
 const uint KG = 4u, BK = 16u;
 #else
 #error define KILN_SGEMM_MID, KILN_SGEMM_SMALL or KILN_SGEMM_SPLIT
@@ -95,15 +103,14 @@ const uint T = GT * KG;
 const uint KS = KG * BK; // k per step
 const uint RM = TM / 4u, RN = TN / 4u;
 // In vec4s: a transposed A row of the slice, padded by one vec4 so that the
-// transposing stores spread over the banks; a B row; one stage.
+// transposing stores spread over the banks; a B row; the staged slice.
 const uint AS = BM / 4u + 1u;
 const uint BS = BN / 4u;
 const uint STAGE = KS * (AS + BS);
 const uint A_VECS = BM * KS / 4u, B_VECS = KS * BN / 4u;
 const uint A_LOADS = (A_VECS + T - 1u) / T, B_LOADS = (B_VECS + T - 1u) / T;
-// The groups' sums reuse the stages at the end.
-const uint SMEM =
-    STAGES * STAGE > BM * BN / 4u ? STAGES * STAGE : BM * BN / 4u;
+// The groups' sums reuse the staged slice at the end.
+const uint SMEM = STAGE > BM * BN / 4u ? STAGE : BM * BN / 4u;
 shared vec4 smem[SMEM];
 
 // Whether a matrix allows vec4 accesses along its rows.
@@ -224,12 +231,11 @@ void main() {
     }
 
     if (s > 0u) {
-      const uint at = (s - 1u) % STAGES * STAGE;
-      const uint bt = at + KS * AS;
+      const uint bt = KS * AS;
       [[unroll]] for (uint kk = group * BK; kk < group * BK + BK; ++kk) {
         vec4 av[RM], bv[RN];
         [[unroll]] for (uint q = 0u; q < RM; ++q)
-          av[q] = smem[at + kk * AS + q * TY + ty];
+          av[q] = smem[kk * AS + q * TY + ty];
         [[unroll]] for (uint q = 0u; q < RN; ++q)
           bv[q] = smem[bt + kk * BS + q * TX + tx];
         [[unroll]] for (uint i = 0u; i < TM; ++i) {
@@ -239,20 +245,17 @@ void main() {
       }
     }
 
-    // Stage step s. Its buffer was last read while multiplying step s -
-    // STAGES: with two stages every invocation finished that before the
-    // barrier of step s - 1; with one, the barrier here waits for it.
-    if (STAGES == 1u) barrier();
+    // Stage step s, once every invocation has multiplied step s - 1.
+    barrier();
     if (s < steps) {
-      const uint at = s % STAGES * STAGE;
-      const uint bt = at + KS * AS;
+      const uint bt = KS * AS;
       [[unroll]] for (uint l = 0u; l < A_LOADS; ++l) {
         const uint f = tid + l * T;
         if (A_VECS % T == 0u || f < A_VECS) {
           const uint r = f / (KS / 4u);
           const uint kk = f % (KS / 4u) * 4u;
           [[unroll]] for (uint j = 0u; j < 4u; ++j)
-            smem[at + (kk + j) * AS + (r >> 2)][r & 3u] = next_a[l][j];
+            smem[(kk + j) * AS + (r >> 2)][r & 3u] = next_a[l][j];
         }
       }
       [[unroll]] for (uint l = 0u; l < B_LOADS; ++l) {
@@ -265,7 +268,7 @@ void main() {
 
   // Group 0 adds the other groups' sums, one group at a time, vec4 e of
   // invocation t at smem[e * GT + t]. The loop's last barrier has ended
-  // every read of the stages.
+  // every read of the staged slice.
   for (uint g = 1u; g < KG; ++g) {
     if (group == g) {
       [[unroll]] for (uint i = 0u; i < TM; ++i) {

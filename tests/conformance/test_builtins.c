@@ -294,10 +294,10 @@ static void reductions_follow_writers(void **state) {
 
 typedef conf_gemm_case gemm_case;
 
-/* One of kiln_sgemm_f32's kernels, with the tile of C that one block of
- * 256 threads computes (docs/kernels.md; tile_n 0: the large kernel, whose
- * launch is the backend's, below), and for the split kernel the rows of k
- * each block takes. */
+/* One of kiln_sgemm_f32's kernels, with the tile of C that one block
+ * computes (docs/kernels.md; tile_n 0: the large kernel, whose launch is
+ * the backend's, below), and for the split kernel the rows of k each block
+ * takes. */
 typedef struct gemm_kernel {
   const char *name;
   uint32_t tile_m, tile_n;
@@ -321,6 +321,13 @@ static uint32_t sgemm_large_threads(void) {
   return conf.backend == KILN_BACKEND_VULKAN ? 128 : 256;
 }
 
+/* The threads of a block of the other kernels: 128 for Vulkan's 64 x 64
+ * ones (mid and split), else 256. */
+static uint32_t sgemm_threads(const gemm_kernel *kern) {
+  if (kern->tile_n == 0) return sgemm_large_threads();
+  return conf.backend == KILN_BACKEND_VULKAN && kern->tile_m == 64 ? 128 : 256;
+}
+
 /* C = alpha A B + beta C through kiln_sgemm_f32, or with `kern` launched
  * directly in its own shape. */
 static void run_sgemm(const gemm_kernel *kern, const gemm_case *t,
@@ -335,8 +342,7 @@ static void run_sgemm(const gemm_kernel *kern, const gemm_case *t,
   const bool large = kern->tile_n == 0;
   conf_gemm_launch(kern->name, kern->tile_m,
                    large ? sgemm_large_tile_n() : kern->tile_n,
-                   large ? sgemm_large_threads() : 256, 0, kern->k_split, t, a,
-                   b, c, c_off);
+                   sgemm_threads(kern), 0, kern->k_split, t, a, b, c, c_off);
 }
 
 /* C's starting elements where beta is not 0. */

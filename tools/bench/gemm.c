@@ -14,8 +14,8 @@
 #include "cuda_raw.h"
 
 /* kiln_sgemm_f32's kernels (docs/kernels.md): 256 threads per block, one
- * block per tile of C, x across its columns; the first one's launch is the
- * backend's (large_launch). */
+ * block per tile of C, x across its columns; the first two take the
+ * backend's launch (backend_launch). */
 #define BLOCK 256u
 typedef struct gemm_kernel {
   const char *name;
@@ -89,20 +89,20 @@ typedef struct gemm_state {
   kiln_arg args[11];
 } gemm_state;
 
-/* The kernel kiln_sgemm_f32's columns of C and threads a block: CUDA's
- * takes 128 x 256 tiles, Vulkan's 128 invocations (docs/kernels.md). */
-static void large_launch(kiln_backend backend, uint32_t *tile_n,
-                         uint32_t *threads) {
-  *tile_n = backend == KILN_BACKEND_CUDA ? 256 : 128;
-  *threads = backend == KILN_BACKEND_VULKAN ? 128 : BLOCK;
+/* The columns of C and threads a block of the kernels whose launch is the
+ * backend's: CUDA's kiln_sgemm_f32 takes 128 x 256 tiles, Vulkan's 128
+ * invocations, and so does Vulkan's kiln_sgemm_f32_mid (docs/kernels.md). */
+static void backend_launch(kiln_backend backend, const gemm_kernel *kernel,
+                           uint32_t *tile_n, uint32_t *threads) {
+  if (kernel == &kernels[0] && backend == KILN_BACKEND_CUDA) *tile_n = 256;
+  if (kernel != &kernels[2] && backend == KILN_BACKEND_VULKAN) *threads = 128;
 }
 
 static void set_args(gemm_state *g, const shape *s) {
   g->s = *s;
   if (!g->direct) return;
   uint32_t tile_n = g->direct->tile_n, threads = BLOCK;
-  if (g->direct == &kernels[0])
-    large_launch(g->b->props.backend, &tile_n, &threads);
+  backend_launch(g->b->props.backend, g->direct, &tile_n, &threads);
   g->config = kiln_launch_config_1d(1, threads);
   g->config.grid.x = (s->n + tile_n - 1) / tile_n;
   g->config.grid.y = (s->m + g->direct->tile_m - 1) / g->direct->tile_m;
