@@ -65,8 +65,8 @@ static uint32_t sgemm_splits(size_t units, size_t tiles, size_t k) {
  * that 64 x 64 tiles with k split between *splits blocks each where k is
  * long enough, else 32 x 64. The smaller tiles split k between the warps
  * of a block, so a small grid still keeps several warps per block busy
- * (H100 figures in docs/performance.md). A device with too little shared memory for a
- * variant gets the next larger one. */
+ * (H100 figures in docs/performance.md). A device with too little shared
+ * memory for a variant gets the next larger one. */
 static const sgemm_kernel *sgemm_pick(const kiln_context *ctx, size_t m,
                                       size_t n, size_t k, uint32_t *splits) {
   const size_t units = sgemm_units(ctx);
