@@ -56,9 +56,6 @@
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
-#define KT 128
-#define KBK 8
-
 layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32 {
@@ -90,10 +87,10 @@ layout(push_constant, std430) uniform Args {
   float beta;
 } args;
 
-const uint NT = KT;
+const uint NT = 128u;
 const uint BM = 128u;
 const uint BN = 128u;
-const uint BK = KBK;
+const uint BK = 8u;
 const uint TXN = NT / 16u;           // invocations along n (16 along m)
 const uint AQ = BK / 4u;             // vec4s per row of an A slice
 const uint AROWS = NT / AQ;          // A rows between an invocation's vec4s
@@ -108,8 +105,7 @@ const uint SWQ = 32u / AQ / 4u;      // swizzle unit in vec4s
 #define FOR_H(X, p, q) X(p, q, 0) X(p, q, 1) X(p, q, 2) X(p, q, 3)
 #define FOR_H1(X) X(0) X(1) X(2) X(3)
 #define FOR_J(X) X(0) X(1)
-#define FOR_KK1(X) X(0) X(1) X(2) X(3)
-#define FOR_KK2(X) X(4) X(5) X(6) X(7)
+#define FOR_KK(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7)
 #define FOR_IC(X, p) X(p, 0, x) X(p, 1, y) X(p, 2, z) X(p, 3, w)
 #define FOR_IC2(X, p) X(p, 0, x) X(p, 1, y) X(p, 2, z) X(p, 3, w)
 
@@ -204,19 +200,18 @@ bool vec4_rows(uint64_t address, uint ld) {
     FOR_H1(LOAD_B)                                                     \
     FOR_IC(MUL_IC, 0)                                                  \
   }
-#define SLICE FOR_KK1(KSTEP) FOR_KK2(KSTEP)
-#define FETCH_NEXT(s, FAST) FETCH_A(s, FAST) FETCH_B(s, FAST)
+#define SLICE FOR_KK(KSTEP)
+#define FETCH(s, FAST) FETCH_A(s, FAST) FETCH_B(s, FAST)
 
 // --- the main loop: fetch s + 1, multiply s, stage s + 1, barrier ---
 #define MAINLOOP(FAST)                                                 \
   {                                                                    \
-    FETCH_A(0u, FAST)                                                  \
-    FETCH_B(0u, FAST)                                                  \
+    FETCH(0u, FAST)                                                    \
     STAGE(0u)                                                          \
     barrier();                                                         \
     for (uint s = 0u; s < slices; ++s) {                               \
       const bool more = s + 1u < slices;                               \
-      if (more) FETCH_NEXT(s + 1u, FAST)                               \
+      if (more) FETCH(s + 1u, FAST)                                    \
       const uint cur = s & 1u;                                         \
       SLICE                                                            \
       if (more) {                                                      \

@@ -21,10 +21,9 @@
 // depend on timing. The mid and split kernels take 16896 bytes of shared
 // memory, the small one 25600, more than the 16 KiB every Vulkan
 // implementation offers: kiln_sgemm_f32() launches them only where the
-// device has that much. No
-// subgroup operation is used, so any subgroup size is correct; edges are
-// handled as in kiln_sgemm_f32.comp, so any m, n, k >= 1 and lda >= k, ldb
-// >= n, ldc >= n are correct.
+// device has that much. No subgroup operation is used, so any subgroup
+// size is correct; edges are handled as in kiln_sgemm_f32.comp, so any m,
+// n, k >= 1 and lda >= k, ldb >= n, ldc >= n are correct.
 
 // The 64 x 64 kernels differ from CUDA's: two groups of 64 invocations
 // that each multiply 16 rows of a 32-row step, where CUDA's have four
@@ -103,9 +102,11 @@ const uint T = GT * KG;
 const uint KS = KG * BK; // k per step
 const uint RM = TM / 4u, RN = TN / 4u;
 // In vec4s: a transposed A row of the slice, padded by one vec4 so that the
-// transposing stores spread over the banks; a B row; the staged slice.
+// transposing stores spread over the banks; a B row; where B's rows start
+// in the staged slice; the whole slice.
 const uint AS = BM / 4u + 1u;
 const uint BS = BN / 4u;
+const uint BT = KS * AS;
 const uint STAGE = KS * (AS + BS);
 const uint A_VECS = BM * KS / 4u, B_VECS = KS * BN / 4u;
 const uint A_LOADS = (A_VECS + T - 1u) / T, B_LOADS = (B_VECS + T - 1u) / T;
@@ -231,13 +232,12 @@ void main() {
     }
 
     if (s > 0u) {
-      const uint bt = KS * AS;
       [[unroll]] for (uint kk = group * BK; kk < group * BK + BK; ++kk) {
         vec4 av[RM], bv[RN];
         [[unroll]] for (uint q = 0u; q < RM; ++q)
           av[q] = smem[kk * AS + q * TY + ty];
         [[unroll]] for (uint q = 0u; q < RN; ++q)
-          bv[q] = smem[bt + kk * BS + q * TX + tx];
+          bv[q] = smem[BT + kk * BS + q * TX + tx];
         [[unroll]] for (uint i = 0u; i < TM; ++i) {
           [[unroll]] for (uint q = 0u; q < RN; ++q)
             acc[i][q] = fma(vec4(av[i >> 2][i & 3u]), bv[q], acc[i][q]);
@@ -248,7 +248,6 @@ void main() {
     // Stage step s, once every invocation has multiplied step s - 1.
     barrier();
     if (s < steps) {
-      const uint bt = KS * AS;
       [[unroll]] for (uint l = 0u; l < A_LOADS; ++l) {
         const uint f = tid + l * T;
         if (A_VECS % T == 0u || f < A_VECS) {
@@ -260,7 +259,7 @@ void main() {
       }
       [[unroll]] for (uint l = 0u; l < B_LOADS; ++l) {
         const uint f = tid + l * T;
-        if (B_VECS % T == 0u || f < B_VECS) smem[bt + f] = next_b[l];
+        if (B_VECS % T == 0u || f < B_VECS) smem[BT + f] = next_b[l];
       }
     }
     barrier();
