@@ -124,18 +124,24 @@ float thread_terms(uint64_t n, uint64_t t, uint64_t stride) {
   return (acc0 + acc1) + (acc2 + acc3);
 }
 
+// Adds sums[0 .. workgroup size) up into sums[0], a tree in the same
+// order on every device; the workgroup size is a power of two (32 to
+// 1024). Every invocation t of the workgroup calls it.
+void workgroup_sum(uint t) {
+  for (uint half_size = gl_WorkGroupSize.x >> 1; half_size > 0u;
+       half_size >>= 1) {
+    barrier();
+    if (t < half_size) sums[t] += sums[t + half_size];
+  }
+}
+
 void main() {
   uint t = gl_LocalInvocationID.x;
   uint64_t stride = uint64_t(gl_NumWorkGroups.x) * gl_WorkGroupSize.x;
   sums[t] = thread_terms(uint64_t(args.n),
                          uint64_t(gl_WorkGroupID.x) * gl_WorkGroupSize.x + t,
                          stride);
-  // The block size is a power of two (32 to 1024).
-  for (uint half_size = gl_WorkGroupSize.x >> 1; half_size > 0u;
-       half_size >>= 1) {
-    barrier();
-    if (t < half_size) sums[t] += sums[t + half_size];
-  }
+  workgroup_sum(t);
   // Block b's sum in partial[b], then a ticket; the block that takes the
   // last one adds the partial sums up in a fixed order, writes the result
   // and puts the counter back to 0 for the stream's next reduction.
@@ -154,11 +160,7 @@ void main() {
   for (uint b = t; b < gl_NumWorkGroups.x; b += gl_WorkGroupSize.x)
     acc += F32C(uint64_t(args.partial) + (uint64_t(b) << 2)).v;
   sums[t] = acc;
-  for (uint half_size = gl_WorkGroupSize.x >> 1; half_size > 0u;
-       half_size >>= 1) {
-    barrier();
-    if (t < half_size) sums[t] += sums[t + half_size];
-  }
+  workgroup_sum(t);
   if (t == 0u) {
     F32(args.result).v = sums[0];
     U32(args.tickets).v = 0u;
