@@ -295,37 +295,34 @@ static void reductions_follow_writers(void **state) {
 typedef conf_gemm_case gemm_case;
 
 /* One of kiln_sgemm_f32's kernels, with the tile of C that one block
- * computes (docs/kernels.md; tile_n 0: the large kernel, whose launch is
- * the backend's, below), and for the split kernel the rows of k each block
- * takes. */
+ * computes (docs/kernels.md; tile_n 0: the large kernel, whose columns are
+ * the backend's, below), for the split kernel the rows of k each block
+ * takes, and whether Vulkan's is written for 128 invocations (else a block
+ * has 256 threads). */
 typedef struct gemm_kernel {
   const char *name;
   uint32_t tile_m, tile_n;
   uint32_t k_split;
+  bool vulkan_128;
 } gemm_kernel;
 
 static const gemm_kernel gemm_kernels[] = {
-    {"kiln_sgemm_f32", 128, 0, 0},         {"kiln_sgemm_f32_mid", 64, 64, 0},
-    {"kiln_sgemm_f32_small", 32, 64, 0},   {"kiln_sgemm_f32_split", 64, 64, 16},
-    {"kiln_sgemm_f32_split", 64, 64, 192},
+    {"kiln_sgemm_f32", 128, 0, 0, true},
+    {"kiln_sgemm_f32_mid", 64, 64, 0, true},
+    {"kiln_sgemm_f32_small", 32, 64, 0, false},
+    {"kiln_sgemm_f32_split", 64, 64, 16, true},
+    {"kiln_sgemm_f32_split", 64, 64, 192, true},
 };
 #define GEMM_KERNELS (sizeof gemm_kernels / sizeof gemm_kernels[0])
 
-/* The launch of the large kernels, which docs/kernels.md gives for each
- * backend: columns of C and threads per block. */
+/* The columns of C of a block of the large kernel and the threads of a
+ * block of `kern`, which docs/kernels.md gives for each backend. */
 static uint32_t sgemm_large_tile_n(void) {
   return conf.backend == KILN_BACKEND_CUDA ? 256 : 128;
 }
 
-static uint32_t sgemm_large_threads(void) {
-  return conf.backend == KILN_BACKEND_VULKAN ? 128 : 256;
-}
-
-/* The threads of a block of the other kernels: 128 for Vulkan's 64 x 64
- * ones (mid and split), else 256. */
 static uint32_t sgemm_threads(const gemm_kernel *kern) {
-  if (kern->tile_n == 0) return sgemm_large_threads();
-  return conf.backend == KILN_BACKEND_VULKAN && kern->tile_m == 64 ? 128 : 256;
+  return conf.backend == KILN_BACKEND_VULKAN && kern->vulkan_128 ? 128 : 256;
 }
 
 /* C = alpha A B + beta C through kiln_sgemm_f32, or with `kern` launched

@@ -13,18 +13,19 @@
 #include "bench.h"
 #include "cuda_raw.h"
 
-/* kiln_sgemm_f32's kernels (docs/kernels.md): 256 threads per block, one
- * block per tile of C, x across its columns; the first two take the
- * backend's launch (backend_launch). */
+/* kiln_sgemm_f32's kernels (docs/kernels.md): 256 threads per block (128
+ * on Vulkan where vulkan_128 says so), one block per tile of C, x across
+ * its columns; the first one's columns are the backend's (backend_launch). */
 #define BLOCK 256u
 typedef struct gemm_kernel {
   const char *name;
   uint32_t tile_m, tile_n;
+  bool vulkan_128;
 } gemm_kernel;
 static const gemm_kernel kernels[] = {
-    {"kiln_sgemm_f32", 128, 128},
-    {"kiln_sgemm_f32_mid", 64, 64},
-    {"kiln_sgemm_f32_small", 32, 64},
+    {"kiln_sgemm_f32", 128, 128, true},
+    {"kiln_sgemm_f32_mid", 64, 64, true},
+    {"kiln_sgemm_f32_small", 32, 64, false},
 };
 #define KERNELS (sizeof kernels / sizeof kernels[0])
 #define FIRST 256u
@@ -89,13 +90,12 @@ typedef struct gemm_state {
   kiln_arg args[11];
 } gemm_state;
 
-/* The columns of C and threads a block of the kernels whose launch is the
- * backend's: CUDA's kiln_sgemm_f32 takes 128 x 256 tiles, Vulkan's 128
- * invocations, and so does Vulkan's kiln_sgemm_f32_mid (docs/kernels.md). */
+/* The columns of C and threads a block of `kernel` on `backend`: CUDA's
+ * kiln_sgemm_f32 takes 128 x 256 tiles (docs/kernels.md). */
 static void backend_launch(kiln_backend backend, const gemm_kernel *kernel,
                            uint32_t *tile_n, uint32_t *threads) {
   if (kernel == &kernels[0] && backend == KILN_BACKEND_CUDA) *tile_n = 256;
-  if (kernel != &kernels[2] && backend == KILN_BACKEND_VULKAN) *threads = 128;
+  if (kernel->vulkan_128 && backend == KILN_BACKEND_VULKAN) *threads = 128;
 }
 
 static void set_args(gemm_state *g, const shape *s) {
