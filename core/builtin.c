@@ -271,8 +271,9 @@ static kiln_launch_config reduce_config(size_t n) {
 }
 
 /* Sums x (and y, for a dot product) into result in one launch, through a
- * workspace of REDUCE_MAX_BLOCKS partial sums and the ticket counter the
- * blocks take to find the last of them (shaders/<backend>/reduce.*). */
+ * workspace of REDUCE_MAX_BLOCKS slots for the blocks' sums and the ticket
+ * counter the blocks take to find the last of them
+ * (shaders/<backend>/reduce.*), all 0 between reductions. */
 static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
                           const kiln_buffer *x, size_t x_offset,
                           const kiln_buffer *y, size_t y_offset,
@@ -284,20 +285,21 @@ static kiln_status reduce(kiln_stream *s, const char *kernel_name, size_t n,
     return kiln_buffer_fill(s, result, result_offset, 4, &zero, 4);
   }
   kiln_kernel *k;
-  kiln_buffer *partial = NULL;
+  kiln_buffer *work = NULL;
+  const size_t work_bytes = (REDUCE_MAX_BLOCKS + 1) * sizeof(uint32_t);
   if ((st = kiln_builtin_kernel(ctx, kernel_name, &k)) != KILN_OK ||
-      (st = kiln_helper_workspace(s, KILN_SCRATCH_REDUCE,
-                                  (REDUCE_MAX_BLOCKS + 1) * sizeof(float),
-                                  sizeof(float), &partial)) != KILN_OK)
+      (st = kiln_helper_workspace(s, KILN_SCRATCH_REDUCE, work_bytes,
+                                  work_bytes, &work)) != KILN_OK)
     return st;
   kiln_launch_config c = reduce_config(n);
   kiln_arg args[6];
   size_t count = 0;
-  args[count++] = kiln_arg_buffer(partial, 0);
+  args[count++] = kiln_arg_buffer(work, 0);
   args[count++] = kiln_arg_buffer(x, x_offset);
   if (y) args[count++] = kiln_arg_buffer(y, y_offset);
   args[count++] = kiln_arg_buffer(result, result_offset);
-  args[count++] = kiln_arg_buffer(partial, REDUCE_MAX_BLOCKS * sizeof(float));
+  args[count++] =
+      kiln_arg_buffer(work, REDUCE_MAX_BLOCKS * sizeof(uint32_t));
   args[count++] = kiln_arg_u32((uint32_t)n);
   return kiln_launch_helper(s, k, &c, args, count);
 }

@@ -1,15 +1,16 @@
 #version 460
-// kiln_reduce_sum_f32(float *partial, const float *x, float *result,
-// u32 *tickets, u32 n) and kiln_dot_f32(float *partial, const float *x,
+// kiln_reduce_sum_f32(u32 *slots, const float *x, float *result,
+// u32 *tickets, u32 n) and kiln_dot_f32(u32 *slots, const float *x,
 // const float *y, float *result, u32 *tickets, u32 n), one text built once
 // per kernel with KILN_REDUCE_SUM or KILN_REDUCE_DOT defined (meson.build).
-// One launch: block b writes to partial[b] the sum of the terms it visited
+// One launch: block b writes to slot b the sum of the terms it visited
 // (x[i], or x[i] * y[i]), and the last block to finish writes the sum of
-// the partial sums to *result (see the end of main). Trees in shared memory
-// rather than subgroup operations: their order of additions is the same on
-// every device, and they work for any subgroup size.
+// the slots to *result (see the end of main). Trees in shared memory rather
+// than subgroup arithmetic: their order of additions is the same on every
+// device, whatever its subgroup size.
 #extension GL_EXT_buffer_reference : require
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_KHR_memory_scope_semantics : require
 
 #if !defined(KILN_REDUCE_SUM) && !defined(KILN_REDUCE_DOT)
 #error define KILN_REDUCE_SUM or KILN_REDUCE_DOT
@@ -20,12 +21,8 @@ layout(local_size_x_id = 0, local_size_y_id = 1, local_size_z_id = 2) in;
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer F32 {
   float v;
 };
-// The partial sums and the ticket counter, which other workgroups read and
-// write while this one runs.
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer
-    F32C {
-  float v;
-};
+// The slots and the ticket counter, which other workgroups read and write
+// while this one runs.
 layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer
     U32 {
   uint v;
@@ -40,7 +37,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) readonly buffer
 };
 
 layout(push_constant, std430) uniform Args {
-  F32 partial;
+  U32 slots;
   F32R x;
 #if defined(KILN_REDUCE_DOT)
   F32R y;
@@ -135,30 +132,51 @@ void workgroup_sum(uint t) {
   }
 }
 
+// The word a workgroup's sum is kept as in its slot: the complement of the
+// sum's bits, every NaN made the one quiet NaN first, so that no sum's word
+// is 0 and 0 can mean "not written yet".
+uint slot_word(float sum) {
+  uint bits = floatBitsToUint(sum);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) bits = 0x7fc00000u;
+  return ~bits;
+}
+
 void main() {
   uint t = gl_LocalInvocationID.x;
   uint64_t stride = uint64_t(gl_NumWorkGroups.x) * gl_WorkGroupSize.x;
   sums[t] = thread_terms(uint64_t(args.n),
                          uint64_t(gl_WorkGroupID.x) * gl_WorkGroupSize.x + t,
                          stride);
+  // Workgroup b's sum in slot b, then a ticket; the workgroup that takes
+  // the last one adds the slots up in a fixed order, writes the result and
+  // empties the slots and the counter for the stream's next reduction. The
+  // slots (0 at the launch, and again after it) are how the sums reach the
+  // last workgroup: it waits for each to be written, rather than every
+  // workgroup fencing its sum before its ticket (memoryBarrierBuffer): on
+  // the H100, 1.16 times the reductions a second at 1 to 8 MiB.
   workgroup_sum(t);
-  // Block b's sum in partial[b], then a ticket; the block that takes the
-  // last one adds the partial sums up in a fixed order, writes the result
-  // and puts the counter back to 0 for the stream's next reduction.
   if (t == 0u) {
-    F32C(uint64_t(args.partial) + (uint64_t(gl_WorkGroupID.x) << 2)).v =
-        sums[0];
-    // The partial sum is seen by every workgroup before the ticket is,
-    // and the last ticket's holder sees every partial sum after taking it.
-    memoryBarrierBuffer();
+    atomicStore(U32(uint64_t(args.slots) + (uint64_t(gl_WorkGroupID.x) << 2)).v,
+                slot_word(sums[0]), gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                gl_SemanticsRelaxed);
     last = atomicAdd(U32(args.tickets).v, 1u) == gl_NumWorkGroups.x - 1u;
-    memoryBarrierBuffer();
   }
   barrier();
   if (!last) return;
+  // Every workgroup wrote its slot before taking its ticket, so each wait
+  // ends.
   float acc = 0.0;
-  for (uint b = t; b < gl_NumWorkGroups.x; b += gl_WorkGroupSize.x)
-    acc += F32C(uint64_t(args.partial) + (uint64_t(b) << 2)).v;
+  for (uint b = t; b < gl_NumWorkGroups.x; b += gl_WorkGroupSize.x) {
+    U32 slot = U32(uint64_t(args.slots) + (uint64_t(b) << 2));
+    uint word;
+    do {
+      word = atomicLoad(slot.v, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                        gl_SemanticsRelaxed);
+    } while (word == 0u);
+    atomicStore(slot.v, 0u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
+                gl_SemanticsRelaxed);
+    acc += uintBitsToFloat(~word);
+  }
   sums[t] = acc;
   workgroup_sum(t);
   if (t == 0u) {

@@ -492,9 +492,9 @@ static kiln_status run_axpy(const kiln_packed_args *a) {
 
 /* kiln_reduce_sum_f32 (y NULL) and kiln_dot_f32, visiting elements in the
  * order docs/kernels.md gives each block; the last block's sum of the
- * partial sums goes to *result, and the ticket counter must be 0 before
- * and after, as the kernels leave it. */
-static kiln_status run_reduce(const kiln_launch_config *c, float *partial,
+ * blocks' sums goes to *result. The slots and the ticket counter must be 0
+ * before and after, as the kernels leave them. */
+static kiln_status run_reduce(const kiln_launch_config *c, uint32_t *slots,
                               const float *x, const float *y, float *result,
                               uint32_t *tickets, uint32_t n) {
   uint32_t b = c->block.x, g = c->grid.x;
@@ -504,19 +504,23 @@ static kiln_status run_reduce(const kiln_launch_config *c, float *partial,
                           "fake: reductions need a 1-D launch with a "
                           "power-of-two block of 32..1024, got %u",
                           b);
+  if (*tickets != 0)
+    return kiln_set_error(KILN_ERROR_LAUNCH_FAILED,
+                          "fake: a reduction's ticket counter is %u, not 0",
+                          *tickets);
+  for (uint32_t blk = 0; blk < g; blk++)
+    if (slots[blk] != 0)
+      return kiln_set_error(KILN_ERROR_LAUNCH_FAILED,
+                            "fake: a reduction's slot %u is 0x%x, not 0", blk,
+                            slots[blk]);
+  float total = 0.0f;
   for (uint64_t blk = 0; blk < g; blk++) {
     float sum = 0.0f;
     for (uint64_t t = 0; t < b; t++)
       for (uint64_t i = blk * b + t; i < n; i += (uint64_t)g * b)
         sum += y ? x[i] * y[i] : x[i];
-    partial[blk] = sum;
+    total += sum;
   }
-  if (*tickets != 0)
-    return kiln_set_error(KILN_ERROR_LAUNCH_FAILED,
-                          "fake: a reduction's ticket counter is %u, not 0",
-                          *tickets);
-  float total = 0.0f;
-  for (uint64_t blk = 0; blk < g; blk++) total += partial[blk];
   *result = total;
   return KILN_OK;
 }

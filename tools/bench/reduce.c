@@ -8,8 +8,8 @@
 #include "cuda_raw.h"
 
 /* core/builtin.c's helper: one launch of bench_reduce_blocks(n) (at most
- * 1024) blocks of 256 threads, whose last block adds the partial sums up;
- * the ticket counter follows the partial sums. */
+ * 1024) blocks of 256 threads, whose last block adds the blocks' sums up;
+ * the ticket counter follows their slots, all 0 between reductions. */
 #define BLOCK 256u
 #define MAX_BLOCKS 1024u
 
@@ -112,7 +112,7 @@ static int raw_setup(reduce_state *s, size_t n) {
     cuda_raw_no_kernel("reduce", "kiln_reduce_sum_f32");
   } else if (cuda_raw_alloc(raw, n * sizeof(float), &s->rx) != 0 ||
              cuda_raw_alloc(raw, (MAX_BLOCKS + 1) * 4, &s->partial) != 0 ||
-             cuda_raw_fill32(raw, s->partial + MAX_BLOCKS * 4, 0, 1) != 0 ||
+             cuda_raw_fill32(raw, s->partial, 0, MAX_BLOCKS + 1) != 0 ||
              cuda_raw_alloc(raw, 4, &s->rresult) != 0 ||
              cuda_raw_fill32(raw, s->rx, 0x3f800000u, n) != 0 ||
              cuda_raw_sync(raw) != 0) {

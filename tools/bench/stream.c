@@ -15,8 +15,9 @@
 #define GUARD 4u
 #define SENTINEL 0x7fc0deadu /* a quiet NaN: never a computed value */
 /* The core's reduction helpers: one launch of bench_reduce_blocks(n) (at
- * most 1024) blocks of 256 threads, whose last block adds the partial sums
- * up; the ticket counter follows the partial sums (core/builtin.c). */
+ * most 1024) blocks of 256 threads, whose last block adds the blocks' sums
+ * up; the ticket counter follows their slots, all 0 between reductions
+ * (core/builtin.c). */
 #define REDUCE_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
 
@@ -321,7 +322,7 @@ static int raw_setup(stream_state *s, size_t n) {
         cuda_raw_alloc(raw, bytes, &s->rb) != 0 ||
         cuda_raw_alloc(raw, bytes, &s->rc) != 0 ||
         cuda_raw_alloc(raw, (REDUCE_MAX_BLOCKS + 1) * 4, &s->partial) != 0 ||
-        cuda_raw_fill32(raw, s->partial + REDUCE_MAX_BLOCKS * 4, 0, 1) != 0 ||
+        cuda_raw_fill32(raw, s->partial, 0, REDUCE_MAX_BLOCKS + 1) != 0 ||
         cuda_raw_alloc(raw, 4, &s->rresult) != 0 ||
         cuda_raw_fill32(raw, s->ra, 0x3f800000u, n) != 0 ||
         cuda_raw_fill32(raw, s->rb, 0x3f800000u, n) != 0 ||
