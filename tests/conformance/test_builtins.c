@@ -231,6 +231,71 @@ static void reductions_queued_on_streams(void **state) {
   free(y);
 }
 
+/* Sums and dots of data with NaNs and infinities, queued back to back on
+ * one stream, then one of plain ones: the result is NaN or infinite as
+ * IEEE arithmetic says, and the ones' sum is still exact after them. A
+ * NaN whose bits are all ones (x86 keeps such payloads) would be a block
+ * sum whose slot word is 0, "not written": docs/kernels.md says why every
+ * NaN is stored as the quiet NaN, and a kernel that forgot would wait
+ * forever here. */
+static void reductions_of_nans_and_infinities(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for(__func__);
+  enum { CASES = 5 };
+  static const char *const names[CASES] = {
+      "ones with one NaN of all-ones bits", "all NaNs of all-ones bits",
+      "ones with one +inf", "ones with +inf and -inf", "ones"};
+  static const size_t sizes_here[] = {1000, (size_t)1 << 20, 3000001};
+  for (size_t t = 0; t < sizeof sizes_here / sizeof sizes_here[0]; t++) {
+    const size_t n = sizes_here[t];
+    float *x = conf_alloc(n * 4);
+    kiln_buffer *bx[CASES], *bones, *res;
+    for (size_t j = 0; j < n; j++) x[j] = 1.0f;
+    check_ok(kiln_buffer_create(conf.ctx, n * 4, 0, &bones));
+    check_ok(kiln_buffer_write(NULL, bones, 0, x, n * 4));
+    check_ok(kiln_buffer_create(conf.ctx, 8 * CASES, 0, &res));
+    const uint32_t nan_bits = 0xffffffffu;
+    for (int c = 0; c < CASES; c++) {
+      for (size_t j = 0; j < n; j++) {
+        if (c == 1)
+          memcpy(&x[j], &nan_bits, 4);
+        else
+          x[j] = 1.0f;
+      }
+      const size_t k1 = conf_below(&r, n);
+      const size_t k2 = (k1 + 1 + conf_below(&r, n - 1)) % n;
+      if (c == 0) memcpy(&x[k1], &nan_bits, 4);
+      if (c == 2 || c == 3) x[k1] = INFINITY;
+      if (c == 3) x[k2] = -INFINITY;
+      check_ok(kiln_buffer_create(conf.ctx, n * 4, 0, &bx[c]));
+      check_ok(kiln_buffer_write(NULL, bx[c], 0, x, n * 4));
+    }
+    check_ok(kiln_context_synchronize(conf.ctx));
+    for (int c = 0; c < CASES; c++) {
+      check_ok(kiln_reduce_sum_f32(NULL, n, bx[c], 0, res, 8 * (size_t)c));
+      check_ok(kiln_dot_f32(NULL, n, bx[c], 0, bones, 0, res,
+                            8 * (size_t)c + 4));
+    }
+    float got[2 * CASES];
+    check_ok(kiln_buffer_read(NULL, res, 0, got, sizeof got));
+    for (int c = 0; c < CASES; c++)
+      for (int op = 0; op < 2; op++) {
+        const float g = got[2 * c + op];
+        const bool ok = c <= 1 || c == 3 ? isnan(g)
+                        : c == 2         ? isinf(g) && g > 0
+                                         : g == (float)n;
+        if (!ok)
+          fail_msg("%s of %s, n=%zu: %.9g", op ? "kiln_dot_f32"
+                                               : "kiln_reduce_sum_f32",
+                   names[c], n, g);
+      }
+    for (int c = 0; c < CASES; c++) check_ok(kiln_buffer_destroy(bx[c]));
+    check_ok(kiln_buffer_destroy(res));
+    check_ok(kiln_buffer_destroy(bones));
+    free(x);
+  }
+}
+
 /* Reductions queued with no synchronize between them, each after a kernel
  * that wrote what it reads: on sm_90 the CUDA backend starts a reduction
  * while the kernel before it drains (backends/cuda/launch.c), and one that
@@ -605,6 +670,7 @@ int conf_run_builtin_tests(void) {
       CONF_TEST(reductions),
       CONF_TEST(reductions_queued_on_streams),
       CONF_TEST(reductions_follow_writers),
+      CONF_TEST(reductions_of_nans_and_infinities),
       CONF_TEST(sgemm),
       CONF_TEST(sgemm_kernels),
       CONF_TEST(sgemm_odd_shapes),
