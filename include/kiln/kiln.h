@@ -965,7 +965,7 @@ KILN_API kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
 /* Writes the float32 sum of x[0..n) to the 4 bytes of `result` at
  * `result_offset`, in stream order; offsets are multiples of 4. The order of
  * additions depends only on n and x_offset % 16, so the result repeats
- * exactly run to run. A NaN term gives a NaN, not always with its bits. */
+ * exactly run to run. */
 KILN_API kiln_status kiln_reduce_sum_f32(kiln_stream *stream, size_t n,
                                          const kiln_buffer *x, size_t x_offset,
                                          kiln_buffer *result,

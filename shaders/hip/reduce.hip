@@ -7,7 +7,6 @@
 // Which block finishes last changes nothing: the result is the same run to
 // run.
 
-
 // The sum of `v` over the block, valid in thread 0. blockDim.x is a power of
 // two from 32 to 1024. Every step is a shared-memory tree step closed by
 // __syncthreads, with no warp-synchronous shortcut, so the result does not
@@ -27,22 +26,26 @@ __device__ static float kiln_block_sum(float v) {
 }
 
 // The word a block's sum is kept as in its slot: the complement of the
-// sum's bits, every NaN made the one quiet NaN first, so that no sum's
-// word is 0 and 0 can mean "not written yet".
+// sum's bits, so that 0 can mean "not written yet". The one sum whose word
+// would be 0, the NaN of all-ones bits (x86 and AMD keep NaN payloads), is
+// kept as the quiet NaN instead.
 __device__ static __forceinline__ unsigned int kiln_slot_word(float sum) {
-  unsigned int bits = __float_as_uint(sum);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) {
-    bits = 0x7fc00000u;
-  }
-  return ~bits;
+  const unsigned int bits = __float_as_uint(sum);
+  return bits == 0xffffffffu ? ~0x7fc00000u : ~bits;
 }
+
+// How many times the last block reads a slot that is still 0 before it
+// takes it for a NaN: a second or two at most. Only a launch that breaks the
+// kernel's rules (a slot another launch emptied, a grid that is not 1-D)
+// leaves a slot unwritten; this makes it a NaN instead of a hung GPU.
+#define KILN_SLOT_READS (1u << 21)
 
 // Thread 0 of each block has its block's sum; the last block to finish
 // writes the sum of all of them to *result. The slots (0 at the launch, and
 // again after it) are how the sums reach the last block: it waits for each
 // to be written rather than every block fencing its sum before its ticket.
-// Fences wait for the write to reach memory, one after another in each
-// block; the last block's waits overlap (on the H100, through CUDA: a
+// Fences wait for the write to be visible device-wide, one after another in
+// each block; the last block's waits overlap (on the H100, through CUDA: a
 // reduction of 4 MiB back to back takes 3.0 us instead of 4.0).
 __device__ static void kiln_finish(float sum, unsigned int *slots,
                                    unsigned int *tickets, float *result) {
@@ -57,16 +60,19 @@ __device__ static void kiln_finish(float sum, unsigned int *slots,
   if (!last) {
     return;
   }
-  // Every block wrote its slot before taking its ticket, so each wait
-  // ends; volatile reads go to memory each time, past this SM's cache.
+  // Every block issued its slot's write before taking its ticket, so each
+  // wait ends once that write is visible; volatile reads go to memory each
+  // time, past this SM's cache.
   volatile unsigned int *words = slots;
   float v = 0.0f;
   for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x) {
-    unsigned int w;
-    while ((w = words[b]) == 0u) {
+    unsigned int w = words[b];
+    for (unsigned int reads = 1; w == 0u && reads < KILN_SLOT_READS;
+         reads++) {
+      w = words[b];
     }
     words[b] = 0u;
-    v += __uint_as_float(~w);
+    v += __uint_as_float(w == 0u ? 0x7fc00000u : ~w);
   }
   v = kiln_block_sum(v);
   if (threadIdx.x == 0) {

@@ -133,13 +133,19 @@ void workgroup_sum(uint t) {
 }
 
 // The word a workgroup's sum is kept as in its slot: the complement of the
-// sum's bits, every NaN made the one quiet NaN first, so that no sum's word
-// is 0 and 0 can mean "not written yet".
+// sum's bits, so that 0 can mean "not written yet". The one sum whose word
+// would be 0, the NaN of all-ones bits (x86 and AMD keep NaN payloads), is
+// kept as the quiet NaN instead.
 uint slot_word(float sum) {
-  uint bits = floatBitsToUint(sum);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) bits = 0x7fc00000u;
-  return ~bits;
+  const uint bits = floatBitsToUint(sum);
+  return bits == 0xffffffffu ? ~0x7fc00000u : ~bits;
 }
+
+// How many times the last workgroup reads a slot that is still 0 before it
+// takes it for a NaN: a second or two at most. Only a launch that breaks the
+// kernel's rules (a slot another launch emptied, a grid that is not 1-D)
+// leaves a slot unwritten; this makes it a NaN instead of a hung GPU.
+const uint SLOT_READS = 1u << 21;
 
 void main() {
   uint t = gl_LocalInvocationID.x;
@@ -153,7 +159,7 @@ void main() {
   // slots (0 at the launch, and again after it) are how the sums reach the
   // last workgroup: it waits for each to be written, rather than every
   // workgroup fencing its sum before its ticket (memoryBarrierBuffer): on
-  // the H100, 1.16 times the reductions a second at 1 to 8 MiB.
+  // the H100, 1.13 to 1.16 times the reductions a second at 1 to 8 MiB.
   workgroup_sum(t);
   if (t == 0u) {
     atomicStore(U32(uint64_t(args.slots) + (uint64_t(gl_WorkGroupID.x) << 2)).v,
@@ -163,19 +169,18 @@ void main() {
   }
   barrier();
   if (!last) return;
-  // Every workgroup wrote its slot before taking its ticket, so each wait
-  // ends.
+  // Every workgroup issued its slot's write before taking its ticket, so
+  // each wait ends once that write is visible.
   float acc = 0.0;
   for (uint b = t; b < gl_NumWorkGroups.x; b += gl_WorkGroupSize.x) {
     U32 slot = U32(uint64_t(args.slots) + (uint64_t(b) << 2));
-    uint word;
-    do {
+    uint word = 0u;
+    for (uint reads = 0u; word == 0u && reads < SLOT_READS; reads++)
       word = atomicLoad(slot.v, gl_ScopeDevice, gl_StorageSemanticsBuffer,
                         gl_SemanticsRelaxed);
-    } while (word == 0u);
     atomicStore(slot.v, 0u, gl_ScopeDevice, gl_StorageSemanticsBuffer,
                 gl_SemanticsRelaxed);
-    acc += uintBitsToFloat(~word);
+    acc += uintBitsToFloat(word == 0u ? 0x7fc00000u : ~word);
   }
   sums[t] = acc;
   workgroup_sum(t);
