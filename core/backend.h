@@ -126,7 +126,7 @@ struct kiln_buffer {
    * passes to a buffer op counts from there: the caller's byte i is byte
    * guard + i. So backends need not know about guards. */
   size_t guard;
-  /* Made for one captured operation (a captured reduction's partial sums):
+  /* Made for one captured operation (a captured reduction's slots):
    * released when the last graph that holds it lets go (core/graph.c). */
   bool graph_owned;
   /* The guard's bookkeeping, under the context's guard lock: the next of
@@ -221,7 +221,7 @@ struct kiln_stream {
   /* 0 to properties.max_stream_priority (checked), set before stream_init. */
   uint32_t priority;
   /* The built-in helpers' workspaces (kiln_helper_workspace), made on
-   * first use: the reductions' partial sums, the split GEMM's. */
+   * first use: the reductions' slots, the split GEMM's. */
   kiln_buffer *scratch[KILN_SCRATCH_USES];
   uint64_t guard_launches; /* KILN_DEBUG=guard: launches queued on it */
   /* Made by kiln_stream_create_from_native without KILN_NATIVE_ADOPT:

@@ -6,7 +6,7 @@
 #include "core/internal.h"
 
 /* Threads per block of the helpers' launches, and the most blocks a
- * reduction uses (one partial sum each, in its workspace). */
+ * reduction uses (one slot each, in its workspace). */
 #define HELPER_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
 

@@ -101,7 +101,8 @@ kiln_status kiln_check_matrix(const kiln_buffer *b, size_t offset,
 
 /* A built-in helper's workspace on stream s, `bytes` long (one size for
  * every call of one use on one context), its last counter_bytes 0 at the
- * start of the helper's work; the helper's kernel puts them back to 0. The
+ * start of the helper's work (ticket counters, and a reduction's slots:
+ * the whole of its workspace); the helper's kernel puts them back to 0. The
  * stream owns it; while s captures a graph, each call gets one of its own,
  * owned by the graph, its counters zeroed at the start of every replay. */
 kiln_status kiln_helper_workspace(kiln_stream *s, kiln_scratch_use use,

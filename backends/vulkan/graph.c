@@ -162,7 +162,7 @@ kiln_status kiln_vulkan_graph_launch(kiln_graph *g, kiln_stream *s) {
   }
   /* Replays of one graph run one after another, whichever streams they are
    * on, as CUDA runs the launches of one graph: a replay's scratch memory
-   * (a captured reduction's partial sums and counter) is the graph's. */
+   * (a captured reduction's slots and counter) is the graph's. */
   for (size_t i = 0; status == KILN_OK && i < vg->replay_count; i++)
     if (vg->replays[i].timeline != st->timeline)
       status = kiln_vulkan_stream_add_wait(st, vg->replays[i].timeline,

@@ -350,7 +350,7 @@ static void helpers_are_captured(void **state) {
 }
 
 /* A captured reduction and the capturing stream's own reductions, and
- * replays of it on two streams, run at once without sharing partial sums
+ * replays of it on two streams, run at once without sharing the slots
  * or the counter that finds the last block: each result stays right. */
 static void captured_reductions_run_beside_others(void **state) {
   (void)state;

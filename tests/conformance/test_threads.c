@@ -169,8 +169,8 @@ static void threads_with_own_streams(void **state) {
 static void *shared_stream_worker(void *arg) {
   worker *w = arg;
   conf_rng r = {w->seed};
-  /* Over 256 elements, so that a reduction's first pass leaves many
-   * partial sums in the scratch buffer for the second to add up. */
+  /* 300 to 3299 elements: reductions of one and of two blocks, each
+   * through the default stream's one workspace of slots. */
   const uint32_t n = 300 + (uint32_t)conf_below(&r, 3000);
   uint32_t *data = malloc((size_t)n * 4), *got = malloc((size_t)n * 4);
   float *x = malloc((size_t)n * 4), *y = malloc((size_t)n * 4);

@@ -17,7 +17,7 @@ typedef struct reduce_state {
   bench *b;
   kiln_buffer *x, *result;
   void *function;
-  raw_ptr rx, partial, rresult;
+  raw_ptr rx, slots, rresult;
 } reduce_state;
 
 typedef struct kiln_call {
@@ -49,10 +49,10 @@ static int measure_raw(reduce_state *s, size_t n, double *ms) {
   r.s = s;
   r.n = (uint32_t)n;
   r.blocks = bench_reduce_blocks(n);
-  r.params[0] = &s->partial;
+  r.params[0] = &s->slots;
   r.params[1] = &s->rx;
   r.params[2] = &s->rresult;
-  r.tickets = s->partial + MAX_BLOCKS * 4;
+  r.tickets = s->slots + MAX_BLOCKS * 4;
   r.params[3] = &r.tickets;
   r.params[4] = &r.n;
   if (cuda_raw_enter(s->b->raw) != 0) return -1;
@@ -111,8 +111,8 @@ static int raw_setup(reduce_state *s, size_t n) {
     s->function = NULL;
     cuda_raw_no_kernel("reduce", "kiln_reduce_sum_f32");
   } else if (cuda_raw_alloc(raw, n * sizeof(float), &s->rx) != 0 ||
-             cuda_raw_alloc(raw, (MAX_BLOCKS + 1) * 4, &s->partial) != 0 ||
-             cuda_raw_fill32(raw, s->partial, 0, MAX_BLOCKS + 1) != 0 ||
+             cuda_raw_alloc(raw, (MAX_BLOCKS + 1) * 4, &s->slots) != 0 ||
+             cuda_raw_fill32(raw, s->slots, 0, MAX_BLOCKS + 1) != 0 ||
              cuda_raw_alloc(raw, 4, &s->rresult) != 0 ||
              cuda_raw_fill32(raw, s->rx, 0x3f800000u, n) != 0 ||
              cuda_raw_sync(raw) != 0) {
@@ -126,7 +126,7 @@ static void raw_teardown(reduce_state *s) {
   cuda_raw *raw = s->b->raw;
   if (raw == NULL || cuda_raw_enter(raw) != 0) return;
   cuda_raw_free(raw, s->rx);
-  cuda_raw_free(raw, s->partial);
+  cuda_raw_free(raw, s->slots);
   cuda_raw_free(raw, s->rresult);
   cuda_raw_leave(raw);
 }

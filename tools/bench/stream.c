@@ -44,7 +44,7 @@ typedef struct stream_state {
   size_t capacity; /* floats in a, bb and c */
   /* The raw comparator's copies, and its kernels. */
   void *function[OP_COUNT];
-  raw_ptr ra, rb, rc, partial, rresult;
+  raw_ptr ra, rb, rc, slots, rresult;
 } stream_state;
 
 /* Blocks of BLOCK threads, one float4 per thread; the kernels loop
@@ -113,12 +113,12 @@ static void raw_call_init(raw_call *r, stream_state *s, enum op op,
   r->scalar = SCALAR;
   r->blocks = bench_reduce_blocks(n);
   size_t count = 0;
-  r->params[count++] = op == OP_DOT ? &s->partial : &s->rc;
+  r->params[count++] = op == OP_DOT ? &s->slots : &s->rc;
   r->params[count++] = &s->ra;
   if (ops[op].inputs == 2) r->params[count++] = &s->rb;
   if (ops[op].scalar) r->params[count++] = &r->scalar;
   if (op == OP_DOT) {
-    r->tickets = s->partial + REDUCE_MAX_BLOCKS * 4;
+    r->tickets = s->slots + REDUCE_MAX_BLOCKS * 4;
     r->params[count++] = &s->rresult;
     r->params[count++] = &r->tickets;
   }
@@ -321,8 +321,8 @@ static int raw_setup(stream_state *s, size_t n) {
     if (cuda_raw_alloc(raw, bytes, &s->ra) != 0 ||
         cuda_raw_alloc(raw, bytes, &s->rb) != 0 ||
         cuda_raw_alloc(raw, bytes, &s->rc) != 0 ||
-        cuda_raw_alloc(raw, (REDUCE_MAX_BLOCKS + 1) * 4, &s->partial) != 0 ||
-        cuda_raw_fill32(raw, s->partial, 0, REDUCE_MAX_BLOCKS + 1) != 0 ||
+        cuda_raw_alloc(raw, (REDUCE_MAX_BLOCKS + 1) * 4, &s->slots) != 0 ||
+        cuda_raw_fill32(raw, s->slots, 0, REDUCE_MAX_BLOCKS + 1) != 0 ||
         cuda_raw_alloc(raw, 4, &s->rresult) != 0 ||
         cuda_raw_fill32(raw, s->ra, 0x3f800000u, n) != 0 ||
         cuda_raw_fill32(raw, s->rb, 0x3f800000u, n) != 0 ||
@@ -339,7 +339,7 @@ static void raw_teardown(stream_state *s) {
   cuda_raw_free(raw, s->ra);
   cuda_raw_free(raw, s->rb);
   cuda_raw_free(raw, s->rc);
-  cuda_raw_free(raw, s->partial);
+  cuda_raw_free(raw, s->slots);
   cuda_raw_free(raw, s->rresult);
   cuda_raw_leave(raw);
 }
