@@ -108,8 +108,9 @@ __device__ static __forceinline__ void kiln_add_terms4(
 // (and y, the same distance past a 16-byte boundary) allow it, the walk
 // moves float4s: the 0 to 3 elements before x's first boundary go one to a
 // thread, then float4s, then the 0 to 3 left. Loads of 16 bytes are a
-// quarter of the load instructions, which small arrays wait on. Either way the order of additions depends on
-// n, the launch and where x lies from a 16-byte boundary, never on timing.
+// quarter of the load instructions, which small arrays wait on. Either way
+// the order of additions depends on n, the launch and where x lies from a
+// 16-byte boundary, never on timing.
 template <bool DOT>
 __device__ static float kiln_thread_terms(const float *__restrict__ x,
                                           const float *__restrict__ y,
