@@ -172,6 +172,15 @@ kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
   return gemm_launch(s, kernel, g, tile_m, tile_n, threads, shared_bytes, NULL);
 }
 
+/* The threads of a block of `kern`: the backend's for the large kernel and
+ * the 64 x 64 ones (mid, split), SMALL_THREADS for the small one. */
+static uint32_t sgemm_threads(const kiln_context *ctx,
+                              const sgemm_kernel *kern) {
+  if (kern == &sgemm_large) return ctx->ops->sgemm.threads;
+  if (kern == &sgemm_small) return SMALL_THREADS;
+  return ctx->ops->sgemm.tiled_threads;
+}
+
 /* kiln_sgemm_f32 through the split kernel, `splits` blocks per tile. */
 static kiln_status sgemm_split_launch(kiln_stream *s, const kiln_gemm *g,
                                       uint32_t splits) {
@@ -195,7 +204,7 @@ static kiln_status sgemm_split_launch(kiln_stream *s, const kiln_gemm *g,
       (uint32_t)((per + SPLIT_K_STEP - 1) / SPLIT_K_STEP * SPLIT_K_STEP);
   split.splits = (uint32_t)((g->k + split.k_split - 1) / split.k_split);
   return gemm_launch(s, kern, g, sgemm_split.tile_m, sgemm_split.tile_n,
-                     ctx->ops->sgemm.tiled_threads, 0, &split);
+                     sgemm_threads(ctx, &sgemm_split), 0, &split);
 }
 
 kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
@@ -215,10 +224,8 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   if (pick == &sgemm_split) return sgemm_split_launch(s, &g, splits);
   const bool large = pick == &sgemm_large;
   const uint32_t tile_n = large ? ctx->ops->sgemm.tile_n : pick->tile_n;
-  const uint32_t threads = large                ? ctx->ops->sgemm.threads
-                           : pick == &sgemm_mid ? ctx->ops->sgemm.tiled_threads
-                                                : SMALL_THREADS;
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
-  return kiln_gemm_launch(s, kern, &g, pick->tile_m, tile_n, threads, 0);
+  return kiln_gemm_launch(s, kern, &g, pick->tile_m, tile_n,
+                          sgemm_threads(ctx, pick), 0);
 }
