@@ -100,6 +100,9 @@ struct kiln_context {
    * (their deinits are not called) and keeps their memory until the
    * process ends. */
   bool abandoned;
+  /* The KILN_DEBUG modes (KILN_DEBUG_* bits) in force, set before
+   * context_init: backends read KILN_DEBUG_REORDER here. */
+  unsigned debug;
   /* KILN_DEBUG=guard's state (core/guard.c); NULL when the mode is off. */
   struct kiln_guard *guard;
 };

@@ -117,6 +117,7 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
   ctx->base.context = ctx;
   ctx->sync_timeout_ns = timeout_ns;
   ctx->sync = sync;
+  ctx->debug = debug;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->ops = ops;
   ctx->device_index = device;

@@ -49,6 +49,7 @@ static const struct debug_mode {
   unsigned bit;
 } debug_modes[] = {
     {"guard", KILN_DEBUG_GUARD},
+    {"reorder", KILN_DEBUG_REORDER},
 };
 #define DEBUG_MODE_COUNT (sizeof debug_modes / sizeof debug_modes[0])
 

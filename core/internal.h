@@ -278,6 +278,12 @@ void kiln_graph_release(kiln_graph *g);
 
 /* The modes KILN_DEBUG may name, as bits. */
 #define KILN_DEBUG_GUARD 1u
+/* Streams are ordered only by what the program asked for (events, waits,
+ * synchronizes): each backend holds a stream's work back and releases it
+ * out of queue order, so that an order the program did not ask for, and
+ * relied on, shows as a wrong result rather than hiding on a device that
+ * happens to run everything in one queue. */
+#define KILN_DEBUG_REORDER 2u
 
 /* Reads KILN_DEBUG (a comma-separated list of modes) into *out_modes;
  * KILN_ERROR_INVALID_ARGUMENT, naming the modes there are, for a word that
