@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "core/params.h"
+#include "kiln_check.h"
 
 /* The images of the build: meson.build says which, and why one is
  * missing (IMGP_*_WHY, empty when it is there). */
@@ -48,13 +49,12 @@ static const char *const cu_names[] = {"PTX",
 enum { HIP_BUNDLE, HIP_GFX90A };
 
 /* Skips the test, saying why, when its images were not built. */
-#define NEED(images, why)                  \
-  do {                                     \
-    if (!(images) || (why)[0]) {           \
-      print_message("skipped: %s\n", why); \
-      skip();                              \
-      return;                              \
-    }                                      \
+#define NEED(images, why)                                                      \
+  do {                                                                         \
+    if (!(images) || (why)[0]) {                                               \
+      kiln_skip("%s", why);                                                    \
+      return;                                                                  \
+    }                                                                          \
   } while (0)
 
 /* ---- What the readers must find -------------------------------------------- */
@@ -400,11 +400,12 @@ static void test_ptx_edge_cases(void **state) {
   (void)state;
   check_image(READ_PTX, &imgp_ptx_images[0], edge_kernels, EDGE_COUNT, false,
               "ptx_edge_cases.ptx");
-  /* What ptxas makes of the same text: the same offsets and sizes. */
-  if (!cuda_images) {
-    print_message("not compared with ptxas's cubin: %s\n", cuda_why);
-    return;
-  }
+}
+
+/* What ptxas makes of the same text: the same offsets and sizes. */
+static void test_ptxas_edge_cases(void **state) {
+  (void)state;
+  NEED(cuda_images, cuda_why);
   check_image(READ_CUBIN, &cuda_images[CU_EDGE], edge_kernels, EDGE_COUNT, true,
               cu_names[CU_EDGE]);
 }
@@ -841,6 +842,7 @@ int main(void) {
       cmocka_unit_test(test_hip_images),
       cmocka_unit_test(test_gfx90a_code_object),
       cmocka_unit_test(test_ptx_edge_cases),
+      cmocka_unit_test(test_ptxas_edge_cases),
       cmocka_unit_test(test_ptx_broken),
       cmocka_unit_test(test_many_kernels),
       cmocka_unit_test(test_truncated),
