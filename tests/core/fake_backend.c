@@ -6,6 +6,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ static const char *const op_names[FAKE_OP_COUNT] = {
     "event_elapsed_ms",
     "graph_begin",
     "graph_launch",
+    "graph_update",
 };
 
 /* The installed fakes by kind, for the ops that get no object. */
@@ -125,6 +127,7 @@ FAKE_KIND_OPS(vulkan, KILN_BACKEND_VULKAN)
 static kiln_status context_init(kiln_context *ctx) {
   fake_backend *fb = fake_of(ctx);
   kiln_status st = enter(fb, FAKE_OP_CONTEXT_INIT);
+  if (st == KILN_OK) st = fake_queue_init(ctx);
   if (st != KILN_OK) return st;
   ((fake_context *)ctx)->tag = FAKE_TAG;
   fb->live[KILN_OBJECT_CONTEXT]++;
@@ -133,6 +136,7 @@ static kiln_status context_init(kiln_context *ctx) {
 
 static void context_deinit(kiln_context *ctx) {
   fake_context *c = (fake_context *)ctx;
+  fake_queue_deinit(ctx);
   if (c->tag == FAKE_TAG) fake_of(ctx)->live[KILN_OBJECT_CONTEXT]--;
   if (ctx->abandoned) fake_of(ctx)->abandoned++;
   c->tag = 0;
@@ -143,18 +147,21 @@ static kiln_status work_done(void *fb) {
                                                   : KILN_OK;
 }
 
-/* Work is done when its call returns, so the waits never wait, unless the
+/* Work is done when its call returns (or, under KILN_DEBUG=reorder, once
+ * the wait has run what was held), so the waits never wait, unless the
  * fake is hung. */
-static kiln_status wait_for_work(fake_backend *fb, fake_op op,
+static kiln_status wait_for_work(kiln_context *ctx, fake_op op,
                                  uint64_t timeout_ns) {
+  fake_backend *fb = fake_of(ctx);
   kiln_status st = enter(fb, op);
   fb->last_timeout_ns = timeout_ns;
+  if (st == KILN_OK) st = fake_flush(ctx);
   if (st != KILN_OK) return st;
   return kiln_poll_until(work_done, fb, timeout_ns);
 }
 
 static kiln_status context_synchronize(kiln_context *ctx, uint64_t timeout_ns) {
-  return wait_for_work(fake_of(ctx), FAKE_OP_CONTEXT_SYNCHRONIZE, timeout_ns);
+  return wait_for_work(ctx, FAKE_OP_CONTEXT_SYNCHRONIZE, timeout_ns);
 }
 
 /* ---- Buffers ------------------------------------------------------------- */
@@ -182,6 +189,7 @@ static kiln_status buffer_init(kiln_buffer *buf, uint32_t flags) {
 
 static void buffer_deinit(kiln_buffer *buf) {
   fake_buffer *b = (fake_buffer *)buf;
+  fake_flush(buf->base.context);
   if (b->tag == FAKE_TAG) fake_of_object(buf)->live[KILN_OBJECT_BUFFER]--;
   b->tag = 0;
   free(b->mem);
@@ -204,22 +212,32 @@ static kiln_status host_buffer_init(kiln_host_buffer *hb, uint32_t flags) {
 
 static void host_buffer_deinit(kiln_host_buffer *hb) {
   fake_host_buffer *h = (fake_host_buffer *)hb;
+  fake_flush(hb->base.context);
   if (h->tag == FAKE_TAG) fake_of_object(hb)->live[KILN_OBJECT_HOST_BUFFER]--;
   h->tag = 0;
   free(hb->data);
   hb->data = NULL;
 }
 
+/* A MOVE of `size` bytes from src to dst. */
+static fake_cmd move(void *dst, const void *src, size_t size) {
+  fake_cmd c = {.kind = FAKE_CMD_MOVE, .dst = dst, .src = src, .size = size};
+  return c;
+}
+
 static kiln_status buffer_write(kiln_stream *s, kiln_buffer *dst, size_t off,
                                 const void *src, size_t size) {
   kiln_status st = enter(fake_of_object(s), FAKE_OP_WRITE);
-  if (st == KILN_OK) memcpy((char *)addr(dst->device_address) + off, src, size);
-  return st;
+  if (st != KILN_OK) return st;
+  fake_cmd c = move((char *)addr(dst->device_address) + off, src, size);
+  return fake_submit(s, &c, true);
 }
 
+/* Blocking: a host wait, so what is held runs first. */
 static kiln_status buffer_read(kiln_stream *s, const kiln_buffer *src,
                                size_t off, void *dst, size_t size) {
   kiln_status st = enter(fake_of_object(s), FAKE_OP_READ);
+  if (st == KILN_OK) st = fake_flush(s->base.context);
   if (st == KILN_OK) memcpy(dst, (char *)addr(src->device_address) + off, size);
   return st;
 }
@@ -228,10 +246,20 @@ static kiln_status buffer_copy(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
                                const kiln_buffer *src, size_t src_off,
                                size_t size) {
   kiln_status st = enter(fake_of_object(s), FAKE_OP_COPY);
-  if (st == KILN_OK && !s->building)
-    memmove((char *)addr(dst->device_address) + dst_off,
-            (char *)addr(src->device_address) + src_off, size);
-  return st;
+  if (st != KILN_OK) return st;
+  if (s->building) {
+    fake_node n = {.op = KILN_GRAPH_COPY,
+                   .cmd = SIZE_MAX,
+                   .dst = dst,
+                   .src = src,
+                   .dst_offset = dst_off,
+                   .src_offset = src_off,
+                   .size = size};
+    return fake_graph_add(s, &n);
+  }
+  fake_cmd c = move((char *)addr(dst->device_address) + dst_off,
+                    (char *)addr(src->device_address) + src_off, size);
+  return fake_submit(s, &c, false);
 }
 
 static void fill_bytes(unsigned char *p, size_t size, uint64_t pattern,
@@ -246,14 +274,27 @@ static kiln_status buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
                                size_t pattern_size) {
   fake_backend *fb = fake_of_object(s);
   kiln_status st = enter(fb, FAKE_OP_FILL);
-  if (st != KILN_OK || s->building) return st;
+  if (st != KILN_OK) return st;
+  if (s->building) {
+    fake_node n = {.op = KILN_GRAPH_FILL,
+                   .cmd = SIZE_MAX,
+                   .dst = dst,
+                   .dst_offset = off,
+                   .size = size,
+                   .pattern = pattern,
+                   .pattern_size = pattern_size};
+    return fake_graph_add(s, &n);
+  }
   fb->last_fill_pattern = pattern;
   fb->last_fill_pattern_size = pattern_size;
   if (fb->fill_with_kernel)
     return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
-  fill_bytes((unsigned char *)addr(dst->device_address) + off, size, pattern,
-             pattern_size);
-  return KILN_OK;
+  fake_cmd c = {.kind = FAKE_CMD_FILL,
+                .dst = (unsigned char *)addr(dst->device_address) + off,
+                .size = size,
+                .pattern = pattern,
+                .pattern_size = pattern_size};
+  return fake_submit(s, &c, false);
 }
 
 static kiln_status buffer_write_async(kiln_stream *s, kiln_buffer *dst,
@@ -261,20 +302,20 @@ static kiln_status buffer_write_async(kiln_stream *s, kiln_buffer *dst,
                                       const kiln_host_buffer *src,
                                       size_t src_off, size_t size) {
   kiln_status st = enter(fake_of_object(s), FAKE_OP_WRITE_ASYNC);
-  if (st == KILN_OK)
-    memcpy((char *)addr(dst->device_address) + dst_off,
-           (const char *)src->data + src_off, size);
-  return st;
+  if (st != KILN_OK) return st;
+  fake_cmd c = move((char *)addr(dst->device_address) + dst_off,
+                    (const char *)src->data + src_off, size);
+  return fake_submit(s, &c, false);
 }
 
 static kiln_status buffer_read_async(kiln_stream *s, const kiln_buffer *src,
                                      size_t src_off, kiln_host_buffer *dst,
                                      size_t dst_off, size_t size) {
   kiln_status st = enter(fake_of_object(s), FAKE_OP_READ_ASYNC);
-  if (st == KILN_OK)
-    memcpy((char *)dst->data + dst_off,
-           (const char *)addr(src->device_address) + src_off, size);
-  return st;
+  if (st != KILN_OK) return st;
+  fake_cmd c = move((char *)dst->data + dst_off,
+                    (const char *)addr(src->device_address) + src_off, size);
+  return fake_submit(s, &c, false);
 }
 
 /* ---- Modules and kernels ------------------------------------------------- */
@@ -416,6 +457,7 @@ static kiln_status module_init(kiln_module *m, const kiln_module_image *images,
 
 static void module_deinit(kiln_module *m) {
   fake_module *fm = (fake_module *)m;
+  fake_flush(m->base.context);
   if (fm->tag == FAKE_TAG) fake_of_object(m)->live[KILN_OBJECT_MODULE]--;
   fm->tag = 0;
   free(fm->text);
@@ -451,6 +493,7 @@ static kiln_status kernel_init(kiln_kernel *k) {
 
 static void kernel_deinit(kiln_kernel *k) {
   fake_kernel *fk = (fake_kernel *)k;
+  fake_flush(k->base.context);
   if (fk->tag == FAKE_TAG) fake_of_object(k)->live[KILN_OBJECT_KERNEL]--;
   fk->tag = 0;
 }
@@ -567,14 +610,37 @@ static kiln_status launch(kiln_stream *s, kiln_kernel *k,
                           const kiln_packed_args *args) {
   fake_backend *fb = fake_of_object(s);
   kiln_status st = enter(fb, FAKE_OP_LAUNCH);
-  if (st != KILN_OK || s->building) return st;
+  if (st != KILN_OK) return st;
+  if (s->building) {
+    fake_node n = {.op = KILN_GRAPH_LAUNCH,
+                   .cmd = SIZE_MAX,
+                   .kernel = k,
+                   .config = *config,
+                   .packed = *args};
+    return fake_graph_add(s, &n);
+  }
   fake_launch *l = &fb->launches[fb->launch_count % FAKE_LAUNCH_LOG];
   fb->launch_count++;
   kiln_strlcpy(l->kernel, k->name, sizeof l->kernel);
   l->kernel_arg_bytes = k->arg_bytes;
   l->config = *config;
   l->args = *args;
-  return run_builtin(k->name, config, args);
+  fake_cmd c = {.kind = FAKE_CMD_LAUNCH, .config = *config, .args = *args};
+  kiln_strlcpy(c.kernel, k->name, sizeof c.kernel);
+  return fake_submit(s, &c, false);
+}
+
+kiln_status fake_run(const fake_cmd *c) {
+  switch (c->kind) {
+  case FAKE_CMD_MOVE: memmove(c->dst, c->src, c->size); break;
+  case FAKE_CMD_FILL:
+    fill_bytes(c->dst, c->size, c->pattern, c->pattern_size);
+    break;
+  case FAKE_CMD_LAUNCH: return run_builtin(c->kernel, &c->config, &c->args);
+  case FAKE_CMD_RECORD: c->event->ns = now_ns(); break;
+  case FAKE_CMD_WAIT: break;
+  }
+  return KILN_OK;
 }
 
 /* ---- Streams and events -------------------------------------------------- */
@@ -590,12 +656,13 @@ static kiln_status stream_init(kiln_stream *s) {
 
 static void stream_deinit(kiln_stream *s) {
   fake_stream *fs = (fake_stream *)s;
+  fake_flush(s->base.context);
   if (fs->tag == FAKE_TAG) fake_of_object(s)->live[KILN_OBJECT_STREAM]--;
   fs->tag = 0;
 }
 
 static kiln_status stream_synchronize(kiln_stream *s, uint64_t timeout_ns) {
-  return wait_for_work(fake_of_object(s), FAKE_OP_STREAM_SYNCHRONIZE,
+  return wait_for_work(s->base.context, FAKE_OP_STREAM_SYNCHRONIZE,
                        timeout_ns);
 }
 
@@ -610,29 +677,47 @@ static kiln_status event_init(kiln_event *e) {
 
 static void event_deinit(kiln_event *e) {
   fake_event *fe = (fake_event *)e;
+  fake_flush(e->base.context);
   if (fe->tag == FAKE_TAG) fake_of_object(e)->live[KILN_OBJECT_EVENT]--;
   fe->tag = 0;
 }
 
+/* A record or a wait: on the building stream a node of the graph, else a
+ * command of the stream. */
+static kiln_status event_cmd(kiln_stream *s, kiln_event *e, fake_op op) {
+  kiln_status st = enter(fake_of_object(s), op);
+  if (st != KILN_OK) return st;
+  bool record = op == FAKE_OP_EVENT_RECORD;
+  if (s->building) {
+    fake_node n = {.op = record ? KILN_GRAPH_RECORD : KILN_GRAPH_WAIT,
+                   .cmd = SIZE_MAX,
+                   .event = e};
+    return fake_graph_add(s, &n);
+  }
+  fake_cmd c = {.kind = record ? FAKE_CMD_RECORD : FAKE_CMD_WAIT,
+                .event = (fake_event *)e};
+  return fake_submit(s, &c, false);
+}
+
 static kiln_status event_record(kiln_event *e, kiln_stream *s) {
-  kiln_status st = enter(fake_of_object(s), FAKE_OP_EVENT_RECORD);
-  if (st == KILN_OK && !s->building) ((fake_event *)e)->ns = now_ns();
-  return st;
+  return event_cmd(s, e, FAKE_OP_EVENT_RECORD);
 }
 
 static kiln_status stream_wait_event(kiln_stream *s, kiln_event *e) {
-  (void)e;
-  return enter(fake_of_object(s), FAKE_OP_STREAM_WAIT_EVENT);
+  return event_cmd(s, e, FAKE_OP_STREAM_WAIT_EVENT);
 }
 
 static kiln_status event_synchronize(kiln_event *e, uint64_t timeout_ns) {
-  return wait_for_work(fake_of_object(e), FAKE_OP_EVENT_SYNCHRONIZE,
+  return wait_for_work(e->base.context, FAKE_OP_EVENT_SYNCHRONIZE,
                        timeout_ns);
 }
 
+/* A host wait: under KILN_DEBUG=reorder what is held runs first, so the
+ * answer is that of a device that has done the work. */
 static kiln_status event_query(kiln_event *e) {
   fake_backend *fb = fake_of_object(e);
   kiln_status st = enter(fb, FAKE_OP_EVENT_QUERY);
+  if (st == KILN_OK) st = fake_flush(e->base.context);
   if (st == KILN_OK && (fb->events_pending || atomic_load(&fb->hung)))
     return KILN_ERROR_NOT_READY;
   return st;

@@ -14,10 +14,18 @@
  * at most 16), e.g. "k(b1,u@8,f8)". A word that is not of that shape makes
  * the image invalid. The fake also runs kiln's four built-in kernels on the
  * host so the core's helpers (fill through a kernel, axpy, reductions) can
- * be checked end to end. Graphs: while the core builds one, the ops only
- * count what they are handed (s->building); a replay issues the graph's
- * commands through the same ops, so it does the work then; updates are
- * builds again (graph_update is NULL, as on Vulkan).
+ * be checked end to end. Graphs: while the core builds one, the ops keep
+ * what they are handed (s->building) as the graph's nodes, arguments
+ * copied, and do no work; a replay issues the nodes through the same ops,
+ * so it does the work then. graph_update puts a launch's new arguments
+ * into its node, so a replay sees them only if the core passed them on;
+ * a test that clears ops.graph_update gets the core's rebuild instead.
+ *
+ * KILN_DEBUG=reorder (fake_queue.c): the ops hold each stream's commands
+ * and the host waits (synchronizes, event queries, blocking reads) and
+ * deinits run them, the stream that began holding last first, ordered
+ * across streams only by event waits. Without the mode every command runs
+ * when its op is called.
  *
  * Each fake is one instance, configured by the test before fake_install():
  * which kind it poses as, whether it is available (or why not), its devices.
@@ -54,6 +62,7 @@ typedef enum fake_op {
   FAKE_OP_EVENT_ELAPSED,
   FAKE_OP_GRAPH_BEGIN,
   FAKE_OP_GRAPH_LAUNCH,
+  FAKE_OP_GRAPH_UPDATE,
   FAKE_OP_COUNT
 } fake_op;
 

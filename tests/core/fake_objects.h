@@ -3,6 +3,8 @@
 #ifndef KILN_TESTS_FAKE_OBJECTS_H
 #define KILN_TESTS_FAKE_OBJECTS_H
 
+#include <pthread.h>
+
 #include "fake_backend.h"
 
 /* Written by every init into the bytes past the core's struct and checked by
@@ -10,8 +12,16 @@
  * object's deinit another's block, trips it (or AddressSanitizer). */
 #define FAKE_TAG 0x66616b65u
 
+typedef struct fake_stream fake_stream;
+
 typedef struct fake_context {
   kiln_context base;
+  /* KILN_DEBUG=reorder (fake_queue.c): the streams that hold work, the
+   * one that began holding last first, and the number of the next
+   * command held; both under `queue_lock`. */
+  pthread_mutex_t queue_lock;
+  fake_stream *holding;
+  uint64_t next_seq;
   uint32_t tag;
 } fake_context;
 
@@ -37,16 +47,95 @@ typedef struct fake_kernel {
   uint32_t tag;
 } fake_kernel;
 
-typedef struct fake_stream {
+struct fake_cmd;
+
+struct fake_stream {
   kiln_stream base;
+  /* KILN_DEBUG=reorder: the commands held, oldest first, and the next
+   * stream of the context's `holding` list; under the context's
+   * queue_lock. */
+  struct fake_cmd *head, *tail;
+  fake_stream *next_holding;
   uint32_t tag;
-} fake_stream;
+};
 
 typedef struct fake_event {
   kiln_event base;
   uint64_t ns; /* CLOCK_MONOTONIC at the last record */
+  /* KILN_DEBUG=reorder, under the context's queue_lock: the stream and
+   * number of the last record held, and the number of the last record
+   * run; the record is pending while ran_seq < record_seq. */
+  fake_stream *record_stream;
+  uint64_t record_seq, ran_seq;
   uint32_t tag;
 } fake_event;
+
+/* One command of the fake's device, as its ops make it. A MOVE is a
+ * transfer (write, copy, or one with a host buffer), `size` bytes from
+ * src to dst. A WAIT held under KILN_DEBUG=reorder runs first the
+ * commands of wait_stream numbered up to wait_seq (the event's record). */
+typedef enum fake_cmd_kind {
+  FAKE_CMD_MOVE,
+  FAKE_CMD_FILL,
+  FAKE_CMD_LAUNCH,
+  FAKE_CMD_RECORD,
+  FAKE_CMD_WAIT,
+} fake_cmd_kind;
+
+typedef struct fake_cmd {
+  struct fake_cmd *next;
+  fake_cmd_kind kind;
+  uint64_t seq;
+  unsigned char *dst;
+  const unsigned char *src;
+  size_t size;
+  uint64_t pattern;
+  size_t pattern_size;
+  char kernel[64];
+  kiln_launch_config config;
+  kiln_packed_args args;
+  fake_event *event;
+  fake_stream *wait_stream;
+  uint64_t wait_seq;
+  /* A held buffer_write's bytes: the caller may reuse its own at once. */
+  unsigned char data[];
+} fake_cmd;
+
+/* Does the work of c (fake_backend.c). */
+kiln_status fake_run(const fake_cmd *c);
+
+/* KILN_DEBUG=reorder (fake_queue.c). Without it fake_submit runs c at
+ * once and the others do nothing. With it, fake_submit holds c on s (with
+ * a copy of its source bytes if `copy_src`), and fake_flush, what every
+ * host wait and every deinit does first, runs all the context's held
+ * work: the stream that began holding last first, each stream's commands
+ * in order, a WAIT running the recorded stream up to its record. The
+ * first failure of a held command is returned (its message set). */
+kiln_status fake_submit(kiln_stream *s, const fake_cmd *c, bool copy_src);
+kiln_status fake_flush(kiln_context *ctx);
+kiln_status fake_queue_init(kiln_context *ctx);
+/* Runs what is held unless the context is abandoned, then frees it all. */
+void fake_queue_deinit(kiln_context *ctx);
+
+/* A command of a graph the fake built (fake_graph.c): what the op was
+ * handed on the building stream, the arguments copied. `cmd` is the index
+ * of the graph's g->cmds a launch came from, SIZE_MAX for the others. */
+typedef struct fake_node {
+  kiln_graph_op op;
+  size_t cmd;
+  kiln_kernel *kernel;
+  kiln_launch_config config;
+  kiln_packed_args packed;
+  kiln_buffer *dst;
+  const kiln_buffer *src;
+  size_t dst_offset, src_offset, size;
+  uint64_t pattern;
+  size_t pattern_size;
+  kiln_event *event;
+} fake_node;
+
+/* Adds n to the graph that s builds (s->building). */
+kiln_status fake_graph_add(kiln_stream *s, const fake_node *n);
 
 /* The fake that owns an object: ops is the fake's first member. */
 static inline fake_backend *fake_owner(const void *obj) {

@@ -1,7 +1,8 @@
 /* Graphs in the core, on the fake backend: capture records instead of
  * issuing, refusals leave the capture going, a build issues the work once
- * through the ops, replays and updates (the rebuild path), what a graph
- * holds, failed builds, and context destroy with graphs and a capture. */
+ * through the ops, replays and updates (through graph_update, and the
+ * rebuild for a backend without it), what a graph holds, failed builds,
+ * and context destroy with graphs and a capture. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -84,10 +85,75 @@ static void capture_builds_once_and_replays(void **state) {
   check_ok(kiln_module_destroy(m));
 }
 
+/* The arguments the last launch the fake ran got: its buffer's address
+ * and its value. */
+static void last_launch(const fake_backend *fb, uint64_t *addr, uint32_t *v) {
+  const fake_launch *l = fake_launch_back(fb, 0);
+  assert_non_null(l);
+  memcpy(addr, l->args.data + l->args.offsets[0], 8);
+  memcpy(v, l->args.data + l->args.offsets[1], 4);
+}
+
+/* The core passes new arguments to the backend's graph_update, not to a
+ * rebuild, and the replay uses them (the fake's graph keeps its own copy
+ * of each launch's arguments, which only graph_update changes); a failed
+ * update leaves the old ones in force, in the graph and in what it holds. */
+static void updates_go_through_graph_update(void **state) {
+  fake_fixture *f = *state;
+  kiln_module *m;
+  kiln_kernel *k = kernel(f->ctx, &m);
+  kiln_buffer *a, *b;
+  check_ok(kiln_buffer_create(f->ctx, 16, 0, &a));
+  check_ok(kiln_buffer_create(f->ctx, 16, 0, &b));
+  kiln_stream *s;
+  check_ok(kiln_stream_create(f->ctx, &s));
+  check_ok(kiln_stream_begin_capture(s));
+  launch(s, k, b, 5);
+  launch(s, k, a, 7);
+  kiln_graph *g;
+  check_ok(kiln_stream_end_capture(s, &g));
+  const kiln_arg args[2] = {kiln_arg_buffer(b, 4), kiln_arg_u32(9)};
+  check_ok(kiln_graph_set_arguments(g, 1, args, 2));
+  assert_int_equal(f->fb.calls[FAKE_OP_GRAPH_UPDATE], 1);
+  assert_int_equal(f->fb.calls[FAKE_OP_GRAPH_BEGIN], 1);
+  check_ok(kiln_buffer_destroy(a));
+  check_ok(kiln_graph_launch(g, s));
+  uint64_t addr = 0;
+  uint32_t v = 0;
+  last_launch(&f->fb, &addr, &v);
+  assert_int_equal(v, 9);
+  assert_true(addr == b->device_address + 4);
+  /* The other launch kept its own. */
+  const fake_launch *first = fake_launch_back(&f->fb, 1);
+  memcpy(&v, first->args.data + first->args.offsets[1], 4);
+  assert_int_equal(v, 5);
+
+  kiln_buffer *c;
+  check_ok(kiln_buffer_create(f->ctx, 16, 0, &c));
+  f->fb.fail_op = FAKE_OP_GRAPH_UPDATE;
+  f->fb.fail_status = KILN_ERROR_OUT_OF_DEVICE_MEMORY;
+  const kiln_arg other[2] = {kiln_arg_buffer(c, 0), kiln_arg_u32(11)};
+  check_fails(kiln_graph_set_arguments(g, 1, other, 2),
+              KILN_ERROR_OUT_OF_DEVICE_MEMORY);
+  check_message_has("kiln_graph_set_arguments");
+  assert_int_equal(f->fb.calls[FAKE_OP_GRAPH_BEGIN], 1);
+  /* The graph does not hold c, and still holds b. */
+  check_ok(kiln_buffer_destroy(c));
+  check_fails(kiln_buffer_destroy(b), KILN_ERROR_INVALID_STATE);
+  check_ok(kiln_graph_launch(g, s));
+  last_launch(&f->fb, &addr, &v);
+  assert_int_equal(v, 9);
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_buffer_destroy(b));
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_module_destroy(m));
+}
+
 /* Without graph_update the core builds the graph again with the new
  * arguments; a failed build leaves the old ones in force. */
 static void updates_build_again(void **state) {
   fake_fixture *f = *state;
+  f->fb.ops.graph_update = NULL;
   kiln_module *m;
   kiln_kernel *k = kernel(f->ctx, &m);
   kiln_buffer *a, *b;
@@ -212,6 +278,7 @@ static void no_graphs_is_unsupported(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       FIXTURE_TEST(capture_builds_once_and_replays),
+      FIXTURE_TEST(updates_go_through_graph_update),
       FIXTURE_TEST(updates_build_again),
       FIXTURE_TEST(a_failed_build_abandons_the_capture),
       FIXTURE_TEST(context_destroy_releases_graphs),
