@@ -74,10 +74,7 @@ static void cublas_sgemm_on_kiln_buffers(void **state) {
   (void)state;
   cublas_api api;
   char why[512];
-  if (!open_cublas(&api, why, sizeof why)) {
-    print_message("%s\n", why);
-    skip();
-  }
+  if (!open_cublas(&api, why, sizeof why)) kiln_skip("%s", why);
   conf_rng r = conf_rng_for(__func__);
   float *a = conf_alloc(sizeof(float) * M * K);
   float *b = conf_alloc(sizeof(float) * K * N);
