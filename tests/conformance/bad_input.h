@@ -83,14 +83,17 @@ int bad_failures(void);
 void bad_finish(int before);
 
 /* One case: `call` must answer `expected`, for function `fn` (NULL: the
- * first kiln_ function the call's text names). */
-#define BAD_AS(fn, expected, ...)                     \
-  do {                                                \
-    memset(&out, 0xa5, sizeof out);                   \
-    memcpy(&bad_untouched, &out, sizeof out);         \
-    kiln_clear_error();                               \
-    kiln_status bad_st_ = (__VA_ARGS__);              \
-    bad_verdict(#__VA_ARGS__, fn, expected, bad_st_); \
+ * first kiln_ function the call's text names). `expected` is evaluated
+ * before the call: it may call kiln (bad_compile_error does), which would
+ * overwrite the call's message before bad_verdict reads it. */
+#define BAD_AS(fn, expected, ...)                       \
+  do {                                                  \
+    const kiln_status bad_want_ = (expected);           \
+    memset(&out, 0xa5, sizeof out);                     \
+    memcpy(&bad_untouched, &out, sizeof out);           \
+    kiln_clear_error();                                 \
+    const kiln_status bad_st_ = (__VA_ARGS__);          \
+    bad_verdict(#__VA_ARGS__, fn, bad_want_, bad_st_);  \
   } while (0)
 #define BAD(expected, ...) BAD_AS(NULL, expected, __VA_ARGS__)
 
@@ -107,7 +110,9 @@ void bad_finish(int before);
 bool bad_own_format(kiln_image_format f);
 
 /* The status of a compile that fails: KILN_ERROR_COMPILE, or
- * KILN_ERROR_UNAVAILABLE where the backend's compiler cannot be loaded. */
+ * KILN_ERROR_UNAVAILABLE where the backend's compiler cannot be loaded.
+ * It calls kiln_compiler_available, which replaces kiln_last_error: use it
+ * only as BAD's `expected`. */
 kiln_status bad_compile_error(void);
 
 /* Releases what test_bad_input_kernels.c made for its cases. */
