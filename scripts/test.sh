@@ -11,7 +11,14 @@
 #   2. a build with AddressSanitizer and UndefinedBehaviorSanitizer, running
 #      the core and vulkan suites;
 #   3. a Vulkan-only build with ThreadSanitizer, running the core suite and
-#      the conformance suite's thread tests (threads_*) on lavapipe.
+#      the conformance suite's thread tests (threads_*) on lavapipe, with
+#      KILN_CONF_THREAD_ITERS=500 (a quarter of their default work).
+# Every stage has a time limit (each test in meson test also its own): a
+# stage that runs past it is stopped and fails, saying so. At the end it
+# prints what was NOT tested: for each build and suite, the cases skipped
+# and why (every "kiln-skip: " line of the test logs and of the TSan
+# conformance run, and each test meson reports as SKIP, exit 77, with the
+# reason it printed), then the run's total time.
 # Exits non-zero when anything failed; failing tests' logs are printed.
 #
 # usage: scripts/test.sh [BUILD_ROOT]
@@ -28,7 +35,37 @@ mkdir -p "$root"
 root=$(cd "$root" && pwd)
 read -r -a extra_args <<< "${KILN_MESON_ARGS:-}"
 
-"$repo/scripts/install-deps.sh"
+started=$SECONDS
+
+# limited SECONDS COMMAND...: runs COMMAND, stopped (TERM, then KILL 30 s
+# later) once it has run SECONDS; returns its status, or 124 when it was
+# stopped, saying so on stderr. $why is then " (stopped after SECONDS s)",
+# else empty, for the failure's line. timeout runs COMMAND in a process
+# group of its own, which a ^C at the terminal does not reach: it runs in
+# the background, so that the trap below can pass the ^C on while this
+# shell waits.
+why=
+limited_pid=
+limited() {
+  local limit=$1 rc=0
+  shift
+  why=
+  timeout --kill-after=30 "$limit" "$@" &
+  limited_pid=$!
+  wait "$limited_pid" || rc=$?
+  limited_pid=
+  if (( rc == 124 || rc == 137 )); then
+    why=" (stopped after $limit s)"
+    printf 'test.sh: TIMEOUT: %s ran past %d s and was stopped\n' "$*" \
+      "$limit" >&2
+    rc=124
+  fi
+  return "$rc"
+}
+
+trap 'if [[ -n $limited_pid ]]; then kill "$limited_pid"; fi; exit 130' INT
+
+limited 3600 "$repo/scripts/install-deps.sh"
 cd "$repo"
 
 if ! meson_version=$(meson --version 2>/dev/null) ||
@@ -39,7 +76,6 @@ fi
 
 failed=()
 built=() # the builds that compiled
-started=$SECONDS
 
 stage() { printf '\n==== %s (%ds)\n' "$*" $((SECONDS - started)); }
 
@@ -53,19 +89,21 @@ build_and_test() {
   local setup_args=(-Dwerror=true "$@" "${extra_args[@]}")
   rm -rf "$dir"
   stage "$name: meson setup ${setup_args[*]}"
-  if ! meson setup "$dir" "${setup_args[@]}"; then
-    failed+=("$name: meson setup")
+  if ! limited 600 meson setup "$dir" "${setup_args[@]}"; then
+    failed+=("$name: meson setup$why")
     return
   fi
   stage "$name: meson compile"
-  if ! meson compile -C "$dir"; then
-    failed+=("$name: meson compile")
+  if ! limited 3600 meson compile -C "$dir"; then
+    failed+=("$name: meson compile$why")
     return
   fi
   built+=("$name")
+  # Each test has its own limit too (meson's, times the multiplier).
   stage "$name: meson test --print-errorlogs ${test_args[*]}"
-  if ! meson test -C "$dir" --print-errorlogs "${test_args[@]}"; then
-    failed+=("$name: meson test (log: $dir/meson-logs/testlog.txt)")
+  if ! limited 5400 meson test -C "$dir" --print-errorlogs "${test_args[@]}"
+  then
+    failed+=("$name: meson test$why (log: $dir/meson-logs/testlog.txt)")
   fi
 }
 
@@ -79,13 +117,13 @@ check_install() {
   rm -rf "$dest" "$work"
   mkdir -p "$work"
   stage "install: meson install --destdir $dest"
-  if ! meson install -C "$dir" --destdir "$dest" --quiet; then
-    failed+=("install: meson install -C $dir")
+  if ! limited 600 meson install -C "$dir" --destdir "$dest" --quiet; then
+    failed+=("install: meson install -C $dir$why")
     return
   fi
   # The installed bindir and libdir, absolute (either option may be).
   local dirs bin lib
-  dirs=$(meson introspect "$dir" --buildoptions | python3 -c '
+  dirs=$(limited 120 meson introspect "$dir" --buildoptions | python3 -c '
 import json, os, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
 print(os.path.join(o["prefix"], o["bindir"]), os.path.join(o["prefix"], o["libdir"]))')
@@ -98,24 +136,25 @@ print(os.path.join(o["prefix"], o["bindir"]), os.path.join(o["prefix"], o["libdi
   stage "install: staged kiln-info, without LD_LIBRARY_PATH"
   local program
   for program in "$bin/kiln-info" "$bin/kiln-bench"; do
-    if ! "${user_env[@]}" ldd "$program" |
+    if ! limited 120 "${user_env[@]}" ldd "$program" |
          grep -F "libkiln.so.0 => $dest/"; then
       failed+=("install: $program does not find libkiln in $lib")
     fi
   done
-  if ! "${user_env[@]}" "$bin/kiln-info"; then
-    failed+=("install: staged kiln-info")
+  if ! limited 300 "${user_env[@]}" "$bin/kiln-info"; then
+    failed+=("install: staged kiln-info$why")
   fi
 
   stage "install: staged kiln-embed, a C program built with pkg-config"
   local flags
-  if ! glslangValidator --quiet --target-env vulkan1.2 -V -e scale \
-         --source-entrypoint main -o "$work/scale.spv" \
+  if ! limited 120 glslangValidator --quiet --target-env vulkan1.2 -V \
+         -e scale --source-entrypoint main -o "$work/scale.spv" \
          "$repo/examples/aot-app/scale.comp" ||
-     ! "${user_env[@]}" "$bin/kiln-embed" --header "$work/images.h" \
-         "$work/images.c" check_images "$work/scale.spv" ||
-     ! flags=$(pkg-config --cflags --libs kiln); then
-    failed+=("install: staged kiln-embed or pkg-config kiln")
+     ! limited 120 "${user_env[@]}" "$bin/kiln-embed" \
+         --header "$work/images.h" "$work/images.c" check_images \
+         "$work/scale.spv" ||
+     ! flags=$(limited 120 pkg-config --cflags --libs kiln); then
+    failed+=("install: staged kiln-embed or pkg-config kiln$why")
   else
     cat > "$work/check.c" <<'EOF'
 #include <kiln/kiln.h>
@@ -132,21 +171,22 @@ int main(void) {
 EOF
     # pkg-config's flags are split into words on purpose.
     # shellcheck disable=SC2086
-    if ! cc -std=c11 -Wall -Wextra -Wpedantic -Werror -I"$work" \
-           -o "$work/check" "$work/check.c" "$work/images.c" $flags ||
-       ! LD_LIBRARY_PATH=$lib "$work/check"; then
-      failed+=("install: a C program against the staged kiln")
+    if ! limited 300 cc -std=c11 -Wall -Wextra -Wpedantic -Werror \
+           -I"$work" -o "$work/check" "$work/check.c" "$work/images.c" \
+           $flags ||
+       ! limited 120 env LD_LIBRARY_PATH="$lib" "$work/check"; then
+      failed+=("install: a C program against the staged kiln$why")
     fi
   fi
 
   stage "install: examples/aot-app built with meson against the staged kiln"
   local app=$work/aot-app
-  if ! PATH=$bin:$PATH meson setup "$app" "$repo/examples/aot-app" \
-         -Dwerror=true ||
-     ! PATH=$bin:$PATH meson compile -C "$app"; then
-    failed+=("install: examples/aot-app build")
-  elif ! "${user_env[@]}" KILN_BACKEND=vulkan "$app/app"; then
-    failed+=("install: examples/aot-app run")
+  if ! limited 600 env PATH="$bin:$PATH" meson setup "$app" \
+         "$repo/examples/aot-app" -Dwerror=true ||
+     ! limited 600 env PATH="$bin:$PATH" meson compile -C "$app"; then
+    failed+=("install: examples/aot-app build$why")
+  elif ! limited 300 "${user_env[@]}" KILN_BACKEND=vulkan "$app/app"; then
+    failed+=("install: examples/aot-app run$why")
   fi
 }
 
@@ -163,9 +203,10 @@ build_and_test asan --suite core --suite vulkan --timeout-multiplier 4 -- \
   -Db_sanitize=address,undefined -Db_lundef=false
 
 # ThreadSanitizer on what runs threads: the thread tests (8 threads each,
-# 2000 iterations in the first) and the core suite. Vulkan only, as lavapipe
-# runs it anywhere; the validation layer stays off (it is not built with
-# TSan either, and triples the time). tests/tsan.supp suppresses reports
+# 500 iterations in the first, a quarter of their default: TSan needs the
+# threads to meet, not to meet 2000 times) and the core suite. Vulkan
+# only, as lavapipe runs it anywhere; the validation layer stays off (it is
+# not built with TSan either, and triples the time). tests/tsan.supp suppresses reports
 # inside the Vulkan loader and lavapipe, never kiln's; any other report
 # stops the process with TSan's exit code 66. GCC's TSan does not model
 # atomic_thread_fence (core/object.c's registry uses two, around atomics
@@ -174,16 +215,126 @@ export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppres
 build_and_test tsan --suite core --timeout-multiplier 4 -- \
   -Db_sanitize=thread -Db_lundef=false -Dcuda=disabled -Dhip=disabled \
   -Dexamples=false -Dtools=false -Dc_args=-Wno-error=tsan
+tsan_log=$root/tsan/conformance-threads.txt
 if [[ " ${built[*]} " == *" tsan "* ]]; then
   stage "tsan: kiln-conformance threads_* on Vulkan"
-  if ! KILN_BACKEND=vulkan KILN_CONF_FILTER='threads_*' \
-       KILN_CACHE_DIR="$root/tsan/kiln-cache" \
-       "$root/tsan/tests/conformance/kiln-conformance"; then
-    failed+=("tsan: kiln-conformance threads_* on Vulkan")
+  # Its output is kept, through tee, for the summary of what was skipped.
+  tsan_rc=0
+  exec {log_fd}> >(tee "$tsan_log")
+  tee_pid=$!
+  limited 1800 env KILN_BACKEND=vulkan KILN_CONF_FILTER='threads_*' \
+    KILN_CONF_THREAD_ITERS=500 KILN_CACHE_DIR="$root/tsan/kiln-cache" \
+    "$root/tsan/tests/conformance/kiln-conformance" >&"$log_fd" 2>&1 ||
+    tsan_rc=$?
+  exec {log_fd}>&-
+  wait "$tee_pid"
+  if (( tsan_rc != 0 )); then
+    failed+=("tsan: kiln-conformance threads_* on Vulkan$why (exit $tsan_rc)")
   fi
+  printf 'exit status: %d\n' "$tsan_rc" >> "$tsan_log"
 fi
 
 stage "done"
+
+# not_tested LABEL:TESTLOG... : what the test logs say was skipped, by
+# build and suite, each reason with its count and cases. A TESTLOG of
+# meson's (meson-logs/testlog.txt) names its tests; any other file is one
+# program's output, ending with the "exit status: N" line written above.
+not_tested() {
+  local script
+  script=$(cat <<'EOF'
+import collections, re, sys
+
+# (build, suite) -> reason -> [case, ...]
+skips = collections.defaultdict(lambda: collections.defaultdict(list))
+
+def reason_of(lines):
+    """The line that says why a program skipped (exit 77): its kiln-skip
+    line, else the first that says skip, else the first that says what
+    is missing, else its first words."""
+    lines = [l.strip() for l in lines if re.search(r"[A-Za-z]", l)]
+    for l in lines:
+        if l.startswith("kiln-skip: "):
+            return l.split(": ", 2)[-1]
+    for pattern in (r"skip", r"unavailable|cannot run|no device|not found"):
+        for l in lines:
+            if re.search(pattern, l, re.I):
+                return l
+    return lines[0] if lines else "(it printed no reason)"
+
+def add_output(build, suite, test, lines, status):
+    if status == 77:
+        skips[(build, suite)][reason_of(lines)].append(test + " (all of it)")
+        return
+    for l in lines:
+        m = re.match(r"kiln-skip: ([^:]*): (.*)", l.strip())
+        if m:
+            skips[(build, suite)][m.group(2)].append(test + ": " + m.group(1))
+
+for arg in sys.argv[1:]:
+    build, path = arg.split(":", 1)
+    try:
+        text = open(path, errors="replace").read().splitlines()
+    except OSError as e:
+        skips[(build, "?")]["its log is missing: %s" % e].append(path)
+        continue
+    if not path.endswith("testlog.txt"):
+        status = 0
+        if text and text[-1].startswith("exit status: "):
+            status = int(text.pop()[len("exit status: "):])
+        add_output(build, "conformance", "kiln-conformance threads_*", text,
+                   status)
+        continue
+    test = suite = None
+    status, lines, section = 0, [], None
+    for l in text + ["=" * 78]:
+        if re.match(r"^=+ \d+/\d+ =+$", l):
+            test, status, lines, section = None, 0, [], None
+        elif l.startswith("test:") and section is None:
+            # "kiln:vulkan / name", or "kiln:vulkan+examples / name"
+            full = l[len("test:"):].strip()
+            suite, _, test = full.partition(" / ")
+            suite = suite.split(":", 1)[-1]
+        elif l.startswith("result:") and section is None:
+            m = re.search(r"exit status (\d+)", l)
+            status = int(m.group(1)) if m else 0
+        elif re.match(r"^-+ (stdout|stderr) -+$", l):
+            section = "out"
+        elif re.match(r"^=+$", l):
+            if test:
+                add_output(build, suite, test, lines, status)
+            test, section = None, None
+        elif section:
+            lines.append(l)
+
+print("\ntest.sh: what was NOT tested (skipped cases, by build and suite):")
+if not skips:
+    print("  nothing: no case was skipped")
+for (build, suite) in sorted(skips):
+    reasons = skips[(build, suite)]
+    total = sum(len(c) for c in reasons.values())
+    print("  %s, suite %s: %d skipped" % (build, suite, total))
+    for reason, cases in sorted(reasons.items(), key=lambda r: -len(r[1])):
+        print("    %d: %s" % (len(cases), reason))
+        print("       %s" % ", ".join(cases))
+EOF
+)
+  limited 120 python3 -c "$script" "$@"
+}
+
+logs=()
+for name in test asan tsan; do
+  if [[ " ${built[*]} " == *" $name "* ]]; then
+    logs+=("$name:$root/$name/meson-logs/testlog.txt")
+  fi
+done
+if [[ -f $tsan_log ]]; then logs+=("tsan:$tsan_log"); fi
+if ! not_tested "${logs[@]}"; then
+  failed+=("the summary of what was not tested$why")
+fi
+elapsed=$((SECONDS - started))
+printf '\ntest.sh: the run took %dm%02ds\n' $((elapsed / 60)) $((elapsed % 60))
+
 if (( ${#failed[@]} > 0 )); then
   printf 'test.sh: FAILED:\n' >&2
   printf '  %s\n' "${failed[@]}" >&2
