@@ -134,6 +134,11 @@ kiln_status conf_release_module(void);
 int conf_check_validation(void **state);
 void conf_install_log_handler(void);
 int conf_validation_messages(void);
+/* While `message` is not NULL, a validation message of exactly that text
+ * is printed but not counted: a Mesa driver reports through the layer's
+ * messenger the VkResult of every call that fails, also of one a test
+ * makes fail on purpose. */
+void conf_expect_validation(const char *message);
 
 /* ---- The groups, one per file -------------------------------------------- */
 
