@@ -16,7 +16,9 @@
  * the process down, cannot then touch the rest of the suite, and the child
  * holds no other context (on CUDA one would keep the device's primary
  * context, and with it the stuck kernel or the fault, alive). The parent
- * judges how the child ended, and a child that never ends is killed. */
+ * judges how the child ended, and a child that never ends is killed.
+ * One file past 600 lines: every test here is a parent and a child that
+ * share the children's checks (say, expect) and their spawning. */
 #include <errno.h>
 #include <signal.h>
 #include <spawn.h>
