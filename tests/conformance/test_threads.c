@@ -6,7 +6,11 @@
  *
  * KILN_CONF_THREAD_ITERS sets the work: the iterations of each thread of
  * the first test (default 2000); the others scale from it. Runs under
- * ThreadSanitizer (scripts/test.sh) set fewer. */
+ * ThreadSanitizer (scripts/test.sh) set fewer.
+ *
+ * Over 600 lines because it also defines timing.h's threads and children
+ * with a deadline, which other tests use too: they belong in a timing.c
+ * of its own once meson.build lists one. */
 /* tgkill: SIGUSR2 to each thread of a stuck process, whose stacks main.c's
  * handler then writes (POSIX can signal only threads of its own making). */
 #define _GNU_SOURCE
