@@ -1,8 +1,10 @@
 /*
- * What the conformance tests of timing, waits and threads share: threads
- * and children joined with a deadline, past which the stacks of the stuck
- * process are written to stderr. A header of its own, beside
- * conformance.h, because only these tests use it; defined in
+ * What the conformance tests of timing, waits and threads share: a gate
+ * that holds a stream's work until the host opens it, so that a test knows
+ * the work is unfinished while it waits; and threads and children joined
+ * with a deadline, past which the stacks of the stuck process are written
+ * to stderr. A header of its own, beside conformance.h, because only these
+ * tests use it; the gate is defined in test_sync.c, the rest in
  * test_threads.c.
  */
 #ifndef KILN_TESTS_CONFORMANCE_TIMING_H
@@ -12,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "kiln/kiln.h"
+
 /* How long a thread or a child of the suite may take before it counts as
  * stuck: minutes more than the slowest of them needs under a sanitizer on
  * two loaded cores, and well within meson's limit for the whole run, so
@@ -20,6 +24,43 @@
 
 /* Host time, CLOCK_MONOTONIC, in nanoseconds. */
 uint64_t conf_now_ns(void);
+
+/* ---- A gate on a stream --------------------------------------------------- */
+
+typedef struct conf_gate conf_gate;
+
+/* NULL where a gate can hold a stream of ctx, else why not in words: CUDA
+ * or HIP streams that share one queue, where the flag's write would wait
+ * behind the kernel spinning on it. */
+const char *conf_gate_why_not(kiln_context *ctx);
+
+/* Closes a gate on `stream` of `ctx`: work queued on the stream from now
+ * on waits, on the device, until the gate opens. Vulkan: a wait on a
+ * timeline semaphore of the test's (kiln_stream_wait_native) that the host
+ * signals; CUDA and HIP: conf_fault_spin on the stream, spinning until a
+ * flag is written on a stream of the gate's own. The gate opens by itself
+ * `open_after_ms` after this call, from a thread of its own, unless
+ * conf_gate_open opened it first: so a test that fails while work waits
+ * behind it does not leave the device held for ever. Fails the test where
+ * conf_gate_why_not has a reason. */
+conf_gate *conf_gate_close(kiln_context *ctx, kiln_stream *stream,
+                           uint32_t open_after_ms);
+
+/* Opens the gate now, from any thread; false if it was open already. */
+bool conf_gate_open(conf_gate *g);
+
+/* Has the gate's thread open it `ms` from now instead, unless it is open
+ * by then. */
+void conf_gate_open_in(conf_gate *g, uint32_t ms);
+
+/* When the gate began to open (conf_now_ns), or 0 while it is closed: no
+ * work behind it can end before that. */
+uint64_t conf_gate_opened_at(conf_gate *g);
+
+/* Opens the gate if it is still closed, waits for the held stream's work
+ * and frees the gate; before the held stream is destroyed. Fails the test
+ * if opening the gate went wrong on the device's side. */
+void conf_gate_free(conf_gate *g);
 
 /* ---- Threads and children with a deadline --------------------------------- */
 
