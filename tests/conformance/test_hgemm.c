@@ -188,6 +188,10 @@ static void hgemm_kernels_launched_directly(void **state) {
     const hgemm_kernel *kern = &hgemm_kernels[k];
     kiln_kernel *handle;
     if (kiln_module_get_kernel(builtins, kern->name, &handle) != KILN_OK) {
+      /* The tensor-core kernels are CUDA's alone; CUDA must have them. */
+      if (conf.backend == KILN_BACKEND_CUDA)
+        fail_msg("%s is not in CUDA's built-in module: %s", kern->name,
+                 kiln_last_error());
       print_message("%s: not built for %s\n", kern->name,
                     kiln_backend_name(conf.backend));
       continue;
