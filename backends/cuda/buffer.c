@@ -34,6 +34,7 @@ kiln_status kiln_cuda_buffer_init(kiln_buffer *buf, uint32_t flags) {
     /* Any stream may read the buffer next, so the zeroes must be in memory
      * before it is handed out, not merely queued on one stream. */
     CUstream s = stream_of(ctx->default_stream);
+    kiln_cuda_open_gates(ctx);
     r = kiln_cuda_api.cuMemsetD8Async(ptr, 0, buf->size, s);
     if (r == CUDA_SUCCESS) r = kiln_cuda_api.cuStreamSynchronize(s);
     if (r != CUDA_SUCCESS) {
@@ -75,13 +76,15 @@ static bool driver_owns(const void *p) {
 
 kiln_status kiln_cuda_buffer_write(kiln_stream *s, kiln_buffer *dst,
                                    size_t off, const void *src, size_t size) {
-  kiln_status st = kiln_cuda_make_current(s->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
   CUresult r = kiln_cuda_api.cuMemcpyHtoDAsync(kiln_cuda_address(dst, off), src,
                                                size, stream_of(s));
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuMemcpyHtoDAsync of %zu bytes", size);
   if (driver_owns(src)) {
+    kiln_cuda_open_gates(s->base.context);
     r = kiln_cuda_api.cuStreamSynchronize(stream_of(s));
     if (r != CUDA_SUCCESS)
       return kiln_cuda_error(r, "cuStreamSynchronize after a write from "
@@ -92,12 +95,14 @@ kiln_status kiln_cuda_buffer_write(kiln_stream *s, kiln_buffer *dst,
 
 kiln_status kiln_cuda_buffer_read(kiln_stream *s, const kiln_buffer *src,
                                   size_t off, void *dst, size_t size) {
-  kiln_status st = kiln_cuda_make_current(s->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
   CUresult r = kiln_cuda_api.cuMemcpyDtoHAsync(dst, kiln_cuda_address(src, off),
                                                size, stream_of(s));
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuMemcpyDtoHAsync of %zu bytes", size);
+  kiln_cuda_open_gates(s->base.context);
   r = kiln_cuda_api.cuStreamSynchronize(stream_of(s));
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuStreamSynchronize (waiting for a read of "
@@ -108,7 +113,8 @@ kiln_status kiln_cuda_buffer_read(kiln_stream *s, const kiln_buffer *src,
 kiln_status kiln_cuda_buffer_copy(kiln_stream *s, kiln_buffer *dst,
                                   size_t dst_off, const kiln_buffer *src,
                                   size_t src_off, size_t size) {
-  kiln_status st = kiln_cuda_make_current(s->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
   CUresult r = kiln_cuda_api.cuMemcpyDtoDAsync(
       kiln_cuda_address(dst, dst_off), kiln_cuda_address(src, src_off), size,
@@ -121,7 +127,8 @@ kiln_status kiln_cuda_buffer_copy(kiln_stream *s, kiln_buffer *dst,
 kiln_status kiln_cuda_buffer_fill(kiln_stream *s, kiln_buffer *dst,
                                   size_t off, size_t size, uint64_t pattern,
                                   size_t pattern_size) {
-  kiln_status st = kiln_cuda_make_current(s->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
   /* 1, 2 or 4 bytes (fill_sizes: the copy engine has no 8-byte fill); off
    * is a multiple of pattern_size and allocations are 256-byte
@@ -154,7 +161,8 @@ kiln_status kiln_cuda_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
                                          size_t dst_off,
                                          const kiln_host_buffer *src,
                                          size_t src_off, size_t size) {
-  kiln_status st = kiln_cuda_make_current(s->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
   const unsigned char *from = (const unsigned char *)src->data + src_off;
   CUresult r = kiln_cuda_api.cuMemcpyHtoDAsync(kiln_cuda_address(dst, dst_off),
@@ -169,7 +177,8 @@ kiln_status kiln_cuda_buffer_read_async(kiln_stream *s,
                                         const kiln_buffer *src,
                                         size_t src_off, kiln_host_buffer *dst,
                                         size_t dst_off, size_t size) {
-  kiln_status st = kiln_cuda_make_current(s->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
   CUresult r = kiln_cuda_api.cuMemcpyDtoHAsync(
       (unsigned char *)dst->data + dst_off, kiln_cuda_address(src, src_off),
@@ -237,7 +246,9 @@ kiln_status kiln_cuda_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
   kiln_cuda_context *dc = kiln_cuda_context_cast(dst_s->base.context);
   const kiln_cuda_context *sc =
       kiln_cuda_context_cast_const(src_s->base.context);
-  kiln_status st = order_after(dst_s, src_s);
+  kiln_status st = kiln_cuda_hold(dst_s);
+  if (st == KILN_OK) st = kiln_cuda_hold(src_s);
+  if (st == KILN_OK) st = order_after(dst_s, src_s);
   if (st == KILN_OK) st = kiln_cuda_make_current(&dc->base);
   if (st != KILN_OK) return st;
   CUresult r;

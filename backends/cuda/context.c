@@ -26,12 +26,14 @@ kiln_status kiln_cuda_context_init(kiln_context *base) {
                            base->properties.name);
   kiln_status st = kiln_cuda_make_current(base);
   if (st == KILN_OK) st = kiln_cuda_context_priorities(base);
+  if (st == KILN_OK) st = kiln_cuda_reorder_check(base);
   if (st != KILN_OK) kiln_cuda_api.cuDevicePrimaryCtxRelease(ctx->device);
   return st;
 }
 
 void kiln_cuda_context_deinit(kiln_context *base) {
   kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
+  kiln_cuda_reorder_deinit(base);
   /* Work still runs: releasing the last reference would destroy the
    * primary context, which waits for that work first (the kernel that
    * made the wait give up). kiln's reference stays until the process
@@ -58,6 +60,7 @@ kiln_status kiln_cuda_context_synchronize(kiln_context *ctx,
                                          uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
+  kiln_cuda_open_gates(ctx);
   /* cuCtxSynchronize has no bound and waits as the primary context's
    * flag says: kiln's streams are waited for first, polled within the
    * bound or as the policy says, so that only work they have finished (or

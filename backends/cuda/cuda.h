@@ -18,6 +18,7 @@
 #include "core/params.h"
 #include "backends/cuda/symbols.h"
 #include "core/backend.h"
+#include "core/internal.h"
 
 /* ---- The driver ------------------------------------------------------------ */
 
@@ -58,6 +59,11 @@ typedef struct kiln_cuda_context {
   /* Made by kiln_context_create_from_native: `handle` is the caller's
    * CUcontext, neither retained nor released by kiln. */
   bool imported;
+  /* KILN_DEBUG=reorder (reorder.c): the pinned pages of the streams' gate
+   * words, and whether other code holds the CUcontext (its streams are
+   * then never gated); under reorder.c's lock. */
+  struct kiln_cuda_gate_page *gate_pages;
+  bool exposed;
 } kiln_cuda_context;
 
 typedef struct kiln_cuda_module {
@@ -90,6 +96,16 @@ typedef struct kiln_cuda_kernel {
 typedef struct kiln_cuda_stream {
   kiln_stream base;
   CUstream handle;
+  /* KILN_DEBUG=reorder (reorder.c), under its lock: the stream's gate word
+   * (host and device views; NULL when the stream is never gated), the
+   * value its last gate waits for, whether that gate is closed (the
+   * stream is then on the held list, before next_held), and whether
+   * other code holds the native stream. */
+  _Atomic uint32_t *gate;
+  CUdeviceptr gate_device;
+  uint32_t gate_value;
+  bool gated, exposed;
+  struct kiln_cuda_stream *next_held;
 } kiln_cuda_stream;
 
 /* A graph: the captured CUgraph, its executable form, and the kernel node
@@ -266,6 +282,37 @@ kiln_status kiln_cuda_event_synchronize(kiln_event *e, uint64_t timeout_ns);
 kiln_status kiln_cuda_event_query(kiln_event *e);
 kiln_status kiln_cuda_event_elapsed_ms(kiln_event *start, kiln_event *end,
                                        float *out_ms);
+
+/* ---- KILN_DEBUG=reorder (reorder.c) ---------------------------------------- */
+
+/* KILN_ERROR_UNSUPPORTED, in words, for a context in the mode when the
+ * driver lacks the gates' entry points; KILN_OK otherwise. */
+kiln_status kiln_cuda_reorder_check(const kiln_context *ctx);
+/* Gives a new stream of a context in the mode its gate word. */
+kiln_status kiln_cuda_reorder_stream_init(kiln_stream *s);
+/* Opens the stream's gate and takes it off the held list. */
+void kiln_cuda_reorder_stream_deinit(kiln_stream *s);
+/* Frees the context's gate words (kept when it is abandoned). */
+void kiln_cuda_reorder_deinit(kiln_context *ctx);
+/* Other code now holds the native stream s, or with s NULL the context:
+ * opens the held gates and gates it no more. */
+void kiln_cuda_reorder_expose(kiln_context *ctx, kiln_stream *s);
+/* Queues a closed gate on s unless one is already queued there. */
+kiln_status kiln_cuda_gate(kiln_stream *s);
+/* Opens every held gate, newest first, each stream given a bounded time
+ * to finish before the next opens. */
+void kiln_cuda_release(void);
+
+/* What every op does before it queues work on s. */
+static inline kiln_status kiln_cuda_hold(kiln_stream *s) {
+  if (!(s->base.context->debug & KILN_DEBUG_REORDER)) return KILN_OK;
+  return kiln_cuda_gate(s);
+}
+
+/* What every host wait for the program does first. */
+static inline void kiln_cuda_open_gates(const kiln_context *ctx) {
+  if (ctx->debug & KILN_DEBUG_REORDER) kiln_cuda_release();
+}
 
 /* ---- Compiler (compiler.c) ------------------------------------------------ */
 

@@ -37,7 +37,8 @@ void kiln_cuda_event_deinit(kiln_event *e) {
 }
 
 kiln_status kiln_cuda_event_record(kiln_event *e, kiln_stream *s) {
-  kiln_status st = kiln_cuda_make_current(e->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(e->base.context);
   if (st != KILN_OK) return st;
   /* In a graph's capture, a plain record only joins captured streams; an
    * external one becomes a node that records the event at each replay. */
@@ -50,7 +51,8 @@ kiln_status kiln_cuda_event_record(kiln_event *e, kiln_stream *s) {
 }
 
 kiln_status kiln_cuda_stream_wait_event(kiln_stream *s, kiln_event *e) {
-  kiln_status st = kiln_cuda_make_current(e->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(e->base.context);
   if (st != KILN_OK) return st;
   /* Likewise: an external wait is a node waiting at each replay. */
   CUresult r = kiln_cuda_api.cuStreamWaitEvent(
@@ -71,6 +73,7 @@ static kiln_status event_sleep(void *e) {
 kiln_status kiln_cuda_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(e->base.context);
   if (st != KILN_OK) return st;
+  kiln_cuda_open_gates(e->base.context);
   if (timeout_ns != KILN_WAIT_FOREVER)
     return kiln_poll_until(event_done, e, timeout_ns);
   return kiln_wait_as((e->flags & KILN_EVENT_BLOCKING) ? KILN_SYNC_BLOCK
@@ -81,6 +84,7 @@ kiln_status kiln_cuda_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
 kiln_status kiln_cuda_event_query(kiln_event *e) {
   kiln_status st = kiln_cuda_make_current(e->base.context);
   if (st != KILN_OK) return st;
+  kiln_cuda_open_gates(e->base.context);
   CUresult r = kiln_cuda_api.cuEventQuery(handle_of(e));
   /* Not ready is an answer, worded by the core. */
   if (r == CUDA_SUCCESS || r == CUDA_ERROR_NOT_READY)

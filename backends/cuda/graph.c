@@ -82,7 +82,8 @@ kiln_status kiln_cuda_graph_end(kiln_graph *g, kiln_stream *s, bool keep) {
 }
 
 kiln_status kiln_cuda_graph_launch(kiln_graph *g, kiln_stream *s) {
-  kiln_status st = kiln_cuda_make_current(g->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(g->base.context);
   if (st != KILN_OK) return st;
   CUresult r = kiln_cuda_api.cuGraphLaunch(graph_cast(g)->exec, stream_of(s));
   if (r != CUDA_SUCCESS) return kiln_cuda_error(r, "cuGraphLaunch");

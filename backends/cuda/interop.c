@@ -7,6 +7,7 @@
 kiln_status kiln_cuda_context_native(kiln_context *ctx,
                                      kiln_native_context *out) {
   const kiln_cuda_context *cc = kiln_cuda_context_cast(ctx);
+  kiln_cuda_reorder_expose(ctx, NULL);
   out->cuda_device = (int)cc->device;
   out->cuda_context = (void *)cc->handle;
   return KILN_OK;
@@ -60,7 +61,10 @@ kiln_status kiln_cuda_context_import(kiln_context *base,
     return kiln_cuda_error(r, "cuDeviceGet(%zu)", base->device_index);
   ctx->handle = (CUcontext)native->cuda_context;
   ctx->imported = true;
+  /* The caller's code may wait on the context itself. */
+  ctx->exposed = true;
   kiln_status st = kiln_cuda_make_current(base);
+  if (st == KILN_OK) st = kiln_cuda_reorder_check(base);
   return st == KILN_OK ? kiln_cuda_context_priorities(base) : st;
 }
 
@@ -119,6 +123,7 @@ kiln_status kiln_cuda_buffer_import(kiln_buffer *buf,
 }
 
 kiln_status kiln_cuda_stream_native(kiln_stream *s, kiln_native_stream *out) {
+  kiln_cuda_reorder_expose(s->base.context, s);
   out->stream = (void *)kiln_cuda_stream_cast(s)->handle;
   return KILN_OK;
 }
@@ -154,7 +159,8 @@ kiln_status kiln_cuda_stream_import(kiln_stream *s,
 kiln_status kiln_cuda_stream_wait_native(kiln_stream *s, uint64_t handle,
                                          uint64_t value) {
   (void)value; /* 0: the core checked it */
-  kiln_status st = kiln_cuda_make_current(s->base.context);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
   CUresult r = kiln_cuda_api.cuStreamWaitEvent(kiln_cuda_stream_cast(s)->handle,
                                                (CUevent)(uintptr_t)handle, 0);

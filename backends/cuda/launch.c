@@ -66,7 +66,8 @@ kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,
                              const kiln_packed_args *args) {
   kiln_cuda_kernel *k = kiln_cuda_kernel_cast(base);
   const kiln_context *ctx = s->base.context;
-  kiln_status st = kiln_cuda_make_current(ctx);
+  kiln_status st = kiln_cuda_hold(s);
+  if (st == KILN_OK) st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
   /* Up to the default limit every kernel may use dynamic shared memory;
    * beyond it the kernel must opt in first. */

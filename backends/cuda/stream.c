@@ -14,10 +14,13 @@ kiln_status kiln_cuda_stream_init(kiln_stream *base) {
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuStreamCreateWithPriority(%d)",
                            -(int)base->priority);
-  return KILN_OK;
+  st = kiln_cuda_reorder_stream_init(base);
+  if (st != KILN_OK) kiln_cuda_api.cuStreamDestroy(s->handle);
+  return st;
 }
 
 void kiln_cuda_stream_deinit(kiln_stream *base) {
+  kiln_cuda_reorder_stream_deinit(base);
   if (base->borrowed) return;
   /* The core has synchronized the stream; cuStreamDestroy would defer the
    * release past pending work anyway. */
@@ -64,6 +67,7 @@ kiln_status kiln_cuda_stream_synchronize(kiln_stream *base,
                                          uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
+  kiln_cuda_open_gates(base->base.context);
   /* cuStreamSynchronize has no bound, and waits as the primary context's
    * scheduling flag says: kiln polls, or sleeps on an event, itself. */
   if (timeout_ns != KILN_WAIT_FOREVER)

@@ -88,7 +88,9 @@
  * a graph's build answers KILN_ERROR_UNSUPPORTED and all else runs.
  * cuLaunchKernelEx launches the built-in kernels that overlap their start
  * with the previous kernel's end (launch.c); without it they launch as any
- * other. */
+ * other. KILN_DEBUG=reorder's gates (reorder.c) need cuStreamWaitValue32
+ * and cuMemHostGetDevicePointer; without them a context in that mode is
+ * refused in words. */
 #define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
   X(cuFuncGetName, 12030)               \
   X(cuModuleGetFunctionCount, 12040)    \
@@ -96,6 +98,8 @@
   X(cuFuncGetParamInfo, 12040)          \
   X(cuFuncGetParamCount, 13020)         \
   X(cuLaunchKernelEx, 11060)            \
+  X(cuStreamWaitValue32, 11070)         \
+  X(cuMemHostGetDevicePointer, 3020)    \
   KILN_CUDA_GRAPH_SYMBOLS(X)
 
 #define KILN_CUDA_GRAPH_SYMBOLS(X)          \
