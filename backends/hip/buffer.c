@@ -36,6 +36,7 @@ void kiln_hip_buffer_deinit(kiln_buffer *buf) {
   if (!kiln_hip_device_enter_for_deinit(buf->base.context, &scope,
                                         "freeing a buffer"))
     return;
+  kiln_hip_open_gates(buf->base.context);
   /* A borrowed buffer's memory stays, but kiln's work on it must end. */
   if (buf->borrowed) {
     if (kiln_sync_streams(buf->base.context) != KILN_OK)
@@ -54,11 +55,14 @@ void kiln_hip_buffer_deinit(kiln_buffer *buf) {
  * waited for. */
 kiln_status kiln_hip_buffer_write(kiln_stream *s, kiln_buffer *dst, size_t off,
                                   const void *src, size_t size) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   hipStream_t stream = kiln_hip_stream_handle(s);
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       kiln_hip_buffer_ptr(dst, off), src, size, hipMemcpyHostToDevice, stream);
   if (err != hipSuccess)
     return kiln_hip_error(err, "writing to a buffer (hipMemcpyAsync)");
+  kiln_hip_open_gates(s->base.context);
   err = kiln_hip_api.hipStreamSynchronize(stream);
   if (err != hipSuccess)
     return kiln_hip_error(err, "writing to a buffer (hipStreamSynchronize)");
@@ -67,11 +71,14 @@ kiln_status kiln_hip_buffer_write(kiln_stream *s, kiln_buffer *dst, size_t off,
 
 kiln_status kiln_hip_buffer_read(kiln_stream *s, const kiln_buffer *src,
                                  size_t off, void *dst, size_t size) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   hipStream_t stream = kiln_hip_stream_handle(s);
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       dst, kiln_hip_buffer_ptr(src, off), size, hipMemcpyDeviceToHost, stream);
   if (err != hipSuccess)
     return kiln_hip_error(err, "reading a buffer (hipMemcpyAsync)");
+  kiln_hip_open_gates(s->base.context);
   err = kiln_hip_api.hipStreamSynchronize(stream);
   if (err != hipSuccess)
     return kiln_hip_error(err, "reading a buffer (hipStreamSynchronize)");
@@ -81,6 +88,8 @@ kiln_status kiln_hip_buffer_read(kiln_stream *s, const kiln_buffer *src,
 kiln_status kiln_hip_buffer_copy(kiln_stream *s, kiln_buffer *dst,
                                  size_t dst_off, const kiln_buffer *src,
                                  size_t src_off, size_t size) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       kiln_hip_buffer_ptr(dst, dst_off), kiln_hip_buffer_ptr(src, src_off),
       size, hipMemcpyDeviceToDevice, kiln_hip_stream_handle(s));
@@ -92,6 +101,8 @@ kiln_status kiln_hip_buffer_copy(kiln_stream *s, kiln_buffer *dst,
 kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
                                  size_t size, uint64_t pattern,
                                  size_t pattern_size) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   /* 1, 2 or 4 bytes (fill_sizes: HIP has no 8-byte memset). */
   void *ptr = kiln_hip_buffer_ptr(dst, off);
   hipStream_t stream = kiln_hip_stream_handle(s);
@@ -122,6 +133,8 @@ kiln_status kiln_hip_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
                                         size_t dst_off,
                                         const kiln_host_buffer *src,
                                         size_t src_off, size_t size) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       kiln_hip_buffer_ptr(dst, dst_off),
       (const unsigned char *)src->data + src_off, size, hipMemcpyHostToDevice,
@@ -135,6 +148,8 @@ kiln_status kiln_hip_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
 kiln_status kiln_hip_buffer_read_async(kiln_stream *s, const kiln_buffer *src,
                                        size_t src_off, kiln_host_buffer *dst,
                                        size_t dst_off, size_t size) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       (unsigned char *)dst->data + dst_off, kiln_hip_buffer_ptr(src, src_off),
       size, hipMemcpyDeviceToHost, kiln_hip_stream_handle(s));
@@ -202,7 +217,9 @@ kiln_status kiln_hip_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
                                       size_t size) {
   kiln_hip_context *dc = kiln_hip_context_cast(dst_s->base.context);
   const kiln_hip_context *sc = kiln_hip_context_cast_const(src_s->base.context);
-  kiln_status st = order_after(dst_s, src_s);
+  kiln_status st = kiln_hip_hold(dst_s);
+  if (st == KILN_OK) st = kiln_hip_hold(src_s);
+  if (st == KILN_OK) st = order_after(dst_s, src_s);
   if (st != KILN_OK) return st;
   kiln_hip_device_scope scope;
   if ((st = kiln_hip_device_enter(&dc->base, &scope)) != KILN_OK) return st;

@@ -64,10 +64,13 @@ kiln_status kiln_hip_context_init(kiln_context *ctx) {
   if (st != KILN_OK) return st;
   st = kiln_hip_context_priorities(ctx);
   kiln_hip_device_leave(&scope);
+  if (st == KILN_OK) st = kiln_hip_reorder_check(ctx);
   return st;
 }
 
-void kiln_hip_context_deinit(kiln_context *ctx) { (void)ctx; }
+void kiln_hip_context_deinit(kiln_context *ctx) {
+  kiln_hip_reorder_deinit(ctx);
+}
 
 kiln_status kiln_hip_context_synchronize(kiln_context *ctx,
                                         uint64_t timeout_ns) {
@@ -75,6 +78,7 @@ kiln_status kiln_hip_context_synchronize(kiln_context *ctx,
    * flag says: kiln's streams are waited for first, polled within the
    * bound or as the policy says, so that only work they have finished (or
    * other code's) is left for it. */
+  kiln_hip_open_gates(ctx);
   kiln_status st =
       timeout_ns != KILN_WAIT_FOREVER
           ? kiln_poll_streams(ctx, kiln_hip_stream_query, timeout_ns)

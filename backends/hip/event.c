@@ -30,6 +30,8 @@ void kiln_hip_event_deinit(kiln_event *e) {
 }
 
 kiln_status kiln_hip_event_record(kiln_event *e, kiln_stream *s) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   /* In a graph's capture, an external record is a node of its own that
    * records the event at each replay (graph.c checked it is there). */
   hipError_t err =
@@ -45,6 +47,8 @@ kiln_status kiln_hip_event_record(kiln_event *e, kiln_stream *s) {
 }
 
 kiln_status kiln_hip_stream_wait_event(kiln_stream *s, kiln_event *e) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   /* Likewise: an external wait is a node waiting at each replay. */
   hipError_t err = kiln_hip_api.hipStreamWaitEvent(
       kiln_hip_stream_handle(s), kiln_hip_event_handle(e),
@@ -63,6 +67,7 @@ static kiln_status event_sleep(void *e) {
 }
 
 kiln_status kiln_hip_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
+  kiln_hip_open_gates(e->base.context);
   if (timeout_ns != KILN_WAIT_FOREVER)
     return kiln_poll_until(event_done, e, timeout_ns);
   return kiln_wait_as((e->flags & KILN_EVENT_BLOCKING) ? KILN_SYNC_BLOCK
@@ -71,6 +76,7 @@ kiln_status kiln_hip_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
 }
 
 kiln_status kiln_hip_event_query(kiln_event *e) {
+  kiln_hip_open_gates(e->base.context);
   hipError_t err = kiln_hip_api.hipEventQuery(kiln_hip_event_handle(e));
   if (err == hipSuccess) return KILN_OK;
   /* An answer, not a failure: the core words it. */

@@ -71,6 +71,8 @@ kiln_status kiln_hip_graph_end(kiln_graph *g, kiln_stream *s, bool keep) {
 }
 
 kiln_status kiln_hip_graph_launch(kiln_graph *g, kiln_stream *s) {
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   hipError_t err = kiln_hip_api.hipGraphLaunch(graph_cast(g)->exec,
                                                kiln_hip_stream_handle(s));
   if (err != hipSuccess)

@@ -96,6 +96,7 @@ typedef struct hipDeviceProp_t hipDeviceProp_t;
 
 #include "core/params.h"
 #include "core/backend.h"
+#include "core/internal.h"
 
 /* ---- Loaded entry points (loader.c) ---------------------------------------- */
 
@@ -169,6 +170,11 @@ typedef struct kiln_hip_context {
   /* Bit d: peer access to device d is enabled from this one (buffer.c),
    * for copies out of device d's buffers. */
   atomic_uint_least64_t peers;
+  /* KILN_DEBUG=reorder (reorder.c): the pinned pages of the streams' gate
+   * words, and whether other code holds the context (its streams are then
+   * never gated); under reorder.c's lock. */
+  struct kiln_hip_gate_page *gate_pages;
+  bool exposed;
 } kiln_hip_context;
 
 KILN_BACKEND_CAST(kiln_hip_context, kiln_context, kiln_hip_context_cast)
@@ -205,6 +211,16 @@ kiln_status kiln_hip_peer_direct(const kiln_context *a, const kiln_context *b,
 typedef struct kiln_hip_stream {
   kiln_stream base;
   hipStream_t handle;
+  /* KILN_DEBUG=reorder (reorder.c), under its lock: the stream's gate word
+   * (host and device views; NULL when the stream is never gated), the
+   * value its last gate waits for, whether that gate is closed (the
+   * stream is then on the held list, before next_held), and whether
+   * other code holds the native stream. */
+  _Atomic uint32_t *gate;
+  void *gate_device;
+  uint32_t gate_value;
+  bool gated, exposed;
+  struct kiln_hip_stream *next_held;
 } kiln_hip_stream;
 
 KILN_BACKEND_CAST(kiln_hip_stream, kiln_stream, kiln_hip_stream_cast)
@@ -221,6 +237,37 @@ kiln_status kiln_hip_stream_synchronize(kiln_stream *s, uint64_t timeout_ns);
 /* KILN_OK once the stream's work is done, KILN_ERROR_NOT_READY while it
  * runs. */
 kiln_status kiln_hip_stream_query(kiln_stream *s);
+
+/* ---- KILN_DEBUG=reorder (reorder.c) ------------------------------------------- */
+
+/* KILN_ERROR_UNSUPPORTED, in words, for a context in the mode when the
+ * runtime lacks the gates' entry points; KILN_OK otherwise. */
+kiln_status kiln_hip_reorder_check(const kiln_context *ctx);
+/* Gives a new stream of a context in the mode its gate word. */
+kiln_status kiln_hip_reorder_stream_init(kiln_stream *s);
+/* Opens the stream's gate and takes it off the held list. */
+void kiln_hip_reorder_stream_deinit(kiln_stream *s);
+/* Frees the context's gate words (kept when it is abandoned). */
+void kiln_hip_reorder_deinit(kiln_context *ctx);
+/* Other code now holds the native stream s, or with s NULL the context:
+ * opens the held gates and gates it no more. */
+void kiln_hip_reorder_expose(kiln_context *ctx, kiln_stream *s);
+/* Queues a closed gate on s unless one is already queued there. */
+kiln_status kiln_hip_gate(kiln_stream *s);
+/* Opens every held gate, newest first, each stream given a bounded time
+ * to finish before the next opens. */
+void kiln_hip_release(void);
+
+/* What every op does before it queues work on s. */
+static inline kiln_status kiln_hip_hold(kiln_stream *s) {
+  if (!(s->base.context->debug & KILN_DEBUG_REORDER)) return KILN_OK;
+  return kiln_hip_gate(s);
+}
+
+/* What every host wait for the program does first. */
+static inline void kiln_hip_open_gates(const kiln_context *ctx) {
+  if (ctx->debug & KILN_DEBUG_REORDER) kiln_hip_release();
+}
 
 /* ---- Buffers (buffer.c, host_buffer.c) ---------------------------------------- */
 

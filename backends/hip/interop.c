@@ -6,6 +6,7 @@
 
 kiln_status kiln_hip_context_native(kiln_context *ctx,
                                     kiln_native_context *out) {
+  kiln_hip_reorder_expose(ctx, NULL);
   out->hip_device = kiln_hip_context_cast(ctx)->device;
   return KILN_OK;
 }
@@ -29,6 +30,8 @@ kiln_status kiln_hip_context_import(kiln_context *ctx,
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "a HIP device is no object to own: "
                           "KILN_NATIVE_ADOPT means nothing for it");
+  /* The caller's code may wait on the device itself. */
+  kiln_hip_context_cast(ctx)->exposed = true;
   return kiln_hip_context_init(ctx);
 }
 
@@ -76,6 +79,7 @@ kiln_status kiln_hip_buffer_import(kiln_buffer *buf,
 }
 
 kiln_status kiln_hip_stream_native(kiln_stream *s, kiln_native_stream *out) {
+  kiln_hip_reorder_expose(s->base.context, s);
   out->stream = (void *)kiln_hip_stream_handle(s);
   return KILN_OK;
 }
@@ -96,6 +100,8 @@ kiln_status kiln_hip_stream_import(kiln_stream *s,
 kiln_status kiln_hip_stream_wait_native(kiln_stream *s, uint64_t handle,
                                         uint64_t value) {
   (void)value; /* 0: the core checked it */
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   hipError_t err = kiln_hip_api.hipStreamWaitEvent(
       kiln_hip_stream_handle(s), (hipEvent_t)(uintptr_t)handle, 0);
   if (err != hipSuccess)

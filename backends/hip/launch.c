@@ -52,9 +52,11 @@ kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
                             const kiln_launch_config *config,
                             const kiln_packed_args *args) {
   kiln_hip_kernel *hk = kiln_hip_kernel_cast(k);
+  kiln_status st = kiln_hip_hold(s);
+  if (st != KILN_OK) return st;
   if (config->shared_memory_bytes >
       atomic_load_explicit(&hk->shared_limit, memory_order_acquire)) {
-    kiln_status st = allow_shared(hk, config->shared_memory_bytes);
+    st = allow_shared(hk, config->shared_memory_bytes);
     if (st != KILN_OK) return st;
   }
   /* The one argument ABI: parameter i is the bytes at its packed offset. */

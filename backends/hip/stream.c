@@ -14,10 +14,13 @@ kiln_status kiln_hip_stream_init(kiln_stream *s) {
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
     return kiln_hip_error(err, "hipStreamCreateWithPriority");
-  return KILN_OK;
+  st = kiln_hip_reorder_stream_init(s);
+  if (st != KILN_OK) kiln_hip_api.hipStreamDestroy(kiln_hip_stream_handle(s));
+  return st;
 }
 
 void kiln_hip_stream_deinit(kiln_stream *s) {
+  kiln_hip_reorder_stream_deinit(s);
   if (s->borrowed) return;
   hipError_t err = kiln_hip_api.hipStreamDestroy(kiln_hip_stream_handle(s));
   if (err != hipSuccess) kiln_hip_warn(err, "hipStreamDestroy");
@@ -61,6 +64,7 @@ kiln_status kiln_hip_stream_synchronize(kiln_stream *s, uint64_t timeout_ns) {
   /* hipStreamSynchronize has no bound, and waits as the device's flag
    * (the whole process's) says: kiln polls, or sleeps on an event,
    * itself. */
+  kiln_hip_open_gates(s->base.context);
   if (timeout_ns != KILN_WAIT_FOREVER)
     return kiln_poll_until(stream_done, s, timeout_ns);
   return kiln_wait_as(s->base.context->sync, stream_done, stream_sleep, s);

@@ -97,7 +97,9 @@
  * hipGetDevicePropertiesR0600), and device.c reads only the name strings out
  * of it, by content rather than by offset, because that layout is not ABI
  * kiln wants to depend on. The limits (limit.c) and globals (module.c) are
- * optional so that a runtime without them still runs everything else.
+ * optional so that a runtime without them still runs everything else, as
+ * are KILN_DEBUG=reorder's gates (reorder.c), without which a context in
+ * that mode is refused in words.
  */
 #define KILN_HIP_OPTIONAL_SYMBOLS(X) \
   KILN_HIP_OPTIONAL_SYMBOLS_ROCM5(X) \
@@ -112,7 +114,12 @@
     (size_t *value, enum hipLimit_t limit))                            \
   X(hipError_t, hipModuleGetGlobal,                                    \
     (hipDeviceptr_t *address, size_t *size, hipModule_t module,        \
-     const char *name))
+     const char *name))                                                \
+  X(hipError_t, hipHostGetDevicePointer,                               \
+    (void **device_ptr, void *host_ptr, unsigned int flags))           \
+  X(hipError_t, hipStreamWaitValue32,                                  \
+    (hipStream_t stream, void *ptr, uint32_t value, unsigned int flags, \
+     uint32_t mask))
 
 /* Those that later releases added (ROCm 5.2 has no hipDeviceSetLimit,
  * ROCm 6 has); tests/hip/api_check.c checks them against ROCm 6's
@@ -239,7 +246,10 @@
   X(hipEventDefault, 0x0)       \
   X(hipEventBlockingSync, 0x1)  \
   X(hipEventDisableTiming, 0x2) \
-  X(hipHostMallocDefault, 0x0)
+  X(hipHostMallocDefault, 0x0)  \
+  X(hipHostMallocPortable, 0x1) \
+  X(hipHostMallocMapped, 0x2)   \
+  X(hipStreamWaitValueGte, 0x0)
 
 /* Of hipStreamCaptureMode and hipStreamCaptureStatus, the values kiln
  * passes or compares. */

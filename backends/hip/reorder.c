@@ -1,0 +1,216 @@
+/*
+ * KILN_DEBUG=reorder on HIP, the twin of backends/cuda/reorder.c: each
+ * stream's work is held behind a gate and released out of queue order, so
+ * that only the program's events, waits and synchronizes order its streams.
+ *
+ * A gate is a hipStreamWaitValue32 (hipStreamWaitValueGte) on the stream's
+ * own 32-bit word of pinned, device-mapped host memory, queued before the
+ * first command on the stream since its last gate opened; the stream goes
+ * on a process-wide list of held streams, newest first. Every host wait
+ * kiln does for the program (context, stream and event synchronize, event
+ * query, blocking read and write, and the frees, which hipFree and
+ * hipHostFree make waits for the whole device) first opens the held gates,
+ * newest first: it writes the word, then polls the stream until its work
+ * is done or 20 ms have passed. So work on a stream that did not wait for
+ * an older stream runs to completion before that stream starts, and the
+ * program sees the result a missing wait gives. Work that waits, as it
+ * should, for an older stream's still-closed gate cannot finish; the poll
+ * gives up after its bound and the next gate opens, so a correct program
+ * only runs slower: every gate opens at the first host wait after it was
+ * queued.
+ *
+ * Why gates in the device's queue rather than holding commands on the host
+ * and submitting them later, as the fake backend does: the runtime copies a
+ * launch's arguments when the call is made, and kiln's promises (a write's
+ * source reusable on return, an event recorded in stream order) hold as
+ * they are; only the start of each
+ * stream's work moves. The list is process-wide, not per context, because a
+ * peer copy makes one context's stream wait for another's: a wait on the
+ * one context must open the other's gates too. A blocking write waits for
+ * its stream on HIP (buffer.c), so it opens the gates as a read does.
+ *
+ * Not gated: the core's stream that builds a graph (stream capture would
+ * record the gate into the graph, and every replay would wait on it), and
+ * streams whose native handle other code holds (imported, or handed out by
+ * kiln_stream_get_native, and every stream of a context handed out by
+ * kiln_context_get_native or made from a native one): that code may wait on
+ * them natively, which a closed gate would hang. Code outside kiln that
+ * waits for the whole device (hipDeviceSynchronize) waits for held work
+ * until a wait of kiln's opens it. The words come from pinned pages each
+ * context allocates as streams need them and frees only with the context,
+ * since hipHostFree waits for the whole device, held gates and all.
+ * One lock, taken only in this mode, guards the list and the pages; off,
+ * the mode costs each op one predictable branch (kiln_hip_hold).
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#include "backends/hip/hip.h"
+
+/* How long a host wait lets an opened stream run before it opens the next
+ * gate: longer than most test kernels take, short enough that the waits of
+ * a correct program (each bounded so) stay quick. */
+#define GATE_POLL_NS 20000000u
+
+/* Words per page of gates: one 4 KiB page. */
+#define GATE_WORDS 1024u
+
+struct kiln_hip_gate_page {
+  struct kiln_hip_gate_page *next;
+  _Atomic uint32_t *host;
+  void *device;
+  uint32_t used;
+};
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Streams with a closed gate, the newest first; under gate_lock. */
+static kiln_hip_stream *held;
+
+kiln_status kiln_hip_reorder_check(const kiln_context *ctx) {
+  if (!(ctx->debug & KILN_DEBUG_REORDER)) return KILN_OK;
+  if (!kiln_hip_api.hipStreamWaitValue32 ||
+      !kiln_hip_api.hipHostGetDevicePointer)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "KILN_DEBUG=reorder needs hipStreamWaitValue32 and "
+                          "hipHostGetDevicePointer, which the HIP runtime "
+                          "lacks");
+  return KILN_OK;
+}
+
+/* Takes s's word from its context's pages, making a page where none has
+ * room. */
+static kiln_status take_word(kiln_hip_stream *s) {
+  kiln_context *base = s->base.base.context;
+  kiln_hip_context *ctx = kiln_hip_context_cast(base);
+  struct kiln_hip_gate_page *page = ctx->gate_pages;
+  if (!page || page->used == GATE_WORDS) {
+    page = calloc(1, sizeof *page);
+    if (!page)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "KILN_DEBUG=reorder: out of host memory");
+    kiln_hip_device_scope scope;
+    kiln_status st = kiln_hip_device_enter(base, &scope);
+    if (st != KILN_OK) {
+      free(page);
+      return st;
+    }
+    void *host = NULL;
+    hipError_t err =
+        kiln_hip_api.hipHostMalloc(&host, GATE_WORDS * sizeof(uint32_t),
+                                   hipHostMallocMapped | hipHostMallocPortable);
+    if (err == hipSuccess)
+      err = kiln_hip_api.hipHostGetDevicePointer(&page->device, host, 0);
+    if (err != hipSuccess && host) kiln_hip_api.hipHostFree(host);
+    kiln_hip_device_leave(&scope);
+    if (err != hipSuccess) {
+      free(page);
+      return kiln_hip_error(err,
+                            "KILN_DEBUG=reorder: hipHostMalloc of a "
+                            "page of mapped gate words");
+    }
+    page->host = host;
+    for (uint32_t i = 0; i < GATE_WORDS; i++) atomic_init(&page->host[i], 0);
+    page->next = ctx->gate_pages;
+    ctx->gate_pages = page;
+  }
+  s->gate = &page->host[page->used];
+  s->gate_device = (char *)page->device + page->used * sizeof(uint32_t);
+  s->gate_value = 0;
+  page->used++;
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_reorder_stream_init(kiln_stream *base) {
+  if (!(base->base.context->debug & KILN_DEBUG_REORDER) || base->borrowed)
+    return KILN_OK;
+  pthread_mutex_lock(&gate_lock);
+  kiln_status st = take_word(kiln_hip_stream_cast(base));
+  pthread_mutex_unlock(&gate_lock);
+  return st;
+}
+
+/* Takes s off the held list and opens its gate; under gate_lock. */
+static void open_gate(kiln_hip_stream *s) {
+  kiln_hip_stream **p = &held;
+  while (*p != s) p = &(*p)->next_held;
+  *p = s->next_held;
+  s->next_held = NULL;
+  s->gated = false;
+  atomic_store(s->gate, s->gate_value);
+}
+
+void kiln_hip_reorder_stream_deinit(kiln_stream *base) {
+  kiln_hip_stream *s = kiln_hip_stream_cast(base);
+  if (!s->gate) return;
+  pthread_mutex_lock(&gate_lock);
+  if (s->gated) open_gate(s);
+  s->gate = NULL;
+  pthread_mutex_unlock(&gate_lock);
+}
+
+void kiln_hip_reorder_expose(kiln_context *ctx, kiln_stream *s) {
+  if (!(ctx->debug & KILN_DEBUG_REORDER)) return;
+  pthread_mutex_lock(&gate_lock);
+  if (s)
+    kiln_hip_stream_cast(s)->exposed = true;
+  else
+    kiln_hip_context_cast(ctx)->exposed = true;
+  pthread_mutex_unlock(&gate_lock);
+  kiln_hip_release();
+}
+
+kiln_status kiln_hip_gate(kiln_stream *base) {
+  kiln_hip_stream *s = kiln_hip_stream_cast(base);
+  kiln_status st = KILN_OK;
+  pthread_mutex_lock(&gate_lock);
+  if (s->gate && !s->gated && !s->exposed && !base->building &&
+      !kiln_hip_context_cast(base->base.context)->exposed) {
+    hipError_t err = kiln_hip_api.hipStreamWaitValue32(
+        s->handle, s->gate_device, s->gate_value + 1, hipStreamWaitValueGte,
+        0xffffffffu);
+    if (err != hipSuccess) {
+      st = kiln_hip_error(err,
+                          "KILN_DEBUG=reorder: hipStreamWaitValue32 "
+                          "(a stream's gate)");
+    } else {
+      s->gate_value++;
+      s->gated = true;
+      s->next_held = held;
+      held = s;
+    }
+  }
+  pthread_mutex_unlock(&gate_lock);
+  return st;
+}
+
+void kiln_hip_release(void) {
+  pthread_mutex_lock(&gate_lock);
+  while (held) {
+    kiln_hip_stream *s = held;
+    open_gate(s);
+    /* A failure is left for the wait that follows to find and report. */
+    const uint64_t start = kiln_now_ns();
+    while (kiln_hip_api.hipStreamQuery(s->handle) == hipErrorNotReady &&
+           kiln_now_ns() - start < GATE_POLL_NS)
+      sched_yield();
+  }
+  pthread_mutex_unlock(&gate_lock);
+}
+
+void kiln_hip_reorder_deinit(kiln_context *base) {
+  kiln_hip_context *ctx = kiln_hip_context_cast(base);
+  struct kiln_hip_gate_page *page = ctx->gate_pages;
+  ctx->gate_pages = NULL;
+  while (page) {
+    struct kiln_hip_gate_page *next = page->next;
+    /* Work still running may wait on a word: keep the page. */
+    if (!base->abandoned) {
+      hipError_t err = kiln_hip_api.hipHostFree((void *)page->host);
+      if (err != hipSuccess)
+        kiln_hip_warn(err, "hipHostFree (KILN_DEBUG=reorder's gate words)");
+    }
+    free(page);
+    page = next;
+  }
+}
