@@ -61,6 +61,7 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuMemFree, 3020)                    \
   X(cuMemGetAddressRange, 3020)         \
   X(cuMemHostAlloc, 2020)               \
+  X(cuMemHostGetDevicePointer, 3020)    \
   X(cuMemFreeHost, 2000)                \
   X(cuMemcpyAsync, 4000)                \
   X(cuMemcpyHtoDAsync, 3020)            \
@@ -82,6 +83,7 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuStreamSynchronize, 2000)          \
   X(cuStreamQuery, 2000)                \
   X(cuStreamWaitEvent, 3020)            \
+  X(cuStreamWaitValue32, 11070)         \
   X(cuEventCreate, 2000)                \
   X(cuEventDestroy, 4000)               \
   X(cuEventRecord, 2000)                \

@@ -49,14 +49,31 @@ hipError_t hipMemGetAddressRange(hipDeviceptr_t *base, size_t *size,
   return err;
 }
 
+/* Of HIP's flags, those kiln passes: mapped (for KILN_DEBUG=reorder's gate
+ * words) and portable, which the shim's memory always is. */
 hipError_t hipHostMalloc(void **ptr, size_t size, unsigned int flags) {
-  if (!ptr || flags != hipHostMallocDefault) return hipErrorInvalidValue;
+  const unsigned known = hipHostMallocMapped | hipHostMallocPortable;
+  if (!ptr || (flags & ~known)) return hipErrorInvalidValue;
   *ptr = NULL;
   hipError_t err = shim_enter();
   if (err != hipSuccess || size == 0) return err;
   /* Portable: HIP's pinned memory serves every device. */
-  return shim_error(shim_cu.cuMemHostAlloc(ptr, size, CU_MEMHOSTALLOC_PORTABLE),
+  unsigned cu_flags = CU_MEMHOSTALLOC_PORTABLE;
+  if (flags & hipHostMallocMapped) cu_flags |= CU_MEMHOSTALLOC_DEVICEMAP;
+  return shim_error(shim_cu.cuMemHostAlloc(ptr, size, cu_flags),
                     "cuMemHostAlloc");
+}
+
+hipError_t hipHostGetDevicePointer(void **device_ptr, void *host_ptr,
+                                   unsigned int flags) {
+  if (!device_ptr || !host_ptr || flags != 0) return hipErrorInvalidValue;
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  CUdeviceptr d = 0;
+  err = shim_error(shim_cu.cuMemHostGetDevicePointer(&d, host_ptr, 0),
+                   "cuMemHostGetDevicePointer");
+  if (err == hipSuccess) *device_ptr = (void *)(uintptr_t)d;
+  return err;
 }
 
 hipError_t hipHostFree(void *ptr) {
@@ -336,6 +353,20 @@ hipError_t hipStreamWaitEvent(hipStream_t stream, hipEvent_t event,
           SHIM_HANDLE(CUstream, stream), SHIM_HANDLE(CUevent, event),
           flags ? CU_EVENT_WAIT_EXTERNAL : CU_EVENT_WAIT_DEFAULT),
       "cuStreamWaitEvent");
+}
+
+/* Only what CUDA's wait does alike: HIP's >= on the whole word, which for
+ * counters that do not wrap is CUDA's GEQ. */
+hipError_t hipStreamWaitValue32(hipStream_t stream, void *ptr, uint32_t value,
+                                unsigned int flags, uint32_t mask) {
+  if (!ptr || flags != hipStreamWaitValueGte || mask != 0xffffffffu)
+    return hipErrorInvalidValue;
+  hipError_t err = shim_enter_stream(stream);
+  if (err != hipSuccess) return err;
+  return shim_error(shim_cu.cuStreamWaitValue32(SHIM_HANDLE(CUstream, stream),
+                                                SHIM_DEVPTR(ptr), value,
+                                                CU_STREAM_WAIT_VALUE_GEQ),
+                    "cuStreamWaitValue32");
 }
 
 /* ---- Events ------------------------------------------------------------- */
