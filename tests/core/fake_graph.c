@@ -57,8 +57,7 @@ static kiln_status graph_launched(kiln_graph *g, kiln_stream *s, size_t index) {
   fake_node_list *l = &((fake_graph *)g)->building;
   if (l->count == 0 || l->nodes[l->count - 1].op != KILN_GRAPH_LAUNCH)
     return kiln_set_error(KILN_ERROR_INVALID_STATE,
-                          "fake: graph_launched(%zu) follows no launch",
-                          index);
+                          "fake: graph_launched(%zu) follows no launch", index);
   l->nodes[l->count - 1].cmd = index;
   return KILN_OK;
 }

@@ -319,7 +319,7 @@ static void guard_still_checks(void **state) {
   check_ok(kiln_module_destroy(m));
 }
 
-#define REORDER_TEST(name)                                                     \
+#define REORDER_TEST(name) \
   cmocka_unit_test_setup_teardown(name, reorder_setup, fake_fixture_teardown)
 
 int main(void) {
