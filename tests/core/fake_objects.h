@@ -113,6 +113,8 @@ kiln_status fake_run(const fake_cmd *c);
  * first failure of a held command is returned (its message set). */
 kiln_status fake_submit(kiln_stream *s, const fake_cmd *c, bool copy_src);
 kiln_status fake_flush(kiln_context *ctx);
+/* Whether the event's last record is still held (never, without the mode). */
+bool fake_event_pending(kiln_event *e);
 kiln_status fake_queue_init(kiln_context *ctx);
 /* Runs what is held unless the context is abandoned, then frees it all. */
 void fake_queue_deinit(kiln_context *ctx);

@@ -105,6 +105,17 @@ kiln_status fake_flush(kiln_context *ctx) {
   return first;
 }
 
+bool fake_event_pending(kiln_event *e) {
+  kiln_context *ctx = e->base.context;
+  if (!reorder(ctx)) return false;
+  fake_context *fc = (fake_context *)ctx;
+  const fake_event *fe = (const fake_event *)e;
+  pthread_mutex_lock(&fc->queue_lock);
+  bool pending = fe->ran_seq < fe->record_seq;
+  pthread_mutex_unlock(&fc->queue_lock);
+  return pending;
+}
+
 kiln_status fake_queue_init(kiln_context *ctx) {
   fake_context *fc = (fake_context *)ctx;
   fc->holding = NULL;

@@ -179,6 +179,28 @@ static void host_waits_run_what_is_held(void **state) {
   check_ok(kiln_buffer_destroy(x));
 }
 
+/* Events time only what has run: before a host wait their records are
+ * held, and the time between them is not ready, as on a device. */
+static void elapsed_waits_for_the_records(void **state) {
+  kiln_context *ctx = ctx_of(state);
+  kiln_stream *a;
+  check_ok(kiln_stream_create(ctx, &a));
+  kiln_event *e0, *e1;
+  check_ok(kiln_event_create(ctx, &e0));
+  check_ok(kiln_event_create(ctx, &e1));
+  check_ok(kiln_event_record(e0, a));
+  check_ok(kiln_event_record(e1, a));
+  float ms = -1.0f;
+  check_fails(kiln_event_elapsed_ms(e0, e1, &ms), KILN_ERROR_NOT_READY);
+  assert_true(ms == -1.0f);
+  check_ok(kiln_event_synchronize(e1));
+  check_ok(kiln_event_elapsed_ms(e0, e1, &ms));
+  assert_true(ms >= 0.0f);
+  check_ok(kiln_event_destroy(e0));
+  check_ok(kiln_event_destroy(e1));
+  check_ok(kiln_stream_destroy(a));
+}
+
 /* A graph replays in stream order with its captured wait and record: the
  * wait orders its copy after another stream's write, and a third stream
  * that waits for the graph's record sees the graph's work. */
@@ -327,6 +349,7 @@ int main(void) {
       REORDER_TEST(unordered_streams_run_out_of_order),
       REORDER_TEST(an_event_wait_keeps_order),
       REORDER_TEST(host_waits_run_what_is_held),
+      REORDER_TEST(elapsed_waits_for_the_records),
       REORDER_TEST(graphs_keep_their_captured_order),
       REORDER_TEST(helpers_after_a_wait),
       cmocka_unit_test_setup_teardown(guard_still_checks, guard_reorder_setup,
