@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "conformance.h"
+#include "timing.h"
 
 extern char **environ;
 
@@ -307,18 +308,19 @@ static pid_t spawn_child(const char *mode, const char *name,
   return pid;
 }
 
-static int child_status(pid_t pid) {
-  int status = 0;
-  if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
+/* The child's exit code, or -1 if a signal ended it; a child still running
+ * at conf_wait_child's deadline fails the test, its stacks written. */
+static int child_status(pid_t pid, const char *what) {
+  const int status = conf_wait_child(pid, what);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static void two_processes_compile_at_once(void **state) {
   (void)state;
   pid_t a = spawn_child("compile", NULL, NULL);
   pid_t b = spawn_child("compile", NULL, NULL);
-  assert_int_equal(child_status(a), 0);
-  assert_int_equal(child_status(b), 0);
+  assert_int_equal(child_status(a, "the first compiling child"), 0);
+  assert_int_equal(child_status(b, "the second compiling child"), 0);
   assert_int_equal(count_entries("image-"), 1);
   assert_int_equal(count_entries(".tmp-"), 0);
   kiln_module_build_info info;
@@ -332,7 +334,7 @@ static void a_missing_compiler_says_so(void **state) {
   (void)state;
   pid_t pid = spawn_child("missing", compiler_variable(conf.backend),
                           "/nonexistent/libkiln-no-compiler.so");
-  assert_int_equal(child_status(pid), 0);
+  assert_int_equal(child_status(pid, "the child without a compiler"), 0);
 }
 
 int conf_compile_child(const char *mode) {

@@ -1,10 +1,10 @@
 /* Streams and events: order within a stream over many dependent operations,
  * streams joined by events, event queries and timing. */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 
 #include "conformance.h"
+#include "timing.h"
 
 /* conf_busy's step, and k steps of it composed into one v -> mul * v + add
  * (mod 2^32), so that the reference costs one step per element. */
@@ -362,15 +362,19 @@ static void threads_drive_their_own_streams(void **state) {
   conf_rng r = conf_rng_for(__func__);
   enum { THREADS = 4 };
   worker w[THREADS];
-  pthread_t t[THREADS];
+  conf_thread *t[THREADS];
   kiln_kernel *add = conf_kernel("conf_add_u32");
   for (int i = 0; i < THREADS; i++) {
     memset(&w[i], 0, sizeof w[i]);
     w[i].add = add;
     w[i].seed = conf_next(&r);
-    assert_int_equal(pthread_create(&t[i], NULL, drive_a_stream, &w[i]), 0);
+    t[i] = conf_thread_start(drive_a_stream, &w[i]);
   }
-  for (int i = 0; i < THREADS; i++) pthread_join(t[i], NULL);
+  for (int i = 0; i < THREADS; i++) {
+    char what[64];
+    snprintf(what, sizeof what, "the thread driving stream %d", i);
+    conf_thread_join(t[i], what);
+  }
   for (int i = 0; i < THREADS; i++)
     if (w[i].failure[0]) fail_msg("thread %d: %s", i, w[i].failure);
 }
