@@ -2,6 +2,7 @@
  * streams joined by events, event queries and timing. */
 #include <math.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "conformance.h"
 #include "timing.h"
@@ -210,10 +211,30 @@ static void async_copies_and_kernels_interleave(void **state) {
   check_ok(kiln_stream_destroy(s[0]));
 }
 
-/* Elapsed times are positive for real work and add up: t(a,b) + t(b,c)
- * equals t(a,c) to within the timer's rounding. */
+/* How long event_timing holds its stream behind a gate, and how far the
+ * device's clock may run from the host's: 2% and 2 ms (a timestamp
+ * period rounded by the driver, the timer's granularity). */
+#define TIMING_HOLD_MS 200
+#define CLOCK_RATIO 0.02
+#define CLOCK_MS 2.0
+/* When the gate opens by itself if the test has not: long after the test
+ * opens it. */
+#define TIMING_GATE_DEADLINE_MS 60000u
+
+static double ms_between(uint64_t from, uint64_t to) {
+  return (double)(to - from) / 1e6;
+}
+
+/* Elapsed times are positive for real work, add up (t(a,b) + t(b,c)
+ * equals t(a,c) to within the timer's rounding), and lie within what the
+ * host saw, which a wrong unit does not: no interval is longer than the
+ * host's from before its first record to after its last wait, and one
+ * that spans a gate the host held closed for a measured time is no
+ * shorter than that. */
 static void event_timing(void **state) {
   (void)state;
+  const char *why_not = conf_gate_why_not(conf.ctx);
+  if (why_not) kiln_skip("%s", why_not);
   const uint32_t n = 1u << 16;
   kiln_stream *s;
   kiln_buffer *b;
@@ -226,40 +247,58 @@ static void event_timing(void **state) {
   check_ok(kiln_event_synchronize(e[3]));
   check_ok(kiln_event_query(e[3]));
 
+  const uint64_t first = conf_now_ns();
   check_ok(kiln_event_record(e[0], s));
+  /* The device reached e[0] by the time this returns. */
+  check_ok(kiln_event_synchronize(e[0]));
+  const uint64_t e0_reached = conf_now_ns();
+  conf_gate *gate = conf_gate_close(conf.ctx, s, TIMING_GATE_DEADLINE_MS);
   busy(s, b, 0, n, 200);
   check_ok(kiln_event_record(e[1], s));
   busy(s, b, 0, n, 400);
   check_ok(kiln_event_record(e[2], s));
-  /* Long work behind e[3]: asking about it early may say not ready. */
   for (int i = 0; i < 4; i++) busy(s, b, 0, n, 400);
   check_ok(kiln_event_record(e[3], s));
+  /* Behind the closed gate: not ready, in words, and no time yet. */
   kiln_clear_error();
-  kiln_status q = kiln_event_query(e[3]);
-  if (q == KILN_ERROR_NOT_READY)
-    assert_true(kiln_last_error()[0] != '\0');
-  else
-    check_ok(q);
+  check_fails(kiln_event_query(e[3]), KILN_ERROR_NOT_READY);
+  assert_true(kiln_last_error()[0] != '\0');
   float early = -1.0f;
-  kiln_status st = kiln_event_elapsed_ms(e[2], e[3], &early);
-  if (st == KILN_ERROR_NOT_READY)
-    assert_true(early == -1.0f);
-  else
-    check_ok(st);
+  check_fails(kiln_event_elapsed_ms(e[2], e[3], &early), KILN_ERROR_NOT_READY);
+  assert_true(early == -1.0f);
 
+  const struct timespec hold = {0, TIMING_HOLD_MS * 1000000L};
+  nanosleep(&hold, NULL);
+  conf_gate_open(gate);
   check_ok(kiln_event_synchronize(e[3]));
+  const uint64_t last = conf_now_ns();
+  const double held = ms_between(e0_reached, conf_gate_opened_at(gate));
+  const double host = ms_between(first, last);
+  conf_gate_free(gate);
+
   for (int i = 0; i < 4; i++) check_ok(kiln_event_query(e[i]));
-  float t01, t12, t02, t23;
+  float t01, t12, t02, t23, t03;
   check_ok(kiln_event_elapsed_ms(e[0], e[1], &t01));
   check_ok(kiln_event_elapsed_ms(e[1], e[2], &t12));
   check_ok(kiln_event_elapsed_ms(e[0], e[2], &t02));
   check_ok(kiln_event_elapsed_ms(e[2], e[3], &t23));
-  printf("  event times: %.4f + %.4f = %.4f ms (%.4f), then %.4f ms\n", t01,
-         t12, t01 + t12, t02, t23);
+  check_ok(kiln_event_elapsed_ms(e[0], e[3], &t03));
+  printf("  event times: %.4f + %.4f = %.4f ms (%.4f), then %.4f ms; %.4f ms "
+         "in all, the host saw the gate held %.1f ms and the whole in "
+         "%.1f ms\n",
+         t01, t12, t01 + t12, t02, t23, t03, held, host);
   assert_true(t01 > 0.0f && t12 > 0.0f && t02 > 0.0f && t23 > 0.0f);
-  assert_true(t02 >= t01 && t02 >= t12);
+  assert_true(t02 >= t01 && t02 >= t12 && t03 >= t02);
   if (fabs((double)t01 + t12 - t02) > 0.01 * t02 + 0.01)
     fail_msg("t(0,1) + t(1,2) = %.4f ms, but t(0,2) = %.4f ms", t01 + t12, t02);
+  if (t03 > host * (1 + CLOCK_RATIO) + CLOCK_MS)
+    fail_msg("t(0,3) = %.4f ms, but the host saw all of it, from before "
+             "e[0]'s record to after e[3]'s wait, in %.1f ms",
+             t03, host);
+  if (t01 < held * (1 - CLOCK_RATIO) - CLOCK_MS)
+    fail_msg("t(0,1) = %.4f ms, but e[1] came after a gate that the host "
+             "held closed for %.1f ms after e[0] was reached",
+             t01, held);
   for (int i = 0; i < 4; i++) check_ok(kiln_event_destroy(e[i]));
   check_ok(kiln_buffer_destroy(b));
   check_ok(kiln_stream_destroy(s));
