@@ -162,6 +162,9 @@ static void two_contexts_at_once(void **state) {
   check_ok(kiln_stream_create(other, &sb));
   check_ok(kiln_buffer_write(NULL, ba, 0, a, N));
   check_ok(kiln_buffer_write(sb, bb, 0, b, N));
+  /* The write is in sb's order only (kiln.h); the read is on the second
+   * context's default stream. */
+  check_ok(kiln_stream_synchronize(sb));
   check_ok(kiln_buffer_read(NULL, bb, 0, got, N));
   conf_check_bytes(got, b, N, "the second context's buffer");
   check_ok(kiln_buffer_read(NULL, ba, 0, got, N));
