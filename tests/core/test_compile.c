@@ -16,6 +16,7 @@
 
 #include <cmocka.h>
 
+#include "child.h"
 #include "fake_backend.h"
 #include "kiln_check.h"
 
@@ -308,6 +309,7 @@ static void two_processes_compile_at_once(void **state) {
     child[i] = fork();
     assert_true(child[i] >= 0);
     if (child[i] == 0) {
+      child_dumps_its_stack();
       char b;
       close(go[1]);
       if (read(go[0], &b, 1) != 0) _exit(3);
@@ -321,9 +323,10 @@ static void two_processes_compile_at_once(void **state) {
   }
   close(go[0]);
   close(go[1]); /* both children start now */
+  /* Each compiles one line with the fake compiler, in milliseconds. */
+  const uint64_t deadline = child_deadline(20);
   for (int i = 0; i < 2; i++) {
-    int status = 0;
-    assert_int_equal(waitpid(child[i], &status, 0), child[i]);
+    int status = wait_child(child[i], deadline);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
   }

@@ -10,12 +10,14 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "child.h"
 #include "fake_backend.h"
 #include "kiln_check.h"
 
@@ -216,15 +218,22 @@ static void run_log_child(const char *log, const char *validation,
     _exit(127);
   }
   close(fds[1]);
+  /* It logs a few lines and exits, in milliseconds. */
+  const uint64_t deadline = child_deadline(20);
   size_t used = 0;
-  ssize_t n;
-  while (used + 1 < size &&
-         (n = read(fds[0], out + used, size - 1 - used)) > 0)
-    used += (size_t)n;
+  ssize_t n = 1;
+  struct pollfd in = {fds[0], POLLIN, 0};
+  while (used + 1 < size && n > 0) {
+    const uint64_t now = child_now_ns();
+    if (now >= deadline ||
+        poll(&in, 1, (int)((deadline - now) / 1000000u + 1)) <= 0)
+      break;
+    n = read(fds[0], out + used, size - 1 - used);
+    if (n > 0) used += (size_t)n;
+  }
   out[used] = '\0';
   close(fds[0]);
-  int status = 0;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
+  int status = wait_child(pid, deadline);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     fail_msg("the log child failed (status %d): %s", status, out);
 }
@@ -295,8 +304,10 @@ static void validation_makes_warnings_visible(void **state) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--log-child") == 0)
+  if (argc == 3 && strcmp(argv[1], "--log-child") == 0) {
+    child_dumps_its_stack();
     return log_child(argv[2]);
+  }
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) {
     fprintf(stderr, "test_env: cannot read /proc/self/exe\n");
