@@ -487,8 +487,7 @@ static void test_dynamic_shared_optin(void **state) {
   kiln_device_properties p;
   check_ok(kiln_context_get_properties(ctx, &p));
   if (p.max_shared_memory_per_block_optin <= p.max_shared_memory_per_block) {
-    printf("%s cannot opt in to more shared memory\n", p.name);
-    skip();
+    kiln_skip("%s cannot opt in to more shared memory", p.name);
   }
   kiln_module *m;
   kiln_module_image image = ptx_image(shared_ptx, sizeof shared_ptx);

@@ -213,9 +213,8 @@ static void test_other_gpu(void **state) {
   check_message_has("HIP image 1: hipErrorNoBinaryForGpu");
 #else
   (void)state;
-  printf("skipped: this build compiles for a single GPU target, so it has "
-         "no image for another GPU\n");
-  skip();
+  kiln_skip("this build compiles for a single GPU target, so it has no "
+            "image for another GPU");
 #endif
 }
 
