@@ -167,6 +167,15 @@ kiln_status kiln_vulkan_graph_launch(kiln_graph *g, kiln_stream *s) {
     if (vg->replays[i].timeline != st->timeline)
       status = kiln_vulkan_stream_add_wait(st, vg->replays[i].timeline,
                                            vg->replays[i].value);
+  /* A replay resets the queries of the events it records: their last
+   * record on another stream must have written its timestamp first, as
+   * kiln_vulkan_event_record waits for it, and an event's destroy waits
+   * for its last mark only. */
+  for (size_t i = 0; status == KILN_OK && i < vg->record_count; i++) {
+    kiln_vulkan_event *ve = kiln_vulkan_event_cast(vg->records[i]);
+    if (ve->queries && ve->timeline && ve->timeline != st->timeline)
+      status = kiln_vulkan_stream_add_wait(st, ve->timeline, ve->value);
+  }
   if (status == KILN_OK)
     status = kiln_vulkan_stream_submit_external(st, vg->cmd);
   if (status == KILN_OK) {
