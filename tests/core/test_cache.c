@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "child.h"
 #include "core/backend.h"
+#include "deadline.h"
 
 #define HEADER_SIZE 88
 
@@ -646,13 +646,13 @@ static void racing_processes(void **state) {
     pids[i] = fork();
     assert_true(pids[i] >= 0);
     if (pids[i] == 0) {
-      child_dumps_its_stack();
+      deadline_dump_on_sigusr2();
       _exit(race() == 0 ? 0 : 1);
     }
   }
   int failed = 0;
   /* About a second in all under ASan; TSan and a busy machine take more. */
-  const uint64_t deadline = child_deadline(100);
+  const uint64_t deadline = deadline_in(100);
   for (int i = 0; i < RACERS; i++) {
     int status = wait_child(pids[i], deadline);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed++;
@@ -665,10 +665,11 @@ static void racing_threads(void **state) {
   (void)state;
   make_race_payload();
   atomic_store(&race_failures, 0);
-  pthread_t threads[RACERS];
-  for (int i = 0; i < RACERS; i++)
-    assert_int_equal(pthread_create(&threads[i], NULL, race_thread, NULL), 0);
-  for (int i = 0; i < RACERS; i++) pthread_join(threads[i], NULL);
+  deadline_thread threads[RACERS];
+  for (int i = 0; i < RACERS; i++) start_thread(&threads[i], race_thread, NULL);
+  /* As racing_processes. */
+  const uint64_t deadline = deadline_in(100);
+  for (int i = 0; i < RACERS; i++) join_thread(&threads[i], deadline);
   assert_int_equal(atomic_load(&race_failures), 0);
   after_race();
 }

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "child.h"
+#include "deadline.h"
 #include "fake_backend.h"
 #include "kiln_check.h"
 
@@ -309,7 +309,7 @@ static void two_processes_compile_at_once(void **state) {
     child[i] = fork();
     assert_true(child[i] >= 0);
     if (child[i] == 0) {
-      child_dumps_its_stack();
+      deadline_dump_on_sigusr2();
       char b;
       close(go[1]);
       if (read(go[0], &b, 1) != 0) _exit(3);
@@ -324,7 +324,7 @@ static void two_processes_compile_at_once(void **state) {
   close(go[0]);
   close(go[1]); /* both children start now */
   /* Each compiles one line with the fake compiler, in milliseconds. */
-  const uint64_t deadline = child_deadline(20);
+  const uint64_t deadline = deadline_in(20);
   for (int i = 0; i < 2; i++) {
     int status = wait_child(child[i], deadline);
     assert_true(WIFEXITED(status));

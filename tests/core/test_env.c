@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "child.h"
+#include "deadline.h"
 #include "fake_backend.h"
 #include "kiln_check.h"
 
@@ -219,12 +219,12 @@ static void run_log_child(const char *log, const char *validation,
   }
   close(fds[1]);
   /* It logs a few lines and exits, in milliseconds. */
-  const uint64_t deadline = child_deadline(20);
+  const uint64_t deadline = deadline_in(20);
   size_t used = 0;
   ssize_t n = 1;
   struct pollfd in = {fds[0], POLLIN, 0};
   while (used + 1 < size && n > 0) {
-    const uint64_t now = child_now_ns();
+    const uint64_t now = deadline_now_ns();
     if (now >= deadline ||
         poll(&in, 1, (int)((deadline - now) / 1000000u + 1)) <= 0)
       break;
@@ -305,7 +305,7 @@ static void validation_makes_warnings_visible(void **state) {
 
 int main(int argc, char **argv) {
   if (argc == 3 && strcmp(argv[1], "--log-child") == 0) {
-    child_dumps_its_stack();
+    deadline_dump_on_sigusr2();
     return log_child(argv[2]);
   }
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);

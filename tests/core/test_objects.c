@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "deadline.h"
 #include "fake_backend.h"
 #include "kiln_check.h"
 
@@ -624,15 +625,17 @@ static void threads_share_a_context(void **state) {
   char mine[256];
   kiln_strlcpy(mine, kiln_last_error(), sizeof mine);
   enum { THREADS = 4 };
-  pthread_t t[THREADS];
+  deadline_thread t[THREADS];
   worker w[THREADS];
   for (int i = 0; i < THREADS; i++) {
     memset(&w[i], 0, sizeof w[i]);
     w[i].ctx = f->ctx;
-    assert_int_equal(pthread_create(&t[i], NULL, churn, &w[i]), 0);
+    start_thread(&t[i], churn, &w[i]);
   }
+  /* A fraction of a second under TSan; a deadlock in kiln meets this. */
+  const uint64_t deadline = deadline_in(20);
   for (int i = 0; i < THREADS; i++) {
-    pthread_join(t[i], NULL);
+    join_thread(&t[i], deadline);
     assert_int_equal(w[i].failures, 0);
     assert_true(w[i].message[0] != '\0');
   }
