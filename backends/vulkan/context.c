@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "backends/vulkan/vulkan.h"
+#include "core/internal.h"
 
 /* Required features, plus the shader features user kernels commonly need
  * (16/8-bit storage, float64, int64 atomics, ...), each enabled only where
@@ -402,7 +403,8 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
   bool streams_lock = false;
   if (st == KILN_OK) st = create_pipeline_cache(vc);
   atomic_init(&vc->write_epoch, 0);
-  bool writes_lock = false;
+  vc->reorder = (vc->base.debug & KILN_DEBUG_REORDER) != 0;
+  bool writes_lock = false, held_lock = false;
   if (st == KILN_OK) {
     if (pthread_mutex_init(&vc->streams_lock, NULL) == 0)
       streams_lock = true;
@@ -418,6 +420,13 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
                           "pthread_mutex_init failed for the write list");
   }
   if (st == KILN_OK) {
+    if (pthread_mutex_init(&vc->held_lock, NULL) == 0)
+      held_lock = true;
+    else
+      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "pthread_mutex_init failed for the held work");
+  }
+  if (st == KILN_OK) {
     vc->util = calloc(1, sizeof *vc->util);
     if (!vc->util)
       st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
@@ -429,6 +438,7 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
     }
   }
   if (st != KILN_OK) {
+    if (held_lock) pthread_mutex_destroy(&vc->held_lock);
     if (writes_lock) pthread_mutex_destroy(&vc->writes_lock);
     if (streams_lock) pthread_mutex_destroy(&vc->streams_lock);
     if (vc->pipeline_cache)
@@ -454,6 +464,9 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
   kiln_vulkan_peer_forget(vc);
   kiln_vulkan_release_writes(vc, NULL);
   free(vc->writes);
+  /* Every stream waited for its own work when it was destroyed: nothing
+   * is held any more. */
+  free(vc->held);
   /* Destroying the device with work queued is invalid, and a lost device
    * may still report work pending: this is not a hot path. */
   if (vc->owns_device) {
@@ -464,6 +477,7 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
   save_pipeline_cache(vc);
   vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
   if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
+  pthread_mutex_destroy(&vc->held_lock);
   pthread_mutex_destroy(&vc->writes_lock);
   pthread_mutex_destroy(&vc->streams_lock);
   destroy_queues(vc, vc->queue_count, vc->transfer_count);
@@ -478,6 +492,12 @@ static kiln_status quiesce(kiln_vulkan_context *vc, uint64_t timeout_ns) {
     kiln_vulkan_stream_lock(st);
     kiln_status s = kiln_vulkan_stream_flush(st);
     kiln_vulkan_stream_unlock(st);
+    if (result == KILN_OK) result = s;
+  }
+  /* At once, the stream held last first, rather than in the list's order
+   * by the waits below. */
+  if (vc->reorder) {
+    kiln_status s = kiln_vulkan_release_all(vc);
     if (result == KILN_OK) result = s;
   }
   for (kiln_vulkan_stream *st = vc->streams; st; st = st->next) {

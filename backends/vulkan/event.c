@@ -113,9 +113,20 @@ kiln_status kiln_vulkan_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
                        ve->value, timeout_ns, e->flags & KILN_EVENT_BLOCKING);
 }
 
+/* A query of the program's: under KILN_DEBUG=reorder the event's work is
+ * made first, or a program that polls would wait for it for good. */
+static kiln_status reached_for_program(kiln_vulkan_context *vc,
+                                       const kiln_vulkan_event *ve) {
+  if (vc->reorder && ve->timeline) {
+    kiln_status s = kiln_vulkan_release(vc, ve->timeline->semaphore, ve->value);
+    if (s != KILN_OK) return s;
+  }
+  return reached(vc, ve);
+}
+
 kiln_status kiln_vulkan_event_query(kiln_event *e) {
-  return reached(kiln_vulkan_context_cast(e->base.context),
-                 kiln_vulkan_event_cast(e));
+  return reached_for_program(kiln_vulkan_context_cast(e->base.context),
+                             kiln_vulkan_event_cast(e));
 }
 
 static kiln_status timestamp(kiln_vulkan_context *vc,
@@ -140,8 +151,8 @@ kiln_status kiln_vulkan_event_elapsed_ms(kiln_event *start, kiln_event *end,
     return kiln_set_error(KILN_ERROR_UNSUPPORTED,
                           "kiln_event_elapsed_ms: the Vulkan device's compute "
                           "queue has no timestamps (timestampValidBits 0)");
-  kiln_status st = reached(vc, a);
-  if (st == KILN_OK) st = reached(vc, b);
+  kiln_status st = reached_for_program(vc, a);
+  if (st == KILN_OK) st = reached_for_program(vc, b);
   if (st == KILN_ERROR_NOT_READY)
     return kiln_set_error(KILN_ERROR_NOT_READY,
                           "kiln_event_elapsed_ms: an event has not completed");

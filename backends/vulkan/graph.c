@@ -23,6 +23,13 @@ static kiln_vulkan_graph *graph_cast(kiln_graph *g) {
 /* Waits for every replay in flight and forgets them. */
 static void wait_replays(kiln_vulkan_graph *vg) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(vg->base.base.context);
+  /* KILN_DEBUG=reorder: the last replay's stream first, not the order of
+   * the launches that the waits below would release them in. */
+  for (size_t i = vg->replay_count; vc->reorder && i-- > 0;)
+    if (kiln_vulkan_release(vc, vg->replays[i].timeline->semaphore,
+                            vg->replays[i].value) != KILN_OK)
+      kiln_log(KILN_LOG_WARN, "vulkan: releasing a graph's replays: %s",
+               kiln_last_error());
   for (size_t i = 0; i < vg->replay_count; i++) {
     /* Nothing may be reset or freed while in use: without limit, as
      * every backend deinit waits (a lost device ends the wait). */

@@ -285,6 +285,12 @@ kiln_status kiln_vulkan_stream_native(kiln_stream *s, kiln_native_stream *out) {
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
   kiln_status status = kiln_vulkan_stream_flush(st);
+  /* The caller's own submissions may wait for the value handed out: held
+   * by KILN_DEBUG=reorder, its signal would come after them in the queue,
+   * and a queue that runs one submission after another would block. */
+  if (status == KILN_OK && st->ctx->reorder)
+    status =
+        kiln_vulkan_release(st->ctx, st->timeline->semaphore, st->submitted);
   if (status == KILN_OK) {
     out->vk_queue = (void *)st->lanes[KILN_VULKAN_LANE_COMPUTE].queue->handle;
     out->vk_queue_family = st->ctx->phys->queue_family;

@@ -180,6 +180,11 @@ kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
                                        const char *what, uint64_t timeout_ns,
                                        bool block) {
   const uint64_t start = kiln_now_ns();
+  /* Every wait of the host is one that held work must not block. */
+  if (vc->reorder) {
+    kiln_status s = kiln_vulkan_release(vc, semaphore, value);
+    if (s != KILN_OK) return s;
+  }
   const kiln_sync_policy policy = block ? KILN_SYNC_BLOCK : vc->base.sync;
   const bool polls = policy == KILN_SYNC_SPIN || policy == KILN_SYNC_YIELD;
   /* auto: spin a little first, for the latency of short waits. */
@@ -501,11 +506,16 @@ static kiln_status submit(kiln_vulkan_stream *st, kiln_vulkan_lane lane,
         .pSignalSemaphores = &st->timeline->semaphore,
     };
     kiln_vulkan_queue *queue = st->lanes[lane].queue;
-    pthread_mutex_lock(&queue->lock);
-    VkResult r =
-        st->ctx->vk.vkQueueSubmit(queue->handle, 1, &info, VK_NULL_HANDLE);
-    pthread_mutex_unlock(&queue->lock);
-    if (r != VK_SUCCESS) s = kiln_vulkan_error(r, "vkQueueSubmit");
+    if (st->ctx->reorder) {
+      s = kiln_vulkan_hold(st->ctx, queue, cmd, sems, values, n,
+                           st->timeline->semaphore, value);
+    } else {
+      pthread_mutex_lock(&queue->lock);
+      VkResult r =
+          st->ctx->vk.vkQueueSubmit(queue->handle, 1, &info, VK_NULL_HANDLE);
+      pthread_mutex_unlock(&queue->lock);
+      if (r != VK_SUCCESS) s = kiln_vulkan_error(r, "vkQueueSubmit");
+    }
   }
   if (n > INLINE_WAITS) {
     free(sems);
@@ -784,6 +794,7 @@ void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
       kiln_vulkan_warn(r, "vkDeviceWaitIdle before destroying a stream");
     st->completed = st->submitted;
     discard_batch(st);
+    if (vc->reorder) kiln_vulkan_forget_held(vc, st->timeline->semaphore);
   }
   kiln_vulkan_stream_unlock(st);
   /* Its writes are done: nobody needs to wait for them any more. */

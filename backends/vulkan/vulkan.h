@@ -33,9 +33,12 @@
  *    memory or through the ring (buffer.c).
  *  - Freeing a buffer, host buffer or kernel first waits for every stream:
  *    a kernel may reach any buffer through its address.
+ *  - KILN_DEBUG=reorder holds every submission back until the host waits
+ *    for it, then makes it out of the program's order (reorder.c).
  *
  * Locks, always taken in this order: the context's streams_lock, then a
- * stream's lock, then a queue's lock or the context's writes_lock. No kiln
+ * stream's lock, then the context's held_lock, then a queue's lock or the
+ * context's writes_lock. No kiln
  * core function that takes the context lock is called while a stream lock
  * is held.
  */
@@ -331,6 +334,12 @@ typedef struct kiln_vulkan_context {
   kiln_vulkan_wait *writes;
   size_t write_count, write_cap;
   atomic_uint_fast64_t write_epoch;
+  /* KILN_DEBUG=reorder (reorder.c): submissions are held here, oldest
+   * first, instead of being made. */
+  bool reorder;
+  pthread_mutex_t held_lock;
+  struct kiln_vulkan_held *held;
+  size_t held_count, held_cap;
 } kiln_vulkan_context;
 
 /* What memory is for: device buffers, or host-side staging and host
@@ -565,6 +574,25 @@ kiln_status kiln_vulkan_stream_submit_external(kiln_vulkan_stream *st,
 
 void kiln_vulkan_timeline_release(kiln_vulkan_context *ctx,
                                   kiln_vulkan_timeline *timeline);
+
+/* ---- KILN_DEBUG=reorder (reorder.c) ---------------------------------------- */
+
+/* Keeps a submission of `cmd` (may be VK_NULL_HANDLE) to `queue`, waiting
+ * for the semaphores and values given and signalling `signal` with
+ * `value`, instead of making it. */
+kiln_status kiln_vulkan_hold(kiln_vulkan_context *ctx, kiln_vulkan_queue *queue,
+                             VkCommandBuffer cmd, const VkSemaphore *waits,
+                             const uint64_t *wait_values, uint32_t wait_count,
+                             VkSemaphore signal, uint64_t value);
+/* Makes the held submissions that signal `semaphore` up to `value`, after
+ * the held ones they need: for a wait of the host. */
+kiln_status kiln_vulkan_release(kiln_vulkan_context *ctx, VkSemaphore semaphore,
+                                uint64_t value);
+/* Makes every held submission, the stream held last first. */
+kiln_status kiln_vulkan_release_all(kiln_vulkan_context *ctx);
+/* Drops the held submissions that signal `semaphore` unmade: its stream is
+ * destroyed after a wait for them failed. */
+void kiln_vulkan_forget_held(kiln_vulkan_context *ctx, VkSemaphore semaphore);
 
 kiln_status kiln_vulkan_stream_init(kiln_stream *s);
 void kiln_vulkan_stream_deinit(kiln_stream *s);
