@@ -25,7 +25,7 @@ extern char **environ;
 #include <vulkan/vulkan.h>
 #endif
 
-/* ---- The gate (timing.h) --------------------------------------------------- */
+/* ---- The gate (timing.h) ------------------------------------------------- */
 
 /* conf_fault_spin's clock cycles behind a CUDA or HIP gate: 2^36, half a
  * minute at 2 GHz, longer than any gate is held, yet the kernel ends by
@@ -44,12 +44,12 @@ struct conf_gate {
   kiln_module *module;
   kiln_buffer *flag;
   kiln_stream *opener;
+  conf_thread *timer; /* opens it at open_by */
   /* Guards the fields below; `changed` on CLOCK_MONOTONIC. */
   pthread_mutex_t lock;
   pthread_cond_t changed;
   uint64_t opened_at, open_by;
   char failure[256]; /* how opening it failed, if it did */
-  conf_thread *timer;
 };
 
 #if CONF_VULKAN_HEADERS

@@ -195,7 +195,7 @@ void conf_thread_join(conf_thread *t, const char *what) {
   free(t);
 }
 
-/* ---- The tests' threads --------------------------------------------------- */
+/* ---- The tests' threads -------------------------------------------------- */
 
 static void run_threads(worker *w, unsigned count, void *(*fn)(void *)) {
   conf_thread *t[THREADS];

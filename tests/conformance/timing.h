@@ -25,7 +25,7 @@
 /* Host time, CLOCK_MONOTONIC, in nanoseconds. */
 uint64_t conf_now_ns(void);
 
-/* ---- A gate on a stream --------------------------------------------------- */
+/* ---- A gate on a stream -------------------------------------------------- */
 
 typedef struct conf_gate conf_gate;
 
@@ -62,7 +62,7 @@ uint64_t conf_gate_opened_at(conf_gate *g);
  * if opening the gate went wrong on the device's side. */
 void conf_gate_free(conf_gate *g);
 
-/* ---- Threads and children with a deadline --------------------------------- */
+/* ---- Threads and children with a deadline -------------------------------- */
 
 typedef struct conf_thread conf_thread;
 
