@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mutation testing: applies each one-line bug kept in tests/mutants/*.patch
-# to a scratch copy of the committed tree (HEAD, never the working tree),
+# to a scratch copy of the committed tree (HEAD, never the working tree;
+# where there is no git checkout, a copy of the files),
 # rebuilds incrementally and runs the runs its header names. A mutant is
 # CAUGHT when one of them fails or times out, and SURVIVED when all pass.
 # Before any mutant, the unmutated build must pass the same runs: a run
@@ -125,8 +126,14 @@ fi
 src=$work/src head=$work/head logs=$work/logs
 rm -rf "$head" "$logs"
 mkdir -p "$src" "$head" "$logs"
-git -C "$repo" archive HEAD | tar -x -C "$head" || {
-  echo "mutants.sh: git archive HEAD failed" >&2; exit 2; }
+if git -C "$repo" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+  git -C "$repo" archive HEAD | tar -x -C "$head"
+else
+  # A copy without git (the GPU machine's): its files as they are, but
+  # for the folders that builds and gpu-verify.sh's packages live in.
+  tar -c -C "$repo" --exclude=./build --exclude=./.gpu --exclude=./.gpu-ci \
+    --exclude="./${work#"$repo"/}" . | tar -x -C "$head"
+fi || { echo "mutants.sh: copying the tree failed" >&2; exit 2; }
 # src takes head's content file by file, changed files only: the others keep
 # their times, so that ninja rebuilds only what changed since the last run.
 python3 - "$head" "$src" <<'EOF' || exit 2
