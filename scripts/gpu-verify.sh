@@ -8,11 +8,14 @@
 # GLSL compiles and SPIRV-Tools' validator, is built and tested on the GPU).
 # Logs go to $OUT (default /tmp/kiln-gpu).
 #
-#   scripts/gpu-verify.sh [build|test|conformance|conformance-main|conformance-threads|sanitize|examples|mpi|ci-build|endurance|bench|all]...
+#   scripts/gpu-verify.sh [build|test|conformance|conformance-main|conformance-threads|sanitize|examples|mpi|ci-build|endurance|bench|mutants|all]...
 #
 # conformance is conformance-main (every group but the thread groups) and
 # then conformance-threads: the two halves fit the GPU machine's 10-minute
-# commands apart.
+# commands apart. mutants (not part of all) runs scripts/mutants.sh on the
+# mutants that need a CUDA or HIP device (docs/testing.md), built with
+# build's options in a build of its own, $B-mutants; run it as a command of
+# its own.
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-gpu}
 B=${KILN_GPU_BUILD:-/tmp/kiln-gpu-build}
@@ -21,11 +24,13 @@ mkdir -p "$OUT"
 source .gpu/gpu-env.sh
 status=0
 step() { echo "== $* (at $SECONDS s)"; }
+# Every backend, HIP through the HIP-on-CUDA shim; the mutants' build too.
+backends=(-Dcuda=enabled -Dvulkan=enabled -Dhip=enabled -Dhip-platform=nvidia)
 
 build() {
   step build
-  meson setup "$B" -Dwerror=true -Dcuda=enabled -Dvulkan=enabled -Dhip=enabled \
-    -Dhip-platform=nvidia > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
+  meson setup "$B" -Dwerror=true "${backends[@]}" \
+    > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; return 1; }
   ninja -C "$B" >> "$OUT/build.log" 2>&1 || { tail -60 "$OUT/build.log"; return 1; }
   { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
     "$B/tools/kiln-info"; } > "$OUT/kiln-info.txt" 2>&1
@@ -220,6 +225,19 @@ bench() {
   done
 }
 
+mutants() {
+  # Each mutant's runs find the shim in the mutants' own build.
+  step mutants
+  scripts/mutants.sh --where gpu --work "$B-mutants" \
+    --meson-args "${backends[*]} -Dexamples=false -Dtools=false" \
+    > "$OUT/mutants.txt" 2>&1 || status=1
+  if grep -q '^MUTANT ' "$OUT/mutants.txt"; then
+    sed -n '/^MUTANT /,$p' "$OUT/mutants.txt"
+  else
+    tail -n 30 "$OUT/mutants.txt"
+  fi
+}
+
 [ $# -eq 0 ] && set -- all
 for what in "$@"; do
   case $what in
@@ -234,6 +252,7 @@ for what in "$@"; do
     ci-build) ci_build ;;
     bench) bench ;;
     endurance) endurance ;;
+    mutants) mutants ;;
     all) build || exit 1; tests; conformance_main; conformance_threads
          examples; mpi; ci_build; sanitize ;;
     *) echo "unknown step $what"; exit 2 ;;
