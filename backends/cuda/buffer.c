@@ -79,11 +79,16 @@ kiln_status kiln_cuda_buffer_write(kiln_stream *s, kiln_buffer *dst,
   kiln_status st = kiln_cuda_hold(s);
   if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
+  /* A copy from pageable memory may wait for the stream inside the
+   * driver's call (to stage it), so held gates open before the call, not
+   * after. */
+  const bool pinned = driver_owns(src);
+  if (!pinned) kiln_cuda_open_gates(s->base.context);
   CUresult r = kiln_cuda_api.cuMemcpyHtoDAsync(kiln_cuda_address(dst, off), src,
                                                size, stream_of(s));
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuMemcpyHtoDAsync of %zu bytes", size);
-  if (driver_owns(src)) {
+  if (pinned) {
     kiln_cuda_open_gates(s->base.context);
     r = kiln_cuda_api.cuStreamSynchronize(stream_of(s));
     if (r != CUDA_SUCCESS)
@@ -98,11 +103,13 @@ kiln_status kiln_cuda_buffer_read(kiln_stream *s, const kiln_buffer *src,
   kiln_status st = kiln_cuda_hold(s);
   if (st == KILN_OK) st = kiln_cuda_make_current(s->base.context);
   if (st != KILN_OK) return st;
+  /* A copy into pageable memory waits for the stream inside the driver's
+   * call: held gates open before it. */
+  kiln_cuda_open_gates(s->base.context);
   CUresult r = kiln_cuda_api.cuMemcpyDtoHAsync(dst, kiln_cuda_address(src, off),
                                                size, stream_of(s));
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuMemcpyDtoHAsync of %zu bytes", size);
-  kiln_cuda_open_gates(s->base.context);
   r = kiln_cuda_api.cuStreamSynchronize(stream_of(s));
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuStreamSynchronize (waiting for a read of "

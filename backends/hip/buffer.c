@@ -58,11 +58,13 @@ kiln_status kiln_hip_buffer_write(kiln_stream *s, kiln_buffer *dst, size_t off,
   kiln_status st = kiln_hip_hold(s);
   if (st != KILN_OK) return st;
   hipStream_t stream = kiln_hip_stream_handle(s);
+  /* A copy from pageable memory may wait for the stream inside the
+   * runtime's call (to stage it), so held gates open before the call. */
+  kiln_hip_open_gates(s->base.context);
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       kiln_hip_buffer_ptr(dst, off), src, size, hipMemcpyHostToDevice, stream);
   if (err != hipSuccess)
     return kiln_hip_error(err, "writing to a buffer (hipMemcpyAsync)");
-  kiln_hip_open_gates(s->base.context);
   err = kiln_hip_api.hipStreamSynchronize(stream);
   if (err != hipSuccess)
     return kiln_hip_error(err, "writing to a buffer (hipStreamSynchronize)");
@@ -74,11 +76,13 @@ kiln_status kiln_hip_buffer_read(kiln_stream *s, const kiln_buffer *src,
   kiln_status st = kiln_hip_hold(s);
   if (st != KILN_OK) return st;
   hipStream_t stream = kiln_hip_stream_handle(s);
+  /* A copy into pageable memory waits for the stream inside the runtime's
+   * call: held gates open before it. */
+  kiln_hip_open_gates(s->base.context);
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       dst, kiln_hip_buffer_ptr(src, off), size, hipMemcpyDeviceToHost, stream);
   if (err != hipSuccess)
     return kiln_hip_error(err, "reading a buffer (hipMemcpyAsync)");
-  kiln_hip_open_gates(s->base.context);
   err = kiln_hip_api.hipStreamSynchronize(stream);
   if (err != hipSuccess)
     return kiln_hip_error(err, "reading a buffer (hipStreamSynchronize)");
