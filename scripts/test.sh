@@ -2,8 +2,10 @@
 # Installs what kiln needs (scripts/install-deps.sh), then builds kiln and
 # runs the test suites in three builds:
 #   1. a warning-free build (-Dwerror=true) with every backend whose
-#      toolchain is here, and all suites: core, vulkan (on lavapipe where
-#      there is no GPU), cuda and hip (these skip without a device); then
+#      toolchain is here, and all suites: core (part of it again under
+#      KILN_DEBUG=reorder), vulkan (on lavapipe where there is no GPU; the
+#      conformance suite plain, on the transfer lane, and under
+#      KILN_DEBUG=reorder), cuda and hip (these skip without a device); then
 #      that build installed into a staging tree (meson install --destdir)
 #      and used from there as a user would: kiln-info and kiln-embed, a C
 #      program built with pkg-config, and examples/aot-app built with meson
@@ -12,7 +14,8 @@
 #      the core and vulkan suites;
 #   3. a Vulkan-only build with ThreadSanitizer, running the core suite and
 #      the conformance suite's thread tests (threads_*) on lavapipe, with
-#      KILN_CONF_THREAD_ITERS=500 (a quarter of their default work).
+#      KILN_CONF_THREAD_ITERS=500 (a quarter of their default work), plain
+#      and under KILN_DEBUG=reorder.
 # Every stage has a time limit (each test in meson test also its own): a
 # stage that runs past it is stopped and fails, saying so. At the end it
 # prints what was NOT tested: for each build and suite, the cases skipped
@@ -215,24 +218,31 @@ export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppres
 build_and_test tsan --suite core --timeout-multiplier 4 -- \
   -Db_sanitize=thread -Db_lundef=false -Dcuda=disabled -Dhip=disabled \
   -Dexamples=false -Dtools=false -Dc_args=-Wno-error=tsan
-tsan_log=$root/tsan/conformance-threads.txt
+# The thread tests run twice: as they are, and under KILN_DEBUG=reorder,
+# whose held submissions are released by whichever thread waits first.
+tsan_logs=()
 if [[ " ${built[*]} " == *" tsan "* ]]; then
-  stage "tsan: kiln-conformance threads_* on Vulkan"
-  # Its output is kept, through tee, for the summary of what was skipped.
-  # It takes about 6 s on 2 cores (18 s at the default 2000 iterations).
-  tsan_rc=0
-  exec {log_fd}> >(tee "$tsan_log")
-  tee_pid=$!
-  limited 600 env KILN_BACKEND=vulkan KILN_CONF_FILTER='threads_*' \
-    KILN_CONF_THREAD_ITERS=500 KILN_CACHE_DIR="$root/tsan/kiln-cache" \
-    "$root/tsan/tests/conformance/kiln-conformance" >&"$log_fd" 2>&1 ||
-    tsan_rc=$?
-  exec {log_fd}>&-
-  wait "$tee_pid"
-  if (( tsan_rc != 0 )); then
-    failed+=("tsan: kiln-conformance threads_* on Vulkan$why (exit $tsan_rc)")
-  fi
-  printf 'exit status: %d\n' "$tsan_rc" >> "$tsan_log"
+  for debug in "" reorder; do
+    tsan_log=$root/tsan/conformance-threads${debug:+-$debug}.txt
+    tsan_logs+=("$tsan_log")
+    stage "tsan: kiln-conformance threads_* on Vulkan${debug:+, KILN_DEBUG=$debug}"
+    # Its output is kept, through tee, for the summary of what was skipped.
+    # It takes about 6 s on 2 cores (18 s at the default 2000 iterations).
+    tsan_rc=0
+    exec {log_fd}> >(tee "$tsan_log")
+    tee_pid=$!
+    limited 600 env KILN_BACKEND=vulkan KILN_CONF_FILTER='threads_*' \
+      KILN_DEBUG="$debug" KILN_CONF_THREAD_ITERS=500 \
+      KILN_CACHE_DIR="$root/tsan/kiln-cache" \
+      "$root/tsan/tests/conformance/kiln-conformance" >&"$log_fd" 2>&1 ||
+      tsan_rc=$?
+    exec {log_fd}>&-
+    wait "$tee_pid"
+    if (( tsan_rc != 0 )); then
+      failed+=("tsan: kiln-conformance threads_* on Vulkan${debug:+ (KILN_DEBUG=$debug)}$why (exit $tsan_rc)")
+    fi
+    printf 'exit status: %d\n' "$tsan_rc" >> "$tsan_log"
+  done
 fi
 
 stage "done"
@@ -329,7 +339,9 @@ for name in test asan tsan; do
     logs+=("$name:$root/$name/meson-logs/testlog.txt")
   fi
 done
-if [[ -f $tsan_log ]]; then logs+=("tsan:$tsan_log"); fi
+for tsan_log in "${tsan_logs[@]}"; do
+  if [[ -f $tsan_log ]]; then logs+=("tsan:$tsan_log"); fi
+done
 if ! not_tested "${logs[@]}"; then
   failed+=("the summary of what was not tested$why")
 fi
