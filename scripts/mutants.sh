@@ -239,7 +239,11 @@ for name in "${selected[@]}"; do
   unjudged=
   while IFS= read -r run; do
     rc=${base_rc[${m_backend[$name]}|$run]}
-    [[ $rc == 0 ]] || unjudged+="${unjudged:+; }'$run' fails unmutated (rc=$rc)"
+    if [[ $rc == 77 ]]; then
+      unjudged+="${unjudged:+; }'$run' skips unmutated (rc=77: it cannot run here)"
+    elif [[ $rc != 0 ]]; then
+      unjudged+="${unjudged:+; }'$run' fails unmutated (rc=$rc)"
+    fi
   done <<< "${m_runs[$name]}"
   if [[ -n $unjudged ]]; then
     result[$name]=UNJUDGED by[$name]=$unjudged secs[$name]=0
