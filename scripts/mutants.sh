@@ -179,6 +179,18 @@ compile "$logs/unmutated-build.log" || {
   exit 2
 }
 shim=$(find "$build/tests/hip" -name 'libkiln-hip-shim.so' 2>/dev/null | head -n 1)
+# The sources this build compiles, relative to src: a mutant of another
+# file (a backend left out) cannot be judged here.
+declare -A compiled=()
+while IFS= read -r p; do compiled[$p]=1; done < <(python3 - "$build" "$src" <<'EOF'
+import json, os, sys
+build, src = map(os.path.realpath, sys.argv[1:])
+for c in json.load(open(os.path.join(build, "compile_commands.json"))):
+    f = os.path.realpath(os.path.join(c["directory"], c["file"]))
+    if f.startswith(src + os.sep):
+        print(os.path.relpath(f, src))
+EOF
+)
 
 # run_one BACKEND RUN LOG: one run of a Run: line, killed after $limit
 # seconds; its exit status (124 or 137 when killed). cmocka aborts at the
@@ -238,6 +250,19 @@ declare -A result=() by=() secs=()
 for name in "${selected[@]}"; do
   f=${m_file[$name]}
   t=$SECONDS
+  mapfile -t touched < <(apply --numstat "$f" 2>/dev/null | cut -f3)
+  if ! apply --check "$f" 2> "$logs/$name-apply.log" || ((${#touched[@]} == 0)); then
+    result[$name]=NO-APPLY by[$name]="see $logs/$name-apply.log" secs[$name]=0
+    continue
+  fi
+  for p in "${touched[@]}"; do
+    [[ -n ${compiled[$p]:-} ]] && continue
+    result[$name]=NOT-BUILT by[$name]="$p is not compiled with: $meson_args"
+  done
+  if [[ ${result[$name]:-} == NOT-BUILT ]]; then
+    secs[$name]=0
+    continue
+  fi
   unjudged=
   while IFS= read -r run; do
     rc=${base_rc[${m_backend[$name]}|$run]}
@@ -251,18 +276,10 @@ for name in "${selected[@]}"; do
     result[$name]=UNJUDGED by[$name]=$unjudged secs[$name]=0
     continue
   fi
-  mapfile -t touched < <(apply --numstat "$f" 2>/dev/null | cut -f3)
-  if ! apply --check "$f" 2> "$logs/$name-apply.log" || ((${#touched[@]} == 0)); then
-    result[$name]=NO-APPLY by[$name]="see $logs/$name-apply.log" secs[$name]=0
-    continue
-  fi
   apply "$f"
   echo "== $name: building"
   if ! compile "$logs/$name-build.log"; then
     result[$name]=NO-BUILD by[$name]="see $logs/$name-build.log"
-  elif grep -q '^ninja: no work to do' "$logs/$name-build.log"; then
-    # The mutated file is not part of this build (a backend left out).
-    result[$name]=NOT-BUILT by[$name]="${touched[*]} is not compiled with: $meson_args"
   else
     result[$name]=SURVIVED by[$name]="every run passed"
     i=0
