@@ -112,7 +112,7 @@ if $list; then
     while IFS= read -r run; do printf '%58s run: %s\n' '' "$run"; done \
       <<< "${m_runs[$name]}"
   done
-  printf '%s\n' "${bad[@]}"
+  ((${#bad[@]} == 0)) || { printf '%s\n' "${bad[@]}" >&2; exit 1; }
   exit 0
 fi
 if ((${#selected[@]} == 0)); then
