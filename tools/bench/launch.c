@@ -10,7 +10,7 @@
 #include "bench.h"
 #include "cuda_raw.h"
 
-/* Written by tools/embed.py at build time: kiln_bench_empty per backend. */
+/* Written by tools/kiln-embed at build time: kiln_bench_empty per backend. */
 extern const kiln_module_image kiln_bench_images[];
 extern const size_t kiln_bench_images_count;
 

@@ -23,7 +23,7 @@
 #include "bench.h"
 #include "cuda_raw.h"
 
-/* Written by tools/embed.py at build time: kiln's own CUDA fatbin and
+/* Written by tools/kiln-embed at build time: kiln's own CUDA fatbin and
  * kiln-bench's, the very bytes the library embeds, for the raw driver. */
 #if KILN_BENCH_CUDA_IMAGES
 extern const kiln_module_image kiln_bench_cuda_images[];
