@@ -12,12 +12,9 @@
 #include <unistd.h>
 
 #include "core/internal.h"
+#include "core/params.h"
 
 #define SPIRV_MAGIC 0x07230203u
-#define FATBIN_MAGIC 0xba55ed50u
-#define EM_CUDA 190
-#define EM_AMDGPU 224
-#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
 
 typedef struct loaded_file {
   const char *path;
@@ -27,11 +24,6 @@ typedef struct loaded_file {
   kiln_source_language language;
   kiln_image_format format;
 } loaded_file;
-
-static uint32_t le32(const unsigned char *p) {
-  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-         (uint32_t)p[3] << 24;
-}
 
 static bool has_extension(const char *path, const char *const *list) {
   const char *slash = strrchr(path, '/');
@@ -107,30 +99,30 @@ static kiln_status classify(const char *fn, loaded_file *f) {
   const unsigned char *p = f->data;
   const size_t n = f->size;
   f->is_source = false;
-  if (n >= 4 && le32(p) == SPIRV_MAGIC) {
+  if (n >= 4 && kiln_read_le(p, 4) == SPIRV_MAGIC) {
     f->format = KILN_IMAGE_SPIRV;
     return KILN_OK;
   }
   if (n >= 20 && memcmp(p, "\177ELF", 4) == 0) {
-    unsigned machine = (unsigned)p[18] | (unsigned)p[19] << 8;
-    if (machine == EM_CUDA || machine == EM_AMDGPU) {
+    unsigned machine = (unsigned)kiln_read_le(p + 18, 2);
+    if (machine == KILN_EM_CUDA || machine == KILN_EM_AMDGPU) {
       f->format =
-          machine == EM_CUDA ? KILN_IMAGE_CUBIN : KILN_IMAGE_HIP_CODE_OBJECT;
+          machine == KILN_EM_CUDA ? KILN_IMAGE_CUBIN : KILN_IMAGE_HIP_CODE_OBJECT;
       return KILN_OK;
     }
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: %s is an ELF file for machine %u, neither a "
                           "CUDA cubin (%d) nor an AMD GPU code object (%d)",
-                          fn, f->path, machine, EM_CUDA, EM_AMDGPU);
+                          fn, f->path, machine, KILN_EM_CUDA, KILN_EM_AMDGPU);
   }
-  if (n >= 4 && le32(p) == FATBIN_MAGIC) {
+  if (n >= 4 && kiln_read_le(p, 4) == KILN_FATBIN_MAGIC) {
     f->format = has_extension(f->path, hip_image_ext)
                     ? KILN_IMAGE_HIP_CODE_OBJECT
                     : KILN_IMAGE_FATBIN;
     return KILN_OK;
   }
-  if (n >= sizeof BUNDLE_MAGIC - 1 &&
-      memcmp(p, BUNDLE_MAGIC, sizeof BUNDLE_MAGIC - 1) == 0) {
+  if (n >= KILN_BUNDLE_MAGIC_SIZE &&
+      memcmp(p, KILN_BUNDLE_MAGIC, KILN_BUNDLE_MAGIC_SIZE) == 0) {
     f->format = KILN_IMAGE_HIP_CODE_OBJECT;
     return KILN_OK;
   }

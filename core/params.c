@@ -1,5 +1,8 @@
-/* Kernel parameter tables, and the ELF reading that the image readers
- * (params_cuda.c, params_hip.c) share: see params.h. */
+/* Kernel parameter tables, the ELF reading that the image readers
+ * (params_cuda.c, params_hip.c) share, and the checks that the backends
+ * make of an image before their driver reads it: see params.h. */
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -166,4 +169,83 @@ const char *kiln_elf_section_name(const kiln_elf *elf, uint64_t i,
   if (!end) return NULL;
   *out_length = (size_t)(end - (strings + at));
   return (const char *)strings + at;
+}
+
+/* ---- Checks before a driver reads an image -------------------------------- */
+
+/* Whether [offset, offset + count * each) lies within size bytes. */
+static bool table_within(uint64_t offset, uint64_t count, uint64_t each,
+                         uint64_t size) {
+  if (each != 0 && count > (UINT64_MAX - offset) / each) return false;
+  return offset + count * each <= size;
+}
+
+const char *kiln_image_elf_problem(const void *data, size_t size, char *why,
+                                   size_t why_size) {
+  const unsigned char *p = data;
+  if (size < 64 || memcmp(p, "\177ELF", 4) != 0 || p[4] != 2 || p[5] != 1)
+    return "not a 64-bit little-endian ELF file";
+  uint64_t sections = kiln_read_le(p + 0x28, 8);
+  uint64_t section_bytes = kiln_read_le(p + 0x3a, 2);
+  uint64_t section_count = kiln_read_le(p + 0x3c, 2);
+  bool fits = table_within(kiln_read_le(p + 0x20, 8), kiln_read_le(p + 0x38, 2),
+                           kiln_read_le(p + 0x36, 2), size) &&
+              table_within(sections, section_count, section_bytes, size) &&
+              (section_count == 0 || section_bytes >= 0x28);
+  for (uint64_t i = 0; fits && i < section_count; i++) {
+    const unsigned char *h = p + sections + i * section_bytes;
+    const uint32_t nobits = 8;
+    if (kiln_read_le(h + 4, 4) != nobits)
+      fits = kiln_within(kiln_read_le(h + 0x18, 8), kiln_read_le(h + 0x20, 8),
+                         size);
+  }
+  if (fits) return NULL;
+  snprintf(why, why_size,
+           "an ELF file cut short: its headers or sections lie past its "
+           "%zu bytes",
+           size);
+  return why;
+}
+
+const char *kiln_image_fatbin_problem(const void *data, size_t size) {
+  const unsigned char *p = data;
+  /* Magic, version, header size (16 bits each but the first), then the
+   * size of what follows the header. */
+  if (size < 16 || kiln_read_le(p, 4) != KILN_FATBIN_MAGIC)
+    return "not a fatbin (nvcc --fatbin output starts with 0xba55ed50)";
+  if (!kiln_within(kiln_read_le(p + 6, 2), kiln_read_le(p + 8, 8), size))
+    return "a fatbin cut short: its header counts more bytes than it has";
+  return NULL;
+}
+
+const char *kiln_image_bundle_problem(const void *data, size_t size,
+                                      char *why, size_t why_size) {
+  const unsigned char *p = data;
+  if (size < KILN_BUNDLE_MAGIC_SIZE + 8) {
+    snprintf(why, why_size, "an offload bundle cut short in its header");
+    return why;
+  }
+  uint64_t entries = kiln_read_le(p + KILN_BUNDLE_MAGIC_SIZE, 8);
+  uint64_t at = KILN_BUNDLE_MAGIC_SIZE + 8;
+  for (uint64_t e = 0; e < entries; e++) {
+    if (!kiln_within(at, 24, size)) {
+      snprintf(why, why_size, "the offload bundle's entry %llu is cut short",
+               (unsigned long long)e);
+      return why;
+    }
+    uint64_t offset = kiln_read_le(p + at, 8);
+    uint64_t bytes = kiln_read_le(p + at + 8, 8);
+    uint64_t id_bytes = kiln_read_le(p + at + 16, 8);
+    at += 24;
+    if (!kiln_within(at, id_bytes, size) ||
+        !kiln_within(offset, bytes, size)) {
+      snprintf(why, why_size,
+               "the offload bundle's entry %llu lies past the image's "
+               "%zu bytes",
+               (unsigned long long)e, size);
+      return why;
+    }
+    at += id_bytes;
+  }
+  return NULL;
 }

@@ -1,6 +1,9 @@
 /*
- * Kernel parameter lists read from the images the CUDA and HIP backends
- * load, for the core's argument checks (launch.c): params_cuda.c reads the
+ * The binary images the CUDA and HIP backends load, read in one place: the
+ * magic numbers that tell them apart (files.c, params_hip.c), the checks
+ * that an image lies within its size before a driver that takes no size
+ * reads it (the backends' module.c), and kernel parameter lists for the
+ * core's argument checks (launch.c): params_cuda.c reads the
  * `.entry` lists of PTX, the EIATTR_KPARAM_INFO attributes of a cubin's
  * `.nv.info.<kernel>` sections, and whichever of those a fatbin holds
  * uncompressed; params_hip.c an AMDGPU code object's metadata. Pure
@@ -68,6 +71,33 @@ void kiln_param_table_finish(kiln_param_table *table);
 /* Copies the kernel's list into k->params and k->param_count; false for
  * lack of host memory. */
 bool kiln_kernel_params_apply(const kiln_kernel_params *kp, kiln_kernel *k);
+
+/* ---- What an image is, by its first bytes --------------------------------- */
+
+/* nvcc --fatbin's first four bytes, little-endian. */
+#define KILN_FATBIN_MAGIC 0xba55ed50u
+/* A clang offload bundle's first bytes (hipcc --genco), not terminated. */
+#define KILN_BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
+#define KILN_BUNDLE_MAGIC_SIZE (sizeof KILN_BUNDLE_MAGIC - 1)
+/* ELF e_machine values: a cubin's and an AMDGPU code object's. */
+#define KILN_EM_CUDA 190
+#define KILN_EM_AMDGPU 224
+
+/* Why an image cannot be what its first bytes say it is, or NULL. The
+ * drivers take no size with an image and trust the sizes written inside
+ * it, so these check that everything those sizes claim lies within the
+ * `size` bytes kiln was given, before a truncated image is read past its
+ * end. kiln_image_elf_problem: a 64-bit little-endian ELF file (a cubin or
+ * a code object), its header tables and the contents of every section;
+ * kiln_image_fatbin_problem: a fatbin's header and payload;
+ * kiln_image_bundle_problem: an offload bundle's entries (an image that
+ * starts with KILN_BUNDLE_MAGIC). The reason is static, or written into
+ * why[why_size]. */
+const char *kiln_image_elf_problem(const void *data, size_t size, char *why,
+                                   size_t why_size);
+const char *kiln_image_fatbin_problem(const void *data, size_t size);
+const char *kiln_image_bundle_problem(const void *data, size_t size,
+                                      char *why, size_t why_size);
 
 /* Little-endian reads of the bytes at p. */
 static inline uint64_t kiln_read_le(const unsigned char *p, size_t bytes) {

@@ -333,7 +333,7 @@ enum {
 
 static kiln_status read_fatbin(const unsigned char *data, size_t size,
                                kiln_param_table *t) {
-  if (size < 16 || kiln_read_le(data, 4) != 0xba55ed50u) return KILN_OK;
+  if (size < 16 || kiln_read_le(data, 4) != KILN_FATBIN_MAGIC) return KILN_OK;
   uint64_t at = kiln_read_le(data + 6, 2);
   uint64_t end = at + kiln_read_le(data + 8, 8);
   if (end > size || end < at) end = size;

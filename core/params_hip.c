@@ -313,7 +313,7 @@ static kiln_status read_metadata(const unsigned char *p, size_t size,
 
 /* ---- Code objects and bundles ---------------------------------------------- */
 
-enum { SHT_NOTE = 7, NT_AMDGPU_METADATA = 32, EM_AMDGPU = 224, EM_CUDA = 190 };
+enum { SHT_NOTE = 7, NT_AMDGPU_METADATA = 32 };
 
 /* The AMDGPU metadata notes of a code object's note sections: namesz,
  * descsz, type, then the name and the description, each padded to 4. */
@@ -348,8 +348,6 @@ static kiln_status read_code_object(const unsigned char *data, size_t size,
   return KILN_OK;
 }
 
-#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
-
 /* Whether a bundle entry's id ("hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-")
  * names `target`: what follows its last "--", up to any ':'. */
 static bool names_target(const unsigned char *id, size_t length,
@@ -367,7 +365,7 @@ static bool names_target(const unsigned char *id, size_t length,
  * every entry is checked to lie within the image before any is chosen. */
 static kiln_status read_bundle(const unsigned char *p, size_t size,
                                const char *target, kiln_param_table *t) {
-  size_t magic = sizeof BUNDLE_MAGIC - 1;
+  size_t magic = KILN_BUNDLE_MAGIC_SIZE;
   if (size < magic + 8) return KILN_OK;
   uint64_t entries = kiln_read_le(p + magic, 8), at = magic + 8;
   const unsigned char *first = NULL, *chosen = NULL;
@@ -407,16 +405,16 @@ kiln_status kiln_params_read_hip(const void *data, size_t size,
   const unsigned char *p = data;
   memset(out, 0, sizeof *out);
   /* HIP on NVIDIA loads what the CUDA driver does. */
-  if (size >= 4 && kiln_read_le(p, 4) == 0xba55ed50u)
+  if (size >= 4 && kiln_read_le(p, 4) == KILN_FATBIN_MAGIC)
     return kiln_params_read_cuda(KILN_IMAGE_FATBIN, data, size, out);
   bool elf = size >= 64 && memcmp(p, "\177ELF", 4) == 0;
-  if (elf && kiln_read_le(p + 18, 2) == EM_CUDA)
+  if (elf && kiln_read_le(p + 18, 2) == KILN_EM_CUDA)
     return kiln_params_read_cuda(KILN_IMAGE_CUBIN, data, size, out);
   kiln_status st = KILN_OK;
-  if (size >= sizeof BUNDLE_MAGIC - 1 &&
-      memcmp(p, BUNDLE_MAGIC, sizeof BUNDLE_MAGIC - 1) == 0)
+  if (size >= KILN_BUNDLE_MAGIC_SIZE &&
+      memcmp(p, KILN_BUNDLE_MAGIC, KILN_BUNDLE_MAGIC_SIZE) == 0)
     st = read_bundle(p, size, target, out);
-  else if (elf && kiln_read_le(p + 18, 2) == EM_AMDGPU)
+  else if (elf && kiln_read_le(p + 18, 2) == KILN_EM_AMDGPU)
     st = read_code_object(p, size, out);
   else if (!elf)
     return kiln_params_read_cuda(KILN_IMAGE_PTX, data, size, out);

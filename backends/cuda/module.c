@@ -51,35 +51,14 @@ static void trim(char *s) {
   while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ')) s[--n] = '\0';
 }
 
-static uint64_t read_le(const unsigned char *p, size_t bytes) {
-  uint64_t v = 0;
-  for (size_t i = bytes; i-- > 0;) v = v << 8 | p[i];
-  return v;
-}
-
-/* Why a cubin or fatbin image cannot be what it claims, or NULL. The driver
- * takes no size with an image and trusts the sizes inside it, so a
- * truncated or mislabelled one would be read past its end. */
-static const char *image_problem(const kiln_module_image *image) {
-  const unsigned char *p = image->data;
-  const size_t n = image->size;
-  if (image->format == KILN_IMAGE_CUBIN) {
-    /* An ELF64 header: the program and section header tables it points
-     * to must lie inside the image. */
-    if (n < 64 || memcmp(p, "\177ELF", 4) != 0 || p[4] != 2)
-      return "not a 64-bit ELF file";
-    uint64_t phoff = read_le(p + 32, 8), shoff = read_le(p + 40, 8);
-    uint64_t phsize = read_le(p + 54, 2) * read_le(p + 56, 2);
-    uint64_t shsize = read_le(p + 58, 2) * read_le(p + 60, 2);
-    if (phoff > n || phsize > n - phoff || shoff > n || shsize > n - shoff)
-      return "an ELF file cut short: its headers point past its end";
-  } else if (image->format == KILN_IMAGE_FATBIN) {
-    /* nvcc --fatbin's header: magic, version, header size, payload size. */
-    if (n < 16 || read_le(p, 4) != 0xba55ed50u)
-      return "not a fatbin (nvcc --fatbin output starts with 0xba55ed50)";
-    uint64_t size = read_le(p + 6, 2) + read_le(p + 8, 8);
-    if (size > n) return "a fatbin cut short: its header counts more bytes";
-  }
+/* Why a cubin or fatbin image cannot be what it claims, or NULL: see
+ * kiln_image_elf_problem. PTX is text, which the JIT judges. */
+static const char *image_problem(const kiln_module_image *image, char *why,
+                                 size_t why_size) {
+  if (image->format == KILN_IMAGE_CUBIN)
+    return kiln_image_elf_problem(image->data, image->size, why, why_size);
+  if (image->format == KILN_IMAGE_FATBIN)
+    return kiln_image_fatbin_problem(image->data, image->size);
   return NULL;
 }
 
@@ -297,7 +276,8 @@ kiln_status kiln_cuda_module_init(kiln_module *base,
   const kiln_context *ctx = base->base.context;
   /* Checked before any image loads, so that a broken one costs no JIT. */
   for (size_t i = 0; i < count; i++) {
-    const char *problem = image_problem(&images[i]);
+    char why[160];
+    const char *problem = image_problem(&images[i], why, sizeof why);
     if (problem)
       return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
                             "kiln_module_create: %s image %zu of %zu is "

@@ -8,98 +8,28 @@
 
 #include "backends/hip/hip.h"
 
-static uint64_t read_le(const unsigned char *p, size_t bytes) {
-  uint64_t v = 0;
-  for (size_t i = bytes; i-- > 0;) v = v << 8 | p[i];
-  return v;
-}
-
-/* Whether [offset, offset + count * each) lies within size bytes. */
-static bool within(uint64_t offset, uint64_t count, uint64_t each,
-                   size_t size) {
-  if (each != 0 && count > (UINT64_MAX - offset) / each) return false;
-  return offset + count * each <= size;
-}
-
-#define BUNDLE_MAGIC "__CLANG_OFFLOAD_BUNDLE__"
-
 /*
  * hipModuleLoadData takes no size: the runtime trusts the sizes written in
  * the image itself. kiln is told the real size, so it checks that what the
  * image claims lies within it before the runtime reads past a truncated
  * one: an offload bundle, an ELF code object, or (HIP on NVIDIA) a CUDA
  * fatbin. Other formats (a compressed bundle, PTX text) are left to the
- * runtime to judge.
+ * runtime to judge. Returns why the image is malformed, or NULL.
  */
-static bool image_fits(const unsigned char *p, size_t size, char *why,
-                       size_t why_size) {
+static const char *image_problem(const unsigned char *p, size_t size,
+                                 char *why, size_t why_size) {
   /* Smaller than any header the runtime starts by reading. */
   if (size < 32) {
     snprintf(why, why_size, "%zu bytes are too few for a code object", size);
-    return false;
+    return why;
   }
-  size_t magic = sizeof BUNDLE_MAGIC - 1;
-  if (memcmp(p, BUNDLE_MAGIC, magic) == 0) {
-    uint64_t entries = read_le(p + magic, 8);
-    uint64_t at = magic + 8;
-    for (uint64_t e = 0; e < entries; e++) {
-      if (!within(at, 3, 8, size)) {
-        snprintf(why, why_size, "the offload bundle's entry %llu is cut short",
-                 (unsigned long long)e);
-        return false;
-      }
-      uint64_t offset = read_le(p + at, 8), bytes = read_le(p + at + 8, 8);
-      uint64_t id_bytes = read_le(p + at + 16, 8);
-      at += 24;
-      if (!within(at, id_bytes, 1, size) || !within(offset, bytes, 1, size)) {
-        snprintf(why, why_size,
-                 "the offload bundle's entry %llu lies past the image's "
-                 "%zu bytes",
-                 (unsigned long long)e, size);
-        return false;
-      }
-      at += id_bytes;
-    }
-    return true;
-  }
-  if (memcmp(p, "\177ELF", 4) == 0) {
-    /* 64-bit little-endian ELF: the program and section header tables,
-     * and the contents of every section that has some in the file. */
-    if (size < 64 || p[4] != 2 || p[5] != 1) {
-      snprintf(why, why_size, "not a 64-bit little-endian ELF code object");
-      return false;
-    }
-    uint64_t sections = read_le(p + 0x28, 8);
-    uint64_t section_bytes = read_le(p + 0x3a, 2);
-    uint64_t section_count = read_le(p + 0x3c, 2);
-    bool fits = within(read_le(p + 0x20, 8), read_le(p + 0x38, 2),
-                       read_le(p + 0x36, 2), size) &&
-                within(sections, section_count, section_bytes, size) &&
-                (section_count == 0 || section_bytes >= 0x28);
-    for (uint64_t i = 0; fits && i < section_count; i++) {
-      const unsigned char *h = p + sections + i * section_bytes;
-      const uint32_t nobits = 8;
-      if (read_le(h + 4, 4) != nobits)
-        fits = within(read_le(h + 0x18, 8), read_le(h + 0x20, 8), 1, size);
-    }
-    if (!fits) {
-      snprintf(why, why_size,
-               "the code object's headers or sections lie past the image's "
-               "%zu bytes",
-               size);
-      return false;
-    }
-  }
-  /* A fatbin: magic, version, header size (16 bits each but the first),
-   * then the size of what follows the header. */
-  if (read_le(p, 4) == 0xba55ed50u) {
-    if (!within(read_le(p + 6, 2), read_le(p + 8, 8), 1, size)) {
-      snprintf(why, why_size, "the fatbin is cut short of its %zu bytes",
-               size);
-      return false;
-    }
-  }
-  return true;
+  if (memcmp(p, KILN_BUNDLE_MAGIC, KILN_BUNDLE_MAGIC_SIZE) == 0)
+    return kiln_image_bundle_problem(p, size, why, why_size);
+  if (memcmp(p, "\177ELF", 4) == 0)
+    return kiln_image_elf_problem(p, size, why, why_size);
+  if (kiln_read_le(p, 4) == KILN_FATBIN_MAGIC)
+    return kiln_image_fatbin_problem(p, size);
+  return NULL;
 }
 
 /* A message built piece by piece, cut short where it outgrows the 1 KiB
@@ -224,10 +154,12 @@ kiln_status kiln_hip_module_init(kiln_module *m,
   const kiln_context *ctx = m->base.context;
   for (size_t i = 0; i < count; i++) {
     char why[160];
-    if (!image_fits(images[i].data, images[i].size, why, sizeof why))
+    const char *problem =
+        image_problem(images[i].data, images[i].size, why, sizeof why);
+    if (problem)
       return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
                             "HIP image %zu (%zu bytes) is malformed: %s",
-                            i, images[i].size, why);
+                            i, images[i].size, problem);
   }
   hm->handles = calloc(count, sizeof *hm->handles);
   hm->images = calloc(count, sizeof *hm->images);
