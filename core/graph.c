@@ -51,17 +51,6 @@ static void hold_cmd(const kiln_graph_cmd *c, bool take) {
   }
 }
 
-kiln_status kiln_check_not_held(const void *o, const char *fn,
-                                const char *what) {
-  unsigned n = atomic_load(&((const kiln_object *)o)->graph_refs);
-  if (n == 0) return KILN_OK;
-  return kiln_set_error(KILN_ERROR_INVALID_STATE,
-                        "%s: the %s is used by %u captured operation%s of a "
-                        "graph; destroy the graph (kiln_graph_destroy) "
-                        "first",
-                        fn, what, n, n == 1 ? "" : "s");
-}
-
 void kiln_graph_release(kiln_graph *g) {
   kiln_context *ctx = g->base.context;
   ctx->ops->graph_deinit(g);

@@ -45,6 +45,11 @@ void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
  * frees it (after a spell in quarantine, see core/object.c). */
 void kiln_object_free(void *obj);
 
+/* KILN_ERROR_INVALID_STATE, naming fn and what, while a graph holds o
+ * (its graph_refs, core/graph.c). */
+kiln_status kiln_check_not_held(const void *o, const char *fn,
+                                const char *what);
+
 /* Removes the object from the registry only: its handle is invalid from
  * now on, its memory stays (an abandoned context's objects). */
 void kiln_object_forget(void *obj);
@@ -54,12 +59,17 @@ void kiln_object_forget(void *obj);
  * KILN_ERROR_TIMEOUT gets a message naming `fn`, what was waited for, the
  * time waited and the bound, then `after`: what the timeout means for the
  * caller ("the buffer was not destroyed"), or NULL for "the context stays
- * usable". core/stream.c. */
+ * usable". core/wait.c. */
 kiln_status kiln_context_wait(kiln_context *ctx, const char *fn,
                               const char *after);
 kiln_status kiln_stream_wait(kiln_stream *s, const char *fn,
                              const char *after);
 kiln_status kiln_event_wait(kiln_event *e, const char *fn, const char *after);
+
+/* kiln_stream_wait with the caller's own bound, which the timeout's
+ * message gives in milliseconds (kiln_stream_synchronize_timeout). */
+kiln_status kiln_stream_wait_timeout(kiln_stream *s, uint64_t timeout_ns,
+                                     const char *fn);
 
 /* Whether the context's waits are bounded: the calls whose backend ops may
  * wait without a bound of their own (reads, destroys) then wait first
@@ -267,9 +277,6 @@ kiln_status kiln_capture_event(kiln_stream *s, kiln_event *e,
 /* Whether e is recorded in s's capture (a wait on it is then valid). */
 bool kiln_capture_records(kiln_stream *s, const kiln_event *e);
 
-/* KILN_ERROR_INVALID_STATE, naming fn and what, while a graph holds o. */
-kiln_status kiln_check_not_held(const void *o, const char *fn,
-                                const char *what);
 
 /* Releases a graph or an abandoned capture (context destroy). */
 void kiln_graph_release(kiln_graph *g);

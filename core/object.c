@@ -343,3 +343,14 @@ kiln_status kiln_check_range(size_t offset, size_t size, size_t total,
                           fn, offset, offset + size, what, total);
   return KILN_OK;
 }
+
+kiln_status kiln_check_not_held(const void *o, const char *fn,
+                                const char *what) {
+  unsigned n = atomic_load(&((const kiln_object *)o)->graph_refs);
+  if (n == 0) return KILN_OK;
+  return kiln_set_error(KILN_ERROR_INVALID_STATE,
+                        "%s: the %s is used by %u captured operation%s of a "
+                        "graph; destroy the graph (kiln_graph_destroy) "
+                        "first",
+                        fn, what, n, n == 1 ? "" : "s");
+}
