@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "backends/common/common.h"
 #include "backends/cuda/cuda.h"
 
 kiln_status kiln_cuda_status(CUresult result, kiln_status fallback) {
@@ -143,34 +144,38 @@ void kiln_cuda_describe(CUresult result, char *buf, size_t size) {
     snprintf(buf, size, "CUresult %d", (int)result);
 }
 
+/* The shared helper's view of CUresult: see backends/common/common.h. */
+static kiln_status status_of(int code, kiln_status fallback) {
+  return kiln_cuda_status((CUresult)code, fallback);
+}
+
+static void describe(int code, char *buf, size_t size) {
+  kiln_cuda_describe((CUresult)code, buf, size);
+}
+
+static const kiln_vendor vendor = {"cuda", status_of, describe};
+
 kiln_status kiln_cuda_error(CUresult result, const char *fmt, ...) {
-  char why[384];
-  kiln_cuda_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  const kiln_status status = kiln_cuda_status(result, KILN_ERROR_BACKEND);
-  kiln_status st = kiln_call_failed(status, why, fmt, ap);
+  kiln_status st =
+      kiln_vendor_error(&vendor, (int)result, KILN_ERROR_BACKEND, fmt, ap);
   va_end(ap);
   return st;
 }
 
 kiln_status kiln_cuda_error_as(CUresult result, kiln_status fallback,
                                const char *fmt, ...) {
-  char why[384];
-  kiln_cuda_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  kiln_status st =
-      kiln_call_failed(kiln_cuda_status(result, fallback), why, fmt, ap);
+  kiln_status st = kiln_vendor_error(&vendor, (int)result, fallback, fmt, ap);
   va_end(ap);
   return st;
 }
 
 void kiln_cuda_warn(CUresult result, const char *fmt, ...) {
-  char why[384];
-  kiln_cuda_describe(result, why, sizeof why);
   va_list ap;
   va_start(ap, fmt);
-  kiln_call_warn("cuda", why, fmt, ap);
+  kiln_vendor_warn(&vendor, (int)result, fmt, ap);
   va_end(ap);
 }

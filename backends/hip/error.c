@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/common/common.h"
 #include "backends/hip/hip.h"
 
 kiln_status kiln_hip_status(hipError_t err, kiln_status fallback) {
@@ -52,34 +53,38 @@ void kiln_hip_describe(hipError_t err, char *buf, size_t size) {
     snprintf(buf, size, "%s (%s)", name, text);
 }
 
-kiln_status kiln_hip_error(hipError_t result, const char *fmt, ...) {
-  char why[384];
-  kiln_hip_describe(result, why, sizeof why);
-  va_list ap;
-  va_start(ap, fmt);
-  const kiln_status status = kiln_hip_status(result, KILN_ERROR_BACKEND);
-  kiln_status st = kiln_call_failed(status, why, fmt, ap);
-  va_end(ap);
-  return st;
+/* The shared helper's view of hipError_t: see backends/common/common.h. */
+static kiln_status status_of(int code, kiln_status fallback) {
+  return kiln_hip_status((hipError_t)code, fallback);
 }
 
-kiln_status kiln_hip_error_as(hipError_t result, kiln_status fallback,
-                              const char *fmt, ...) {
-  char why[384];
-  kiln_hip_describe(result, why, sizeof why);
+static void describe(int code, char *buf, size_t size) {
+  kiln_hip_describe((hipError_t)code, buf, size);
+}
+
+static const kiln_vendor vendor = {"hip", status_of, describe};
+
+kiln_status kiln_hip_error(hipError_t err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   kiln_status st =
-      kiln_call_failed(kiln_hip_status(result, fallback), why, fmt, ap);
+      kiln_vendor_error(&vendor, (int)err, KILN_ERROR_BACKEND, fmt, ap);
   va_end(ap);
   return st;
 }
 
-void kiln_hip_warn(hipError_t result, const char *fmt, ...) {
-  char why[384];
-  kiln_hip_describe(result, why, sizeof why);
+kiln_status kiln_hip_error_as(hipError_t err, kiln_status fallback,
+                              const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  kiln_call_warn("hip", why, fmt, ap);
+  kiln_status st = kiln_vendor_error(&vendor, (int)err, fallback, fmt, ap);
+  va_end(ap);
+  return st;
+}
+
+void kiln_hip_warn(hipError_t err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  kiln_vendor_warn(&vendor, (int)err, fmt, ap);
   va_end(ap);
 }

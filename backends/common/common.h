@@ -1,0 +1,42 @@
+/*
+ * What the CUDA and HIP backends share without being one backend: the
+ * words of a vendor's failed call. Each backend keeps its own names
+ * (kiln_cuda_error, kiln_hip_error) as thin wrappers of these, so that
+ * both say the same thing the same way. Nothing here knows a vendor's
+ * header; the image constants and checks both backends use are the
+ * core's (core/params.h), since the core reads images too.
+ */
+#ifndef KILN_BACKENDS_COMMON_H
+#define KILN_BACKENDS_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#include "core/backend.h"
+
+/* ---- A vendor's errors (vendor.c) ------------------------------------------ */
+
+/* What a vendor's error codes (CUresult, hipError_t, as int) mean to kiln. */
+typedef struct kiln_vendor {
+  const char *name; /* "cuda": the prefix of its warnings */
+  /* The kiln status for a code: the specific one where the code has one,
+   * else `fallback`. */
+  kiln_status (*status)(int code, kiln_status fallback);
+  /* The code's name and the vendor's description of it, into buf. */
+  void (*describe)(int code, char *buf, size_t size);
+} kiln_vendor;
+
+/* Records "<what> failed: <name> (<description>)" as the thread's error,
+ * <what> formatted from fmt and ap, and returns the code's status, or
+ * `fallback` where it has none: a specific status (a lost device above
+ * all) is never hidden by the call's own. */
+kiln_status kiln_vendor_error(const kiln_vendor *vendor, int code,
+                              kiln_status fallback, const char *fmt,
+                              va_list ap);
+
+/* Logs "<vendor>: <what> failed: <name> (<description>)" as a warning: for
+ * failures that cannot be reported, in the deinit ops. */
+void kiln_vendor_warn(const kiln_vendor *vendor, int code, const char *fmt,
+                      va_list ap);
+
+#endif /* KILN_BACKENDS_COMMON_H */
