@@ -1,6 +1,6 @@
 /*
  * What the CUDA and HIP backends share without being one backend: the
- * words of a vendor's failed call. Each backend keeps its own names
+ * words of a vendor's failed call, and a message built piece by piece. Each backend keeps its own names
  * (kiln_cuda_error, kiln_hip_error) as thin wrappers of these, so that
  * both say the same thing the same way. Nothing here knows a vendor's
  * header; the image constants and checks both backends use are the
@@ -38,5 +38,20 @@ kiln_status kiln_vendor_error(const kiln_vendor *vendor, int code,
  * failures that cannot be reported, in the deinit ops. */
 void kiln_vendor_warn(const kiln_vendor *vendor, int code, const char *fmt,
                       va_list ap);
+
+/* ---- Text (text.c) ---------------------------------------------------------- */
+
+/* A message built piece by piece, cut short where it outgrows the 1 KiB
+ * that kiln's error message holds. Starts as {"", 0}. */
+typedef struct kiln_text {
+  char buf[1024];
+  size_t used;
+} kiln_text;
+
+void kiln_text_add(kiln_text *t, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 
 #endif /* KILN_BACKENDS_COMMON_H */

@@ -8,12 +8,12 @@
  * the module, as a module missing an image's kernels would fail later and
  * less clearly. */
 #include <ctype.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/common/common.h"
 #include "backends/cuda/cuda.h"
 
 /* Room for the JIT's logs. The error log ends up in the message, which
@@ -25,26 +25,6 @@
  * last. */
 static const kiln_image_format preference[] = {
     KILN_IMAGE_CUBIN, KILN_IMAGE_FATBIN, KILN_IMAGE_PTX};
-
-/* A message built piece by piece, cut short where it outgrows the 1 KiB
- * that kiln's error message holds. */
-typedef struct text {
-  char buf[1024];
-  size_t used;
-} text;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void add(text *t, const char *fmt, ...) {
-  if (t->used + 1 >= sizeof t->buf) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(t->buf + t->used, sizeof t->buf - t->used, fmt, ap);
-  va_end(ap);
-  if (n > 0) t->used += (size_t)n;
-  if (t->used >= sizeof t->buf) t->used = sizeof t->buf - 1;
-}
 
 static void trim(char *s) {
   size_t n = strlen(s);
@@ -208,15 +188,15 @@ static void unload_all(kiln_cuda_module *m) {
 
 /* Notes an image passed over: in full for the message if none loads, in
  * brief for the module's own note. */
-static void note_skipped(text *full, text *brief,
+static void note_skipped(kiln_text *full, kiln_text *brief,
                          const kiln_module_image *image, size_t index,
                          const char *why, const char *brief_why,
                          const char *log) {
   const char *format = kiln_image_format_name(image->format);
-  add(full, "%s%s image %zu: %s%s%s", full->used ? "; " : "", format, index,
-      why, log[0] ? "; JIT log: " : "", log);
-  add(brief, "%s%s image %zu (%s)", brief->used ? ", " : "", format, index,
-      brief_why);
+  kiln_text_add(full, "%s%s image %zu: %s%s%s", full->used ? "; " : "", format,
+                index, why, log[0] ? "; JIT log: " : "", log);
+  kiln_text_add(brief, "%s%s image %zu (%s)", brief->used ? ", " : "", format,
+                index, brief_why);
   kiln_log(KILN_LOG_DEBUG, "cuda: passing over %s image %zu, which has no "
            "code for this device: %s", format, index, why);
 }
@@ -226,7 +206,8 @@ static void note_skipped(text *full, text *brief,
  * module's. */
 static kiln_status load_one(kiln_cuda_module *m,
                             const kiln_module_image *images, size_t i,
-                            size_t count, text *skipped, text *brief) {
+                            size_t count, kiln_text *skipped,
+                            kiln_text *brief) {
   const kiln_context *ctx = m->base.base.context;
   const char *format = kiln_image_format_name(images[i].format);
   char why[384], target[32];
@@ -294,7 +275,7 @@ kiln_status kiln_cuda_module_init(kiln_module *base,
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "kiln_module_create: out of host memory");
   }
-  text skipped = {"", 0}, brief = {"", 0};
+  kiln_text skipped = {"", 0}, brief = {"", 0};
   for (size_t p = 0; p < sizeof preference / sizeof preference[0]; p++) {
     for (size_t i = 0; i < count; i++) {
       if (images[i].format != preference[p]) continue;
@@ -390,8 +371,8 @@ static bool mangles(const char *listed, const char *name) {
 static kiln_status not_found_listing(const kiln_cuda_module *m,
                                      const char *name, const char ***lists,
                                      const unsigned *counts) {
-  text t = {"", 0};
-  add(&t, "the module has no kernel named '%s'", name);
+  kiln_text t = {"", 0};
+  kiln_text_add(&t, "the module has no kernel named '%s'", name);
   /* Room kept for the tail: the count of names left out, and the start of
    * the note on images passed over (which may be cut). */
   size_t reserve = 32;
@@ -413,14 +394,14 @@ static kiln_status not_found_listing(const kiln_cuda_module *m,
           left_out++;
           continue;
         }
-        add(&t, "%s%s%s", listed++ ? ", " : "; its kernels are: ", n,
-            mangled ? MANGLED_HINT : "");
+        kiln_text_add(&t, "%s%s%s", listed++ ? ", " : "; its kernels are: ", n,
+                      mangled ? MANGLED_HINT : "");
       }
     }
   }
-  if (listed == 0 && left_out == 0) add(&t, "; it has no kernels");
-  if (left_out) add(&t, " and %zu more", left_out);
-  if (m->skipped) add(&t, SKIPPED_NOTE "%s", m->skipped);
+  if (listed == 0 && left_out == 0) kiln_text_add(&t, "; it has no kernels");
+  if (left_out) kiln_text_add(&t, " and %zu more", left_out);
+  if (m->skipped) kiln_text_add(&t, SKIPPED_NOTE "%s", m->skipped);
   return kiln_set_error(KILN_ERROR_NOT_FOUND, "%s", t.buf);
 }
 

@@ -1,11 +1,11 @@
 /* Modules from HIP code objects (hipcc --genco output: a clang offload
  * bundle with one code object per gfx target, or a bare code object), one
  * hipModule_t per image, and kernels looked up in them by name. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/common/common.h"
 #include "backends/hip/hip.h"
 
 /*
@@ -30,26 +30,6 @@ static const char *image_problem(const unsigned char *p, size_t size,
   if (kiln_read_le(p, 4) == KILN_FATBIN_MAGIC)
     return kiln_image_fatbin_problem(p, size);
   return NULL;
-}
-
-/* A message built piece by piece, cut short where it outgrows the 1 KiB
- * that kiln's error message holds. */
-typedef struct text {
-  char buf[1024];
-  size_t used;
-} text;
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void add(text *t, const char *fmt, ...) {
-  if (t->used + 1 >= sizeof t->buf) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(t->buf + t->used, sizeof t->buf - t->used, fmt, ap);
-  va_end(ap);
-  if (n > 0) t->used += (size_t)n;
-  if (t->used >= sizeof t->buf) t->used = sizeof t->buf - 1;
 }
 
 /* Whether a failure to load an image is no fault of the image: the device
@@ -98,7 +78,8 @@ static void unload_all(kiln_hip_module *hm) {
  * module's. */
 static kiln_status load_one(kiln_hip_module *hm,
                             const kiln_module_image *images, size_t i,
-                            size_t count, text *skipped, text *brief) {
+                            size_t count, kiln_text *skipped,
+                            kiln_text *brief) {
   /* With a NUL after it, so that text (PTX under HIP on NVIDIA) is never
    * read past its end. */
   unsigned char *copy = malloc(images[i].size + 1);
@@ -121,10 +102,10 @@ static kiln_status load_one(kiln_hip_module *hm,
   char description[256];
   kiln_hip_describe(err, description, sizeof description);
   if (err == hipErrorNoBinaryForGpu) {
-    add(skipped, "%sHIP image %zu: %s", skipped->used ? "; " : "", i,
-        description);
-    add(brief, "%sHIP image %zu (hipErrorNoBinaryForGpu)",
-        brief->used ? ", " : "", i);
+    kiln_text_add(skipped, "%sHIP image %zu: %s", skipped->used ? "; " : "", i,
+                  description);
+    kiln_text_add(brief, "%sHIP image %zu (hipErrorNoBinaryForGpu)",
+                  brief->used ? ", " : "", i);
     kiln_log(KILN_LOG_DEBUG, "hip: passing over HIP image %zu, which has "
              "no code for this device: %s", i, description);
     return KILN_OK;
@@ -175,7 +156,7 @@ kiln_status kiln_hip_module_init(kiln_module *m,
     unload_all(hm);
     return st;
   }
-  text skipped = {"", 0}, brief = {"", 0};
+  kiln_text skipped = {"", 0}, brief = {"", 0};
   for (size_t i = 0; i < count && st == KILN_OK; i++)
     st = load_one(hm, images, i, count, &skipped, &brief);
   if (st == KILN_OK && hm->count == 0)
