@@ -342,6 +342,9 @@ typedef struct kiln_vulkan_context {
   size_t held_count, held_cap;
 } kiln_vulkan_context;
 
+/* ---- Memory (memory.c)
+ * ------------------------------------------------------------ */
+
 /* What memory is for: device buffers, or host-side staging and host
  * buffers. */
 typedef enum kiln_vulkan_memory_use {
@@ -391,6 +394,19 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
                                      kiln_vulkan_context *to, VkDeviceSize size,
                                      kiln_vulkan_allocation *on_from,
                                      kiln_vulkan_allocation *on_to);
+
+/* ---- Pipeline cache (pipeline_cache.c)
+ * -------------------------------------------- */
+
+/* Creates ctx->pipeline_cache, seeded from the disk cache when it holds a
+ * copy for this device and driver. */
+kiln_status kiln_vulkan_pipeline_cache_create(kiln_vulkan_context *ctx);
+/* Writes the pipeline cache to the disk cache when it changed since it was
+ * loaded. Best effort: a failure only costs the next run its compiles. */
+void kiln_vulkan_pipeline_cache_save(kiln_vulkan_context *ctx);
+
+/* ---- Context (context.c)
+ * ------------------------------------------------------- */
 
 /* Submits every stream's recorded work and waits until all of it is done,
  * without limit: before a deinit frees anything a command might still use
