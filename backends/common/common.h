@@ -1,6 +1,7 @@
 /*
  * What the CUDA and HIP backends share without being one backend: the
- * words of a vendor's failed call, and a message built piece by piece. Each backend keeps its own names
+ * words of a vendor's failed call, a message built piece by piece, and the
+ * entry points of a library opened at run time. Each backend keeps its own names
  * (kiln_cuda_error, kiln_hip_error) as thin wrappers of these, so that
  * both say the same thing the same way. Nothing here knows a vendor's
  * header; the image constants and checks both backends use are the
@@ -53,5 +54,14 @@ void kiln_text_add(kiln_text *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* ---- Libraries opened at run time (library.c) ------------------------------ */
+
+/* Resolves `name` in a dlopen'd library into the function pointer at
+ * out_fn (fn_size bytes) by copying the bits of dlsym's void *, since ISO
+ * C allows no cast between object and function pointers. Returns the
+ * symbol (for dladdr), or NULL, and the pointer NULL, when it is missing. */
+void *kiln_library_symbol(void *library, const char *name, void *out_fn,
+                          size_t fn_size);
 
 #endif /* KILN_BACKENDS_COMMON_H */

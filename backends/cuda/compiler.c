@@ -43,6 +43,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/common/common.h"
 #include "backends/cuda/cuda.h"
 
 /* ---- NVRTC's API, as kiln declares it ------------------------------------- */
@@ -147,22 +148,21 @@ static bool open_nvrtc(const char *path, char *why, size_t why_size) {
   nvrtc_table table;
   memset(&table, 0, sizeof table);
   void *sym = NULL, *first = NULL;
-  /* Copying the bits turns dlsym's void * into a function pointer without
-   * the cast ISO C does not allow. */
-#define KILN_NVRTC_RESOLVE(ret, name, params)                                  \
-  if (!(sym = dlsym(handle, #name))) {                                         \
-    snprintf(why, why_size, "%s is not an NVRTC kiln can use: it lacks %s "    \
-             "(NVRTC from CUDA 11.1 or newer is needed)", path, #name);        \
-    dlclose(handle);                                                           \
-    return false;                                                              \
-  }                                                                            \
-  if (!first) first = sym;                                                     \
-  memcpy(&table.name, &sym, sizeof table.name);
+#define KILN_NVRTC_RESOLVE(ret, name, params)                 \
+  if (!(sym = kiln_library_symbol(handle, #name, &table.name, \
+                                  sizeof table.name))) {      \
+    snprintf(why, why_size,                                   \
+             "%s is not an NVRTC kiln can use: it lacks %s "  \
+             "(NVRTC from CUDA 11.1 or newer is needed)",     \
+             path, #name);                                    \
+    dlclose(handle);                                          \
+    return false;                                             \
+  }                                                           \
+  if (!first) first = sym;
   KILN_NVRTC_SYMBOLS(KILN_NVRTC_RESOLVE)
 #undef KILN_NVRTC_RESOLVE
 #define KILN_NVRTC_OPTIONAL(ret, name, params) \
-  sym = dlsym(handle, #name);                  \
-  memcpy(&table.name, &sym, sizeof table.name);
+  kiln_library_symbol(handle, #name, &table.name, sizeof table.name);
   KILN_NVRTC_OPTIONAL_SYMBOLS(KILN_NVRTC_OPTIONAL)
 #undef KILN_NVRTC_OPTIONAL
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/common/common.h"
 #include "backends/cuda/cuda.h"
 
 /* cuGetProcAddress_v2, with the symbol-status argument, came with 12.0;
@@ -18,16 +19,6 @@ kiln_cuda_api_table kiln_cuda_api;
 
 /* The driver library the last successful load kept open. */
 static void *kept;
-
-/* dlsym's void * to a function pointer, the way ISO C allows (a cast
- * between object and function pointers is not). */
-static bool lookup(void *library, const char *name, void *out_fn,
-                   size_t fn_size) {
-  void *sym = dlsym(library, name);
-  if (!sym) return false;
-  memcpy(out_fn, &sym, fn_size);
-  return true;
-}
 
 static void version_text(int version, char *buf, size_t size) {
   snprintf(buf, size, "%d.%d", version / 1000, version % 1000 / 10);
@@ -107,7 +98,8 @@ kiln_status kiln_cuda_load(char *reason, size_t reason_size) {
   int version = 0;
   char have[16];
   CUresult r;
-  if (!lookup(handle, "cuDriverGetVersion", &get_version, sizeof get_version)) {
+  if (!kiln_library_symbol(handle, "cuDriverGetVersion", &get_version,
+                           sizeof get_version)) {
     snprintf(reason, reason_size, "%s is not a CUDA driver library: it has "
              "no cuDriverGetVersion", library);
     goto fail;
@@ -132,7 +124,8 @@ kiln_status kiln_cuda_load(char *reason, size_t reason_size) {
              "the NVIDIA driver)", library, have);
     goto fail;
   }
-  if (!lookup(handle, "cuGetProcAddress_v2", &get_proc, sizeof get_proc)) {
+  if (!kiln_library_symbol(handle, "cuGetProcAddress_v2", &get_proc,
+                           sizeof get_proc)) {
     snprintf(reason, reason_size, "the CUDA %s driver in %s has no "
              "cuGetProcAddress_v2", have, library);
     goto fail;

@@ -45,6 +45,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "backends/common/common.h"
 #include "backends/hip/hip.h"
 
 /* ---- HIPRTC's API, as kiln declares it ------------------------------------ */
@@ -153,13 +154,13 @@ static void load_isas(const char *hiprtc_path, char *comgr_path,
     dlerror();
     return;
   }
-  void *count_sym = dlsym(handle, "amd_comgr_get_isa_count");
-  void *name_sym = dlsym(handle, "amd_comgr_get_isa_name");
-  if (!count_sym || !name_sym) return;
   comgr_isa_count_fn get_count;
   comgr_isa_name_fn get_name;
-  memcpy(&get_count, &count_sym, sizeof get_count);
-  memcpy(&get_name, &name_sym, sizeof get_name);
+  void *count_sym = kiln_library_symbol(handle, "amd_comgr_get_isa_count",
+                                        &get_count, sizeof get_count);
+  if (!count_sym || !kiln_library_symbol(handle, "amd_comgr_get_isa_name",
+                                         &get_name, sizeof get_name))
+    return;
   size_t count = 0;
   if (get_count(&count) != 0) return;
   for (size_t i = 0; i < count && isa_count < COUNT(isas); i++) {
@@ -211,18 +212,16 @@ static bool take_hiprtc(void *handle, const char *path, char *why,
                         size_t why_size) {
   hiprtc_table table;
   void *sym = NULL, *first = NULL;
-  /* Copying the bits turns dlsym's void * into a function pointer without
-   * the cast ISO C does not allow. */
 #define KILN_HIPRTC_RESOLVE(ret, name, params)                                \
-  if (!(sym = dlsym(handle, #name))) {                                        \
+  if (!(sym = kiln_library_symbol(handle, #name, &table.name,                 \
+                                  sizeof table.name))) {                      \
     char missing[512];                                                        \
-    snprintf(missing, sizeof missing, "%s has no HIPRTC (it lacks %s)",       \
-             path, #name);                                                    \
+    snprintf(missing, sizeof missing, "%s has no HIPRTC (it lacks %s)", path, \
+             #name);                                                          \
     kiln_dl_note_error(why, why_size, missing);                               \
     return false;                                                             \
   }                                                                           \
-  if (!first) first = sym;                                                    \
-  memcpy(&table.name, &sym, sizeof table.name);
+  if (!first) first = sym;
   KILN_HIPRTC_SYMBOLS(KILN_HIPRTC_RESOLVE)
 #undef KILN_HIPRTC_RESOLVE
 

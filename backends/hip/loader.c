@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backends/common/common.h"
 #include "backends/hip/hip.h"
 
 kiln_hip_api_table kiln_hip_api;
@@ -81,24 +82,19 @@ kiln_status kiln_hip_load(char *reason, size_t reason_size,
 
   kiln_hip_api_table api;
   memset(&api, 0, sizeof api);
-  void *sym;
-  /* Copying the bits turns dlsym's void * into a function pointer without
-   * the cast ISO C does not allow. */
-#define KILN_HIP_X(ret, sym_name, params)                                  \
-  sym = dlsym(handle, #sym_name);                                          \
-  if (!sym) {                                                              \
-    snprintf(reason, reason_size,                                          \
+#define KILN_HIP_X(ret, sym_name, params)                                   \
+  if (!kiln_library_symbol(handle, #sym_name, &api.sym_name,                \
+                           sizeof api.sym_name)) {                          \
+    snprintf(reason, reason_size,                                           \
              "%s is not a HIP runtime kiln can use: it lacks %s (not HIP, " \
-             "or older than ROCm 5.0)",                                    \
-             name, #sym_name);                                             \
-    return KILN_ERROR_UNAVAILABLE;                                         \
-  }                                                                        \
-  memcpy(&api.sym_name, &sym, sizeof api.sym_name);
+             "or older than ROCm 5.0)",                                     \
+             name, #sym_name);                                              \
+    return KILN_ERROR_UNAVAILABLE;                                          \
+  }
   KILN_HIP_SYMBOLS(KILN_HIP_X)
 #undef KILN_HIP_X
 #define KILN_HIP_X(ret, sym_name, params) \
-  sym = dlsym(handle, #sym_name);         \
-  memcpy(&api.sym_name, &sym, sizeof api.sym_name);
+  kiln_library_symbol(handle, #sym_name, &api.sym_name, sizeof api.sym_name);
   KILN_HIP_OPTIONAL_SYMBOLS(KILN_HIP_X)
 #undef KILN_HIP_X
 
