@@ -1,11 +1,11 @@
 /*
  * What the CUDA and HIP backends share without being one backend: the
  * words of a vendor's failed call, a message built piece by piece, and the
- * entry points of a library opened at run time. Each backend keeps its own names
- * (kiln_cuda_error, kiln_hip_error) as thin wrappers of these, so that
- * both say the same thing the same way. Nothing here knows a vendor's
- * header; the image constants and checks both backends use are the
- * core's (core/params.h), since the core reads images too.
+ * entry points of a library opened at run time. Each backend keeps its own
+ * names (kiln_cuda_error, kiln_hip_error) as thin wrappers of these, so
+ * that both say the same thing the same way. Nothing here knows a vendor's
+ * header; the image constants and checks both backends use are the core's
+ * (core/params.h), since the core reads images too.
  */
 #ifndef KILN_BACKENDS_COMMON_H
 #define KILN_BACKENDS_COMMON_H

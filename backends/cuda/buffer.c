@@ -38,7 +38,10 @@ kiln_status kiln_cuda_buffer_init(kiln_buffer *buf, uint32_t flags) {
     r = kiln_cuda_api.cuMemsetD8Async(ptr, 0, buf->size, s);
     if (r == CUDA_SUCCESS) r = kiln_cuda_api.cuStreamSynchronize(s);
     if (r != CUDA_SUCCESS) {
-      st = kiln_cuda_error(r, "zeroing a new %zu-byte buffer", buf->size);
+      st = kiln_cuda_error(r,
+                           "zeroing a new %zu-byte buffer (cuMemsetD8Async, "
+                           "cuStreamSynchronize)",
+                           buf->size);
       kiln_cuda_api.cuMemFree(ptr);
       return st;
     }
@@ -87,13 +90,14 @@ kiln_status kiln_cuda_buffer_write(kiln_stream *s, kiln_buffer *dst,
   CUresult r = kiln_cuda_api.cuMemcpyHtoDAsync(kiln_cuda_address(dst, off), src,
                                                size, stream_of(s));
   if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuMemcpyHtoDAsync of %zu bytes", size);
+    return kiln_cuda_error(r, "cuMemcpyHtoDAsync of %zu bytes from host memory",
+                           size);
   if (pinned) {
     kiln_cuda_open_gates(s->base.context);
     r = kiln_cuda_api.cuStreamSynchronize(stream_of(s));
     if (r != CUDA_SUCCESS)
-      return kiln_cuda_error(r, "cuStreamSynchronize after a write from "
-                                "pinned memory");
+      return kiln_cuda_error(
+          r, "cuStreamSynchronize after a write of %zu bytes", size);
   }
   return KILN_OK;
 }
@@ -109,11 +113,12 @@ kiln_status kiln_cuda_buffer_read(kiln_stream *s, const kiln_buffer *src,
   CUresult r = kiln_cuda_api.cuMemcpyDtoHAsync(dst, kiln_cuda_address(src, off),
                                                size, stream_of(s));
   if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuMemcpyDtoHAsync of %zu bytes", size);
+    return kiln_cuda_error(r, "cuMemcpyDtoHAsync of %zu bytes to host memory",
+                           size);
   r = kiln_cuda_api.cuStreamSynchronize(stream_of(s));
   if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuStreamSynchronize (waiting for a read of "
-                              "%zu bytes)", size);
+    return kiln_cuda_error(r, "cuStreamSynchronize after a read of %zu bytes",
+                           size);
   return KILN_OK;
 }
 
@@ -127,7 +132,8 @@ kiln_status kiln_cuda_buffer_copy(kiln_stream *s, kiln_buffer *dst,
       kiln_cuda_address(dst, dst_off), kiln_cuda_address(src, src_off), size,
       stream_of(s));
   if (r != CUDA_SUCCESS)
-    return kiln_cuda_error(r, "cuMemcpyDtoDAsync of %zu bytes", size);
+    return kiln_cuda_error(r, "cuMemcpyDtoDAsync of %zu bytes between buffers",
+                           size);
   return KILN_OK;
 }
 

@@ -51,9 +51,10 @@ static kiln_status allow_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
     else if ((r = kiln_cuda_api.cuFuncSetAttribute(
                   k->handle, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                   (int)bytes)) != CUDA_SUCCESS)
-      st = kiln_cuda_error(r, "raising the dynamic shared memory limit of "
-                              "kernel '%s' to %zu bytes", k->base.name,
-                           bytes);
+      st = kiln_cuda_error(r,
+                           "cuFuncSetAttribute raising the dynamic shared "
+                           "memory limit of kernel '%s' to %zu bytes",
+                           k->base.name, bytes);
     else
       atomic_store_explicit(&k->shared_limit, bytes, memory_order_release);
   }

@@ -232,8 +232,8 @@ static kiln_status load_one(kiln_cuda_module *m,
   st = kiln_cuda_status(r, KILN_ERROR_INVALID_IMAGE);
   if (st == KILN_ERROR_DEVICE_LOST || st == KILN_ERROR_OUT_OF_DEVICE_MEMORY ||
       st == KILN_ERROR_INVALID_STATE || st == KILN_ERROR_UNAVAILABLE)
-    return kiln_cuda_error(r, "cuModuleLoadDataEx of %s image %zu", format,
-                           i);
+    return kiln_cuda_error(r, "cuModuleLoadDataEx of %s image %zu of %zu",
+                           format, i, count);
   kiln_cuda_describe(r, why, sizeof why);
   if (no_code_here(r)) {
     const char *name = NULL;

@@ -15,7 +15,10 @@ kiln_status kiln_hip_buffer_init(kiln_buffer *buf, uint32_t flags) {
     err = kiln_hip_api.hipMemsetD8Async(ptr, 0, buf->size, NULL);
     if (err == hipSuccess) err = kiln_hip_api.hipStreamSynchronize(NULL);
     if (err != hipSuccess) {
-      st = kiln_hip_error(err, "zeroing a new buffer (hipMemsetD8Async)");
+      st = kiln_hip_error(err,
+                          "zeroing a new %zu-byte buffer (hipMemsetD8Async, "
+                          "hipStreamSynchronize)",
+                          buf->size);
       hipError_t freed = kiln_hip_api.hipFree(ptr);
       if (freed != hipSuccess) kiln_hip_warn(freed, "hipFree");
       kiln_hip_device_leave(&scope);
@@ -24,7 +27,8 @@ kiln_status kiln_hip_buffer_init(kiln_buffer *buf, uint32_t flags) {
   }
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
-    return kiln_hip_error(err, "hipMalloc of %zu bytes", buf->size);
+    return kiln_hip_error(err, "hipMalloc of %zu bytes on %s", buf->size,
+                          buf->base.context->properties.name);
   buf->device_address = (uint64_t)(uintptr_t)ptr;
   return KILN_OK;
 }
@@ -64,10 +68,14 @@ kiln_status kiln_hip_buffer_write(kiln_stream *s, kiln_buffer *dst, size_t off,
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       kiln_hip_buffer_ptr(dst, off), src, size, hipMemcpyHostToDevice, stream);
   if (err != hipSuccess)
-    return kiln_hip_error(err, "writing to a buffer (hipMemcpyAsync)");
+    return kiln_hip_error(err, "hipMemcpyAsync of %zu bytes from host memory",
+                          size);
   err = kiln_hip_api.hipStreamSynchronize(stream);
   if (err != hipSuccess)
-    return kiln_hip_error(err, "writing to a buffer (hipStreamSynchronize)");
+    return kiln_hip_error(err,
+                          "hipStreamSynchronize after a write of %zu "
+                          "bytes",
+                          size);
   return KILN_OK;
 }
 
@@ -82,10 +90,12 @@ kiln_status kiln_hip_buffer_read(kiln_stream *s, const kiln_buffer *src,
   hipError_t err = kiln_hip_api.hipMemcpyAsync(
       dst, kiln_hip_buffer_ptr(src, off), size, hipMemcpyDeviceToHost, stream);
   if (err != hipSuccess)
-    return kiln_hip_error(err, "reading a buffer (hipMemcpyAsync)");
+    return kiln_hip_error(err, "hipMemcpyAsync of %zu bytes to host memory",
+                          size);
   err = kiln_hip_api.hipStreamSynchronize(stream);
   if (err != hipSuccess)
-    return kiln_hip_error(err, "reading a buffer (hipStreamSynchronize)");
+    return kiln_hip_error(err, "hipStreamSynchronize after a read of %zu bytes",
+                          size);
   return KILN_OK;
 }
 
@@ -98,7 +108,8 @@ kiln_status kiln_hip_buffer_copy(kiln_stream *s, kiln_buffer *dst,
       kiln_hip_buffer_ptr(dst, dst_off), kiln_hip_buffer_ptr(src, src_off),
       size, hipMemcpyDeviceToDevice, kiln_hip_stream_handle(s));
   if (err != hipSuccess)
-    return kiln_hip_error(err, "copying between buffers (hipMemcpyAsync)");
+    return kiln_hip_error(err, "hipMemcpyAsync of %zu bytes between buffers",
+                          size);
   return KILN_OK;
 }
 
@@ -111,25 +122,23 @@ kiln_status kiln_hip_buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
   void *ptr = kiln_hip_buffer_ptr(dst, off);
   hipStream_t stream = kiln_hip_stream_handle(s);
   hipError_t err;
-  const char *what;
   switch (pattern_size) {
   case 1:
-    what = "filling a buffer (hipMemsetD8Async)";
     err = kiln_hip_api.hipMemsetD8Async(ptr, (unsigned char)pattern, size,
                                         stream);
     break;
   case 2:
-    what = "filling a buffer (hipMemsetD16Async)";
     err = kiln_hip_api.hipMemsetD16Async(ptr, (unsigned short)pattern,
                                          size / 2, stream);
     break;
   default:
-    what = "filling a buffer (hipMemsetD32Async)";
     err = kiln_hip_api.hipMemsetD32Async(ptr, (int)(uint32_t)pattern,
                                          size / 4, stream);
     break;
   }
-  if (err != hipSuccess) return kiln_hip_error(err, "%s", what);
+  if (err != hipSuccess)
+    return kiln_hip_error(err, "hipMemsetD%zuAsync of %zu bytes",
+                          pattern_size * 8, size);
   return KILN_OK;
 }
 
@@ -144,8 +153,10 @@ kiln_status kiln_hip_buffer_write_async(kiln_stream *s, kiln_buffer *dst,
       (const unsigned char *)src->data + src_off, size, hipMemcpyHostToDevice,
       kiln_hip_stream_handle(s));
   if (err != hipSuccess)
-    return kiln_hip_error(err, "writing to a buffer from a host buffer "
-                          "(hipMemcpyAsync)");
+    return kiln_hip_error(err,
+                          "hipMemcpyAsync of %zu bytes from a host "
+                          "buffer",
+                          size);
   return KILN_OK;
 }
 
@@ -158,8 +169,8 @@ kiln_status kiln_hip_buffer_read_async(kiln_stream *s, const kiln_buffer *src,
       (unsigned char *)dst->data + dst_off, kiln_hip_buffer_ptr(src, src_off),
       size, hipMemcpyDeviceToHost, kiln_hip_stream_handle(s));
   if (err != hipSuccess)
-    return kiln_hip_error(err, "reading a buffer into a host buffer "
-                          "(hipMemcpyAsync)");
+    return kiln_hip_error(err, "hipMemcpyAsync of %zu bytes to a host buffer",
+                          size);
   return KILN_OK;
 }
 
@@ -179,11 +190,17 @@ static kiln_status order_after(kiln_stream *later, kiln_stream *earlier) {
                                "between contexts)");
   }
   err = kiln_hip_api.hipEventRecord(e, kiln_hip_stream_handle(earlier));
-  if (err == hipSuccess)
+  if (err != hipSuccess) {
+    st = kiln_hip_error(err,
+                        "hipEventRecord (ordering a copy between "
+                        "contexts)");
+  } else {
     err = kiln_hip_api.hipStreamWaitEvent(kiln_hip_stream_handle(later), e, 0);
-  if (err != hipSuccess)
-    st = kiln_hip_error(err, "ordering a copy between contexts "
-                             "(hipEventRecord, hipStreamWaitEvent)");
+    if (err != hipSuccess)
+      st = kiln_hip_error(err,
+                          "hipStreamWaitEvent (ordering a copy between "
+                          "contexts)");
+  }
   err = kiln_hip_api.hipEventDestroy(e);
   if (err != hipSuccess && st == KILN_OK)
     st = kiln_hip_error(err, "hipEventDestroy (ordering a copy between "

@@ -38,9 +38,8 @@ static kiln_status allow_shared(kiln_hip_kernel *hk, size_t bytes) {
       atomic_store_explicit(&hk->shared_limit, bytes, memory_order_release);
     } else {
       st = kiln_hip_error_as(err, KILN_ERROR_OUT_OF_RANGE,
-                             "kiln_launch: allowing kernel '%.64s' %zu bytes "
-                             "of dynamic shared memory besides its static "
-                             "shared memory (hipFuncSetAttribute)",
+                             "hipFuncSetAttribute raising the dynamic shared "
+                             "memory limit of kernel '%.64s' to %zu bytes",
                              hk->base.name, bytes);
     }
   }
@@ -69,8 +68,12 @@ kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
       (unsigned int)config->shared_memory_bytes, kiln_hip_stream_handle(s),
       args->count ? params : NULL, NULL);
   if (err != hipSuccess)
-    return kiln_hip_error_as(err, KILN_ERROR_LAUNCH_FAILED,
-                             "launching kernel '%.64s' (hipModuleLaunchKernel)",
-                             k->name);
+    return kiln_hip_error_as(
+        err, KILN_ERROR_LAUNCH_FAILED,
+        "hipModuleLaunchKernel of '%.64s' (grid %ux%ux%u, block %ux%ux%u, "
+        "%zu bytes of dynamic shared memory)",
+        k->name, config->grid.x, config->grid.y, config->grid.z,
+        config->block.x, config->block.y, config->block.z,
+        config->shared_memory_bytes);
   return KILN_OK;
 }

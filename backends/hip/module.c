@@ -85,7 +85,8 @@ static kiln_status load_one(kiln_hip_module *hm,
   unsigned char *copy = malloc(images[i].size + 1);
   if (!copy)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "hip: no memory for a %zu-byte code object",
+                          "kiln_module_create: out of host memory for a "
+                          "copy of a %zu-byte HIP image",
                           images[i].size);
   memcpy(copy, images[i].data, images[i].size);
   copy[images[i].size] = 0;
@@ -112,13 +113,14 @@ static kiln_status load_one(kiln_hip_module *hm,
   }
   if (runtime_failure(err))
     return kiln_hip_error_as(err, KILN_ERROR_INVALID_STATE,
-                             "loading HIP image %zu of the %zu given "
-                             "(hipModuleLoadData)",
-                             i, count);
+                             "hipModuleLoadData of HIP image %zu of %zu", i,
+                             count);
+  const kiln_context *ctx = hm->base.base.context;
   return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
-                        "loading HIP image %zu of the %zu given "
-                        "(hipModuleLoadData) failed: %s",
-                        i, count, description);
+                        "kiln_module_create: HIP image %zu of %zu does not "
+                        "load on %s (%s): %s",
+                        i, count, ctx->properties.name,
+                        ctx->properties.architecture, description);
 }
 
 /*
@@ -139,8 +141,9 @@ kiln_status kiln_hip_module_init(kiln_module *m,
         image_problem(images[i].data, images[i].size, why, sizeof why);
     if (problem)
       return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
-                            "HIP image %zu (%zu bytes) is malformed: %s",
-                            i, images[i].size, problem);
+                            "kiln_module_create: HIP image %zu of %zu is "
+                            "malformed: %s",
+                            i, count, problem);
   }
   hm->handles = calloc(count, sizeof *hm->handles);
   hm->images = calloc(count, sizeof *hm->images);
@@ -161,9 +164,9 @@ kiln_status kiln_hip_module_init(kiln_module *m,
     st = load_one(hm, images, i, count, &skipped, &brief);
   if (st == KILN_OK && hm->count == 0)
     st = kiln_set_error(KILN_ERROR_NO_IMAGE,
-                        "none of the %zu HIP code objects has code for "
-                        "this device (%s): %s",
-                        count, ctx->properties.architecture, skipped.buf);
+                        "kiln_module_create: no image loads on %s (%s): %s",
+                        ctx->properties.name, ctx->properties.architecture,
+                        skipped.buf);
   if (st == KILN_OK && brief.used && !(hm->skipped = strdup(brief.buf)))
     st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                         "kiln_module_create: out of host memory");

@@ -13,7 +13,8 @@ kiln_status kiln_hip_stream_init(kiln_stream *s) {
       -(int)s->priority);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess)
-    return kiln_hip_error(err, "hipStreamCreateWithPriority");
+    return kiln_hip_error(err, "hipStreamCreateWithPriority(%d)",
+                          -(int)s->priority);
   st = kiln_hip_reorder_stream_init(s);
   if (st != KILN_OK) kiln_hip_api.hipStreamDestroy(kiln_hip_stream_handle(s));
   return st;
