@@ -1,133 +1,31 @@
-/* Device buffers and their transfers, copies and fills, with each stream's
- * staging ring for the memory the host cannot map. */
+/* Device buffers and their transfers, copies and fills; transfers to and
+ * from memory the host cannot map go through the stream's staging ring
+ * (staging.c). */
 #include <stdlib.h>
 #include <string.h>
 
 #include "backends/vulkan/vulkan.h"
 
-/* Large enough for transfers to run at full speed, small enough to keep
- * per stream; transfers go through it in chunks of a quarter, so two
- * chunks in flight always fit whatever the ring's fragmentation. */
-#define STAGING_BYTES ((size_t)32 << 20)
-#define STAGING_CHUNK (STAGING_BYTES / 4)
-#define STAGING_ALIGN 16
-
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
-/* ---- Staging ring
- * ------------------------------------------------------------ */
-
-void kiln_vulkan_staging_retire(kiln_vulkan_stream *st) {
-  kiln_vulkan_staging *r = &st->staging;
-  while (r->count > 0 && r->spans[r->first].value <= st->completed) {
-    r->first = (r->first + 1) % r->cap;
-    r->count--;
-  }
-}
-
-void kiln_vulkan_staging_release(kiln_vulkan_stream *st) {
-  kiln_vulkan_free(st->ctx, &st->staging.alloc);
-  free(st->staging.spans);
-  memset(&st->staging, 0, sizeof st->staging);
-}
-
-static bool spans_reserve(kiln_vulkan_staging *r) {
-  if (r->count < r->cap) return true;
-  size_t old = r->cap, cap = old ? old * 2 : 16;
-  kiln_vulkan_staging_span *p = realloc(r->spans, cap * sizeof *p);
-  if (!p) return false;
-  /* Full: [first, old) then [0, first); keep the FIFO in order. */
-  memcpy(&p[old], p, r->first * sizeof *p);
-  r->spans = p;
-  r->cap = cap;
-  return true;
-}
-
-/* Takes n bytes at the ring's head if they are free, for work that ends
- * at `value`. */
-static bool ring_try(kiln_vulkan_staging *r, size_t n, uint64_t value,
-                     size_t *out) {
-  size_t at;
-  if (r->count == 0) {
-    at = 0;
-  } else {
-    size_t tail = r->spans[r->first].begin;
-    if (r->head > tail) {
-      if (STAGING_BYTES - r->head >= n)
-        at = r->head;
-      else if (tail >= n)
-        at = 0;
-      else
-        return false;
-    } else if (r->head < tail && tail - r->head >= n) {
-      at = r->head;
-    } else {
-      return false;
-    }
-  }
-  kiln_vulkan_staging_span *last =
-      r->count ? &r->spans[(r->first + r->count - 1) % r->cap] : NULL;
-  if (last && value != KILN_VULKAN_HELD && last->value == value &&
-      last->end == at) {
-    last->end = at + n;
-  } else {
-    if (!spans_reserve(r)) return false;
-    kiln_vulkan_staging_span *s = &r->spans[(r->first + r->count) % r->cap];
-    s->begin = at;
-    s->end = at + n;
-    s->value = value;
-    r->count++;
-  }
-  r->head = at + n;
-  *out = at;
-  return true;
-}
-
-static kiln_status staging_ready(kiln_vulkan_stream *st) {
-  if (st->staging.alloc.buffer) return KILN_OK;
-  return kiln_vulkan_allocate(st->ctx, STAGING_BYTES, KILN_VULKAN_MEMORY_HOST,
-                              false, &st->staging.alloc);
-}
-
-/* n <= STAGING_CHUNK bytes of the ring for the batch being recorded,
- * waiting for older batches to free them if needed. With `hold`, the
- * range stays taken until released, and *out_taken is false instead of
- * waiting when only a held range is in the way. */
+/* n <= KILN_VULKAN_STAGING_CHUNK bytes of the ring for the batch being
+ * recorded, waiting for older batches to free them if needed. With
+ * `hold`, the range stays taken until released, and *out_taken is false
+ * instead of waiting when only a held range is in the way. */
 static kiln_status staging_take(kiln_vulkan_stream *st, size_t n, bool hold,
                                 size_t *out, bool *out_taken) {
-  kiln_status s = staging_ready(st);
+  kiln_status s = kiln_vulkan_staging_ready(st);
   if (s != KILN_OK) return s;
-  kiln_vulkan_staging *r = &st->staging;
-  n = (n + STAGING_ALIGN - 1) & ~(size_t)(STAGING_ALIGN - 1);
   for (;;) {
-    kiln_vulkan_staging_retire(st);
-    if (r->count == 0) r->head = 0;
-    if (ring_try(r, n, hold ? KILN_VULKAN_HELD : st->submitted + 1, out)) {
-      *out_taken = true;
+    uint64_t until = 0;
+    if ((s = kiln_vulkan_staging_try(st, n, hold, out, &until)) != KILN_OK)
+      return s;
+    if (until == 0 || until == KILN_VULKAN_HELD) {
+      *out_taken = until == 0;
       return KILN_OK;
     }
-    if (r->count == 0)
-      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                            "out of host memory for staging");
-    uint64_t oldest = r->spans[r->first].value;
-    if (oldest == KILN_VULKAN_HELD) {
-      *out_taken = false;
-      return KILN_OK;
-    }
-    if ((s = kiln_vulkan_stream_wait(st, oldest)) != KILN_OK) return s;
+    if ((s = kiln_vulkan_stream_wait(st, until)) != KILN_OK) return s;
   }
-}
-
-static void staging_unhold(kiln_vulkan_stream *st, size_t at) {
-  kiln_vulkan_staging *r = &st->staging;
-  for (size_t i = 0; i < r->count; i++) {
-    kiln_vulkan_staging_span *s = &r->spans[(r->first + i) % r->cap];
-    if (s->begin == at && s->value == KILN_VULKAN_HELD) {
-      s->value = 0;
-      break;
-    }
-  }
-  kiln_vulkan_staging_retire(st);
 }
 
 /* ---- Buffers
@@ -216,14 +114,14 @@ kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
     }
   }
   while (status == KILN_OK && size > 0) {
-    size_t n = min_size(size, STAGING_CHUNK), at;
+    size_t n = min_size(size, KILN_VULKAN_STAGING_CHUNK), at;
     bool taken = false;
     /* A range is free again once the batch being recorded completes, so
      * that batch must be the one that will copy out of it: open on the
      * copy's lane before the range is taken. */
     kiln_vulkan_lane lane = KILN_VULKAN_LANE_COMPUTE;
     VkCommandBuffer open;
-    status = staging_ready(st);
+    status = kiln_vulkan_staging_ready(st);
     if (status == KILN_OK) {
       lane = kiln_vulkan_copy_lane(st, &vb->alloc, &st->staging.alloc, true);
       status = kiln_vulkan_stream_command(st, lane, &open);
@@ -256,7 +154,7 @@ static kiln_status finish_read(kiln_vulkan_stream *st, pending_read *p,
                                size_t *count) {
   kiln_status s = kiln_vulkan_stream_wait(st, p[0].value);
   if (s == KILN_OK) memcpy(p[0].to, st->staging.alloc.map + p[0].at, p[0].size);
-  staging_unhold(st, p[0].at);
+  kiln_vulkan_staging_unhold(st, p[0].at);
   p[0] = p[1];
   (*count)--;
   return s;
@@ -272,7 +170,7 @@ static kiln_status staged_read(kiln_vulkan_stream *st,
   kiln_status s = KILN_OK;
   while (s == KILN_OK && (size > 0 || count > 0)) {
     if (size > 0 && count < 2) {
-      size_t n = min_size(size, STAGING_CHUNK), at;
+      size_t n = min_size(size, KILN_VULKAN_STAGING_CHUNK), at;
       bool taken = false;
       s = staging_take(st, n, true, &at, &taken);
       if (s != KILN_OK) break;
@@ -284,7 +182,7 @@ static kiln_status staged_read(kiln_vulkan_stream *st,
             n);
         if (s == KILN_OK) s = kiln_vulkan_stream_flush(st);
         if (s != KILN_OK) {
-          staging_unhold(st, at);
+          kiln_vulkan_staging_unhold(st, at);
           break;
         }
         pending[count++] = (pending_read){at, n, to, st->submitted};
@@ -302,7 +200,7 @@ static kiln_status staged_read(kiln_vulkan_stream *st,
     s = finish_read(st, pending, &count);
   }
   while (count > 0) {
-    staging_unhold(st, pending[0].at);
+    kiln_vulkan_staging_unhold(st, pending[0].at);
     pending[0] = pending[1];
     count--;
   }

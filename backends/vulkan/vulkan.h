@@ -615,12 +615,33 @@ void kiln_vulkan_stream_deinit(kiln_stream *s);
 kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s,
                                            uint64_t timeout_ns);
 
-/* ---- Staging (buffer.c)
- * ---------------------------------------------------------- */
+/* ---- Staging (staging.c)
+ * -------------------------------------------------------- */
 
-/* Forgets staging ranges whose submissions completed (stream lock held). */
+/* The ring's size: large enough for transfers to run at full speed, small
+ * enough to keep per stream; transfers go through it in chunks of a
+ * quarter, so two chunks in flight always fit whatever the ring's
+ * fragmentation. */
+#define KILN_VULKAN_STAGING_BYTES ((size_t)32 << 20)
+#define KILN_VULKAN_STAGING_CHUNK (KILN_VULKAN_STAGING_BYTES / 4)
+
+/* The functions below need the stream's lock. */
+
+/* Forgets staging ranges whose submissions completed. */
 void kiln_vulkan_staging_retire(kiln_vulkan_stream *st);
 void kiln_vulkan_staging_release(kiln_vulkan_stream *st);
+/* Allocates the ring at its first use. */
+kiln_status kiln_vulkan_staging_ready(kiln_vulkan_stream *st);
+/* Takes n <= KILN_VULKAN_STAGING_CHUNK bytes of the ring at *out if they
+ * are free, for the batch being recorded, or until released with `hold`;
+ * *out_until is then 0. Otherwise *out_until is the stream's value at
+ * which the oldest range frees up, KILN_VULKAN_HELD while a read still
+ * holds it. */
+kiln_status kiln_vulkan_staging_try(kiln_vulkan_stream *st, size_t n,
+                                    bool hold, size_t *out,
+                                    uint64_t *out_until);
+/* Releases the range at `at` taken with `hold`. */
+void kiln_vulkan_staging_unhold(kiln_vulkan_stream *st, size_t at);
 
 /* ---- Buffers (buffer.c, host_buffer.c)
  * ------------------------------------------- */
