@@ -1,7 +1,7 @@
 /*
  * What the CUDA and HIP backends share without being one backend: the
  * words of a vendor's failed call, a message built piece by piece, and the
- * entry points of a library opened at run time. Each backend keeps its own
+ * opening of a library at run time and the resolving of its entry points. Each backend keeps its own
  * names (kiln_cuda_error, kiln_hip_error) as thin wrappers of these, so
  * that both say the same thing the same way. Nothing here knows a vendor's
  * header; the image constants and checks both backends use are the core's
@@ -56,6 +56,13 @@ void kiln_text_add(kiln_text *t, const char *fmt, ...)
     ;
 
 /* ---- Libraries opened at run time (library.c) ------------------------------ */
+
+/* dlopen(path, RTLD_NOW | RTLD_LOCAL | extra_flags) (RTLD_NOLOAD, say);
+ * NULL when it does not open, with dlerror's words noted in `why` by
+ * kiln_dl_note_error (the most telling of several tries is kept) where why
+ * is not NULL. dlerror is left clear either way. */
+void *kiln_library_open(const char *path, int extra_flags, char *why,
+                        size_t why_size);
 
 /* Resolves `name` in a dlopen'd library into the function pointer at
  * out_fn (fn_size bytes) by copying the bits of dlsym's void *, since ISO

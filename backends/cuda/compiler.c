@@ -130,21 +130,16 @@ static void preload_builtins(const char *file, int major, int minor) {
   if (!slash ||
       snprintf(path, sizeof path, "%.*s/libnvrtc-builtins.so.%d.%d",
                (int)(slash - file), file, major, minor) >= (int)sizeof path ||
-      !dlopen(path, RTLD_NOW | RTLD_LOCAL)) {
-    dlerror();
+      !kiln_library_open(path, 0, NULL, 0))
     return;
-  }
   kiln_log(KILN_LOG_DEBUG, "cuda: loaded %s", path);
 }
 
 /* Opens `path` and resolves the table from it; false with the reason noted
  * in `why` when it is no NVRTC kiln can use. */
 static bool open_nvrtc(const char *path, char *why, size_t why_size) {
-  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    kiln_dl_note_error(why, why_size, dlerror());
-    return false;
-  }
+  void *handle = kiln_library_open(path, 0, why, why_size);
+  if (!handle) return false;
   nvrtc_table table;
   memset(&table, 0, sizeof table);
   void *sym = NULL, *first = NULL;

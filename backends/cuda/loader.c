@@ -84,12 +84,13 @@ static kiln_status resolve_all(PFN_cuGetProcAddress_v12000 get_proc,
 kiln_status kiln_cuda_load(char *reason, size_t reason_size) {
   const char *library = kiln_getenv("KILN_CUDA_LIBRARY");
   if (!library) library = "libcuda.so.1";
-  void *handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+  char why[512] = "";
+  void *handle = kiln_library_open(library, 0, why, sizeof why);
   if (!handle) {
-    const char *err = dlerror();
-    snprintf(reason, reason_size, "%s could not be loaded (%s); the NVIDIA "
-             "driver does not seem to be installed", library,
-             err ? err : "no reason given");
+    snprintf(reason, reason_size,
+             "%s could not be loaded (%s); the NVIDIA driver does not seem "
+             "to be installed",
+             library, why[0] ? why : "no reason given");
     return KILN_ERROR_UNAVAILABLE;
   }
 

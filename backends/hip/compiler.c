@@ -148,12 +148,9 @@ static void load_isas(const char *hiprtc_path, char *comgr_path,
       if (snprintf(path, sizeof path, "%s%s%s", pass ? "" : dir,
                    pass ? "" : "/", comgr_sonames[i]) >= (int)sizeof path)
         continue;
-      handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+      handle = kiln_library_open(path, 0, NULL, 0);
     }
-  if (!handle) {
-    dlerror();
-    return;
-  }
+  if (!handle) return;
   comgr_isa_count_fn get_count;
   comgr_isa_name_fn get_name;
   void *count_sym = kiln_library_symbol(handle, "amd_comgr_get_isa_count",
@@ -245,12 +242,9 @@ static bool take_hiprtc(void *handle, const char *path, char *why,
  * threads, and unloading it under them is not safe (see loader.c). */
 static bool open_hiprtc(const char *path, int extra_flags, char *why,
                         size_t why_size) {
-  void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | extra_flags);
-  if (!handle) {
-    const char *error = dlerror();
-    if (!(extra_flags & RTLD_NOLOAD)) kiln_dl_note_error(why, why_size, error);
-    return false;
-  }
+  void *handle = kiln_library_open(
+      path, extra_flags, (extra_flags & RTLD_NOLOAD) ? NULL : why, why_size);
+  if (!handle) return false;
   return take_hiprtc(handle, path, why, why_size);
 }
 

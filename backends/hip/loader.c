@@ -1,6 +1,5 @@
 /* Opens the HIP runtime at run time and resolves the entry points listed in
  * symbols.h, so one build of kiln runs with or without ROCm installed. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,12 +27,12 @@ static void *open_library(const char **out_name, char *reason,
                           size_t reason_size) {
   const char *chosen = kiln_getenv("KILN_HIP_LIBRARY");
   if (chosen) {
-    void *handle = dlopen(chosen, RTLD_NOW | RTLD_LOCAL);
+    char why[512] = "";
+    void *handle = kiln_library_open(chosen, 0, why, sizeof why);
     if (!handle) {
-      const char *why = dlerror();
       snprintf(reason, reason_size,
                "cannot load the HIP runtime %s named by KILN_HIP_LIBRARY: %s",
-               chosen, why ? why : "unknown dlopen error");
+               chosen, why[0] ? why : "unknown dlopen error");
       return NULL;
     }
     *out_name = chosen;
@@ -42,13 +41,12 @@ static void *open_library(const char **out_name, char *reason,
   char first_error[256] = "";
   for (size_t i = 0; i < sizeof default_names / sizeof default_names[0];
        i++) {
-    void *handle = dlopen(default_names[i], RTLD_NOW | RTLD_LOCAL);
+    void *handle =
+        kiln_library_open(default_names[i], 0, first_error, sizeof first_error);
     if (handle) {
       *out_name = default_names[i];
       return handle;
     }
-    const char *why = dlerror();
-    if (!first_error[0] && why) kiln_strlcpy(first_error, why, sizeof first_error);
   }
   snprintf(reason, reason_size,
            "the HIP runtime is not installed: none of libamdhip64.so.6, "
