@@ -1,6 +1,7 @@
 /* Kernel parameter tables, the ELF reading that the image readers
- * (params_cuda.c, params_hip.c) share, and the checks that the backends
- * make of an image before their driver reads it: see params.h. */
+ * (params_cuda.c, params_hip.c) share, and what the backends read of an
+ * image before their driver does: see params.h. */
+#include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,7 +172,7 @@ const char *kiln_elf_section_name(const kiln_elf *elf, uint64_t i,
   return (const char *)strings + at;
 }
 
-/* ---- Checks before a driver reads an image -------------------------------- */
+/* ---- What an image says before a driver reads it ------------------------- */
 
 /* Whether [offset, offset + count * each) lies within size bytes. */
 static bool table_within(uint64_t offset, uint64_t count, uint64_t each,
@@ -248,4 +249,36 @@ const char *kiln_image_bundle_problem(const void *data, size_t size,
     at += id_bytes;
   }
   return NULL;
+}
+
+bool kiln_ptx_target(const void *data, size_t size, unsigned *arch,
+                     char *suffix) {
+  const char *p = data, *end = p + size;
+  while (p < end) {
+    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+      p++;
+    const char *line = p;
+    while (p < end && *p != '\n') p++;
+    size_t n = (size_t)(p - line);
+    if (n >= 2 && memcmp(line, "//", 2) == 0) continue;
+    if (n >= 8 && memcmp(line, ".version", 8) == 0) continue;
+    /* The header ends at the first line that is not a comment, .version
+     * or .target; the PTX ISA puts .target before any code. */
+    if (n < 8 || memcmp(line, ".target", 7) != 0 ||
+        (line[7] != ' ' && line[7] != '\t'))
+      return false;
+    const char *q = line + 8;
+    while (q < p && (*q == ' ' || *q == '\t')) q++;
+    if (p - q < 4 || memcmp(q, "sm_", 3) != 0 || !isdigit((unsigned char)q[3]))
+      return false;
+    unsigned v = 0;
+    for (q += 3; q < p && isdigit((unsigned char)*q) && v < 10000; q++)
+      v = v * 10 + (unsigned)(*q - '0');
+    *suffix = '\0';
+    if (q < p && (*q == 'a' || *q == 'f')) *suffix = *q++;
+    if (q < p && isalnum((unsigned char)*q)) return false;
+    *arch = v;
+    return true;
+  }
+  return false;
 }

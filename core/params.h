@@ -1,16 +1,16 @@
 /*
  * The binary images the CUDA and HIP backends load, read in one place: the
- * magic numbers that tell them apart (files.c, params_hip.c), the checks
- * that an image lies within its size before a driver that takes no size
- * reads it (the backends' module.c), and kernel parameter lists for the
- * core's argument checks (launch.c): params_cuda.c reads the
- * `.entry` lists of PTX, the EIATTR_KPARAM_INFO attributes of a cubin's
- * `.nv.info.<kernel>` sections, and whichever of those a fatbin holds
- * uncompressed; params_hip.c an AMDGPU code object's metadata. Pure
- * functions of the image's bytes, with every length checked against its
- * size, so that tests feed them images without a GPU. They live in the
- * core because both backends read both kinds (HIP on NVIDIA loads CUDA
- * images), and need no vendor header.
+ * magic numbers that tell them apart (files.c, params_hip.c); what the
+ * backends' module.c reads before a driver that takes no size reads an
+ * image (that what it claims lies within its size, the GPU a PTX image is
+ * for); and kernel parameter lists for the core's argument checks
+ * (launch.c): params_cuda.c reads the `.entry` lists of PTX, the
+ * EIATTR_KPARAM_INFO attributes of a cubin's `.nv.info.<kernel>` sections,
+ * and whichever of those a fatbin holds uncompressed; params_hip.c an
+ * AMDGPU code object's metadata. Pure functions of the image's bytes, with
+ * every length checked against its size, so that tests feed them images
+ * without a GPU. They live in the core because both backends read both
+ * kinds (HIP on NVIDIA loads CUDA images), and need no vendor header.
  */
 #ifndef KILN_CORE_PARAMS_H
 #define KILN_CORE_PARAMS_H
@@ -98,6 +98,13 @@ const char *kiln_image_elf_problem(const void *data, size_t size, char *why,
 const char *kiln_image_fatbin_problem(const void *data, size_t size);
 const char *kiln_image_bundle_problem(const void *data, size_t size,
                                       char *why, size_t why_size);
+
+/* The architecture that a PTX image's .target directive names, as
+ * 10 * major + minor (90 for sm_90) with its suffix ('a' for sm_90a, 'f'
+ * for sm_100f, '\0' for none). False when the header has no .target that
+ * kiln reads; the driver then judges the text. */
+bool kiln_ptx_target(const void *data, size_t size, unsigned *arch,
+                     char *suffix);
 
 /* Little-endian reads of the bytes at p. */
 static inline uint64_t kiln_read_le(const unsigned char *p, size_t bytes) {

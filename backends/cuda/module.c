@@ -44,43 +44,6 @@ static const char *image_problem(const kiln_module_image *image, char *why,
 
 /* ---- PTX for another GPU ------------------------------------------------- */
 
-/* The architecture that a PTX image's .target directive names, as
- * 10 * major + minor (90 for sm_90) with its suffix ('a' for sm_90a, 'f'
- * for sm_100f, '\0' for none). False when the header has no .target that
- * kiln reads; the driver then judges the text. */
-static bool ptx_target(const kiln_module_image *image, unsigned *arch,
-                       char *suffix) {
-  const char *p = image->data, *end = p + image->size;
-  while (p < end) {
-    while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
-      p++;
-    const char *line = p;
-    while (p < end && *p != '\n') p++;
-    size_t n = (size_t)(p - line);
-    if (n >= 2 && memcmp(line, "//", 2) == 0) continue;
-    if (n >= 8 && memcmp(line, ".version", 8) == 0) continue;
-    /* The header ends at the first line that is not a comment, .version
-     * or .target; the PTX ISA puts .target before any code. */
-    if (n < 8 || memcmp(line, ".target", 7) != 0 ||
-        (line[7] != ' ' && line[7] != '\t'))
-      return false;
-    const char *q = line + 8;
-    while (q < p && (*q == ' ' || *q == '\t')) q++;
-    if (p - q < 4 || memcmp(q, "sm_", 3) != 0 ||
-        !isdigit((unsigned char)q[3]))
-      return false;
-    unsigned v = 0;
-    for (q += 3; q < p && isdigit((unsigned char)*q) && v < 10000; q++)
-      v = v * 10 + (unsigned)(*q - '0');
-    *suffix = '\0';
-    if (q < p && (*q == 'a' || *q == 'f')) *suffix = *q++;
-    if (q < p && isalnum((unsigned char)*q)) return false;
-    *arch = v;
-    return true;
-  }
-  return false;
-}
-
 /* Whether a PTX image is for a GPU other than ctx's, with the reason in
  * `why`. The JIT answers PTX for a newer GPU with CUDA_ERROR_INVALID_PTX,
  * the same code as broken PTX, so kiln reads the .target itself: such an
@@ -92,7 +55,8 @@ static bool ptx_for_other_gpu(const kiln_context *ctx,
                               size_t brief_size) {
   unsigned target;
   char suffix;
-  if (!ptx_target(image, &target, &suffix)) return false;
+  if (!kiln_ptx_target(image->data, image->size, &target, &suffix))
+    return false;
   CUdevice device = kiln_cuda_context_cast_const(ctx)->device;
   int major = 0, minor = 0;
   if (kiln_cuda_api.cuDeviceGetAttribute(
