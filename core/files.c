@@ -106,8 +106,8 @@ static kiln_status classify(const char *fn, loaded_file *f) {
   if (n >= 20 && memcmp(p, "\177ELF", 4) == 0) {
     unsigned machine = (unsigned)kiln_read_le(p + 18, 2);
     if (machine == KILN_EM_CUDA || machine == KILN_EM_AMDGPU) {
-      f->format =
-          machine == KILN_EM_CUDA ? KILN_IMAGE_CUBIN : KILN_IMAGE_HIP_CODE_OBJECT;
+      f->format = machine == KILN_EM_CUDA ? KILN_IMAGE_CUBIN
+                                          : KILN_IMAGE_HIP_CODE_OBJECT;
       return KILN_OK;
     }
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,

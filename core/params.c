@@ -219,8 +219,8 @@ const char *kiln_image_fatbin_problem(const void *data, size_t size) {
   return NULL;
 }
 
-const char *kiln_image_bundle_problem(const void *data, size_t size,
-                                      char *why, size_t why_size) {
+const char *kiln_image_bundle_problem(const void *data, size_t size, char *why,
+                                      size_t why_size) {
   const unsigned char *p = data;
   if (size < KILN_BUNDLE_MAGIC_SIZE + 8) {
     snprintf(why, why_size, "an offload bundle cut short in its header");
@@ -238,8 +238,7 @@ const char *kiln_image_bundle_problem(const void *data, size_t size,
     uint64_t bytes = kiln_read_le(p + at + 8, 8);
     uint64_t id_bytes = kiln_read_le(p + at + 16, 8);
     at += 24;
-    if (!kiln_within(at, id_bytes, size) ||
-        !kiln_within(offset, bytes, size)) {
+    if (!kiln_within(at, id_bytes, size) || !kiln_within(offset, bytes, size)) {
       snprintf(why, why_size,
                "the offload bundle's entry %llu lies past the image's "
                "%zu bytes",

@@ -96,8 +96,8 @@ bool kiln_kernel_params_apply(const kiln_kernel_params *kp, kiln_kernel *k);
 const char *kiln_image_elf_problem(const void *data, size_t size, char *why,
                                    size_t why_size);
 const char *kiln_image_fatbin_problem(const void *data, size_t size);
-const char *kiln_image_bundle_problem(const void *data, size_t size,
-                                      char *why, size_t why_size);
+const char *kiln_image_bundle_problem(const void *data, size_t size, char *why,
+                                      size_t why_size);
 
 /* The architecture that a PTX image's .target directive names, as
  * 10 * major + minor (90 for sm_90) with its suffix ('a' for sm_90a, 'f'

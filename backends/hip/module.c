@@ -16,8 +16,8 @@
  * fatbin. Other formats (a compressed bundle, PTX text) are left to the
  * runtime to judge. Returns why the image is malformed, or NULL.
  */
-static const char *image_problem(const unsigned char *p, size_t size,
-                                 char *why, size_t why_size) {
+static const char *image_problem(const unsigned char *p, size_t size, char *why,
+                                 size_t why_size) {
   /* Smaller than any header the runtime starts by reading. */
   if (size < 32) {
     snprintf(why, why_size, "%zu bytes are too few for a code object", size);
