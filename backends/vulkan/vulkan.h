@@ -408,13 +408,6 @@ void kiln_vulkan_pipeline_cache_save(kiln_vulkan_context *ctx);
 /* ---- Context (context.c)
  * ------------------------------------------------------- */
 
-/* Submits every stream's recorded work and waits until all of it is done,
- * without limit: before a deinit frees anything a command might still use
- * (the core has waited within its bound before any destroy). A failure is
- * logged as a warning naming `what`; the deinit goes on. */
-void kiln_vulkan_quiesce_for_deinit(kiln_vulkan_context *ctx,
-                                    const char *what);
-
 kiln_status kiln_vulkan_context_init(kiln_context *ctx);
 /* The rest of context_init once vc->phys, vc->device, vc->queue_count,
  * vc->owns_device and the enabled features are set: the device's entry
@@ -422,13 +415,11 @@ kiln_status kiln_vulkan_context_init(kiln_context *ctx);
  * stream. On failure the device is destroyed if the context owns it. */
 kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc);
 void kiln_vulkan_context_deinit(kiln_context *ctx);
-kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx,
-                                            uint64_t timeout_ns);
 
 KILN_BACKEND_CAST(kiln_vulkan_context, kiln_context, kiln_vulkan_context_cast)
 
-/* ---- Streams (stream.c)
- * ----------------------------------------------------------- */
+/* ---- Streams (stream.c: their lives, context-wide waits; submit.c:
+ * recording and submission; wait.c: the host's waits; timeline.c) ------- */
 
 /* A stream records into one of two lanes: kernels, fills, timestamps and
  * graphs on a compute queue; copies that the context's transfer mode
@@ -511,6 +502,18 @@ kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *ctx,
                                      kiln_vulkan_stream *st,
                                      kiln_vulkan_queue *queue);
 void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st);
+kiln_status kiln_vulkan_stream_init(kiln_stream *s);
+void kiln_vulkan_stream_deinit(kiln_stream *s);
+kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s,
+                                           uint64_t timeout_ns);
+kiln_status kiln_vulkan_context_synchronize(kiln_context *ctx,
+                                            uint64_t timeout_ns);
+/* Submits every stream's recorded work and waits until all of it is done,
+ * without limit: before a deinit frees anything a command might still use
+ * (the core has waited within its bound before any destroy). A failure is
+ * logged as a warning naming `what`; the deinit goes on. */
+void kiln_vulkan_quiesce_for_deinit(kiln_vulkan_context *ctx,
+                                    const char *what);
 
 void kiln_vulkan_stream_lock(kiln_vulkan_stream *st);
 void kiln_vulkan_stream_unlock(kiln_vulkan_stream *st);
@@ -575,6 +578,10 @@ void kiln_vulkan_release_writes(kiln_vulkan_context *ctx,
 kiln_status kiln_vulkan_stream_add_wait(kiln_vulkan_stream *st,
                                         kiln_vulkan_timeline *timeline,
                                         uint64_t value);
+/* Drops the batch being recorded and the pending waits, unsubmitted. */
+void kiln_vulkan_stream_discard(kiln_vulkan_stream *st);
+/* Counts the stream in ctx->busy_streams, or no longer. */
+void kiln_vulkan_stream_set_busy(kiln_vulkan_stream *st, bool busy);
 
 /* A graph's recording (graph.c) on the core's building stream: commands
  * then go into `cmd` (begun by the caller), with the stream's barriers,
@@ -588,6 +595,9 @@ kiln_status kiln_vulkan_stream_end_recording(kiln_vulkan_stream *st);
 kiln_status kiln_vulkan_stream_submit_external(kiln_vulkan_stream *st,
                                                VkCommandBuffer cmd);
 
+/* A timeline at 0 with one reference. */
+kiln_status kiln_vulkan_timeline_create(kiln_vulkan_context *ctx,
+                                        kiln_vulkan_timeline **out);
 void kiln_vulkan_timeline_release(kiln_vulkan_context *ctx,
                                   kiln_vulkan_timeline *timeline);
 
@@ -609,11 +619,6 @@ kiln_status kiln_vulkan_release_all(kiln_vulkan_context *ctx);
 /* Drops the held submissions that signal `semaphore` unmade: its stream is
  * destroyed after a wait for them failed. */
 void kiln_vulkan_forget_held(kiln_vulkan_context *ctx, VkSemaphore semaphore);
-
-kiln_status kiln_vulkan_stream_init(kiln_stream *s);
-void kiln_vulkan_stream_deinit(kiln_stream *s);
-kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s,
-                                           uint64_t timeout_ns);
 
 /* ---- Staging (staging.c)
  * -------------------------------------------------------- */
