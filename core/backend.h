@@ -215,7 +215,8 @@ typedef enum kiln_scratch_use {
 struct kiln_stream {
   kiln_object base;
   bool is_default;
-  /* The graph being captured on the stream (core/graph.c), else NULL. */
+  /* The graph being captured on the stream (core/graph.c; the door,
+   * core/submit.c, adds to it), else NULL. */
   _Atomic(kiln_graph *) capture;
   /* Set on the core's internal stream that turns a graph's recorded work
    * into the backend's own graph: every op issued on it belongs to that
@@ -273,47 +274,74 @@ struct kiln_event {
     return (const type *)object;                                              \
   }
 
-/* ---- Graphs (core/graph.c) ------------------------------------------------ */
+/* ---- Commands (core/submit.c) and graphs (core/graph.c) ------------------ */
 
-typedef enum kiln_graph_op {
-  KILN_GRAPH_LAUNCH = 1,
-  KILN_GRAPH_COPY,
-  KILN_GRAPH_FILL,
-  KILN_GRAPH_RECORD,
-  KILN_GRAPH_WAIT,
-} kiln_graph_op;
+/* What a command queued on a stream does. The first five are those a graph
+ * can hold; the others need the host, or another stream, as they run. */
+typedef enum kiln_command_kind {
+  KILN_COMMAND_LAUNCH = 1,
+  KILN_COMMAND_COPY,
+  KILN_COMMAND_FILL,
+  KILN_COMMAND_RECORD,
+  KILN_COMMAND_WAIT,
+  KILN_COMMAND_WRITE,       /* host memory into a buffer, done on return */
+  KILN_COMMAND_READ,        /* a buffer into host memory, done on return */
+  KILN_COMMAND_WRITE_ASYNC, /* a host buffer into a buffer */
+  KILN_COMMAND_READ_ASYNC,  /* a buffer into a host buffer */
+  /* A fill laid out in host memory and written: a module global whose
+   * address is not a multiple of 4 (kiln_global_fill). */
+  KILN_COMMAND_FILL_HOST,
+  KILN_COMMAND_COPY_PEER,   /* ordered on the stream and on src_stream */
+  KILN_COMMAND_WAIT_NATIVE, /* for a native event or timeline value */
+} kiln_command_kind;
 
 typedef struct kiln_packed_args kiln_packed_args;
 
-/* One captured operation, its arguments checked and counted as the
- * backend's ops take them (offsets from the allocation's start). */
-typedef struct kiln_graph_cmd {
-  kiln_graph_op op;
+/* One operation queued on a stream, its arguments checked, its offsets
+ * counted as the backend's ops count them (from the allocation's start).
+ * The public functions build one and hand it to kiln_submit; a graph holds
+ * the commands it captured, each with a copy of `args` and `packed` of its
+ * own (malloc'd), and replays them through the same path. */
+typedef struct kiln_command {
+  kiln_command_kind kind;
+  const char *fn; /* the public function that queued it, for messages */
   /* LAUNCH. `args` are the caller's (for updates and KILN_DEBUG=guard),
-   * `packed` what the backend gets; both malloc'd. numbered: a launch of
-   * the caller's own, not of a built-in helper. */
+   * `packed` what the backend gets. numbered: a launch of the caller's
+   * own, not of a built-in helper. */
   kiln_kernel *kernel;
   kiln_launch_config config;
-  kiln_arg *args;
+  const kiln_arg *args;
   size_t arg_count;
   kiln_packed_args *packed;
   bool numbered;
-  /* COPY (dst, src) and FILL (dst). */
+  /* COPY and COPY_PEER (dst, src), FILL and FILL_HOST (dst), the
+   * transfers (one of them). */
   kiln_buffer *dst;
   const kiln_buffer *src;
   size_t dst_offset, src_offset, size;
   uint64_t pattern;
   size_t pattern_size;
+  /* The host's side of a transfer: WRITE's source, READ's destination,
+   * the async ones' host buffer and the offset in it. */
+  const void *from;
+  void *to;
+  const kiln_host_buffer *host_from;
+  kiln_host_buffer *host_to;
+  size_t host_offset;
   /* RECORD and WAIT. */
   kiln_event *event;
-} kiln_graph_cmd;
+  /* COPY_PEER: the source's stream, of the source's context. */
+  kiln_stream *src_stream;
+  /* WAIT_NATIVE. */
+  uint64_t handle, value;
+} kiln_command;
 
 struct kiln_graph {
   kiln_object base;
   /* Serializes replays and updates of one graph: neither CUDA's nor HIP's
    * executable graphs may be launched or changed by two threads at once. */
   pthread_mutex_t lock;
-  kiln_graph_cmd *cmds;
+  kiln_command *cmds;
   size_t cmd_count, cmd_cap;
   size_t launch_count; /* numbered launches */
   bool built;          /* graph_end kept the backend's graph */
@@ -447,8 +475,9 @@ struct kiln_backend_ops {
   /* `pattern` holds pattern_size bytes in its low bytes, in memory order
    * (as memcpy'd from the caller); pattern_size is one of fill_sizes, and
    * off and size are multiples of it. The core narrows each pattern first
-   * (core/buffer.c) and fills through kiln_fill_with_kernel() what no size
-   * of fill_sizes can do, so the op does only what the hardware does. */
+   * (core/buffer.c) and fills through kiln_fill_with_kernel()
+   * (core/submit.c) what no size of fill_sizes can do, so the op does only
+   * what the hardware does. */
   kiln_status (*buffer_fill)(kiln_stream *s, kiln_buffer *dst, size_t off,
                              size_t size, uint64_t pattern,
                              size_t pattern_size);

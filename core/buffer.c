@@ -1,5 +1,6 @@
-/* Device buffers: creation, and the stream-ordered transfers, copies and
- * fills between host memory, host buffers and device buffers. */
+/* Device buffers: creation, and the checks of the stream-ordered
+ * transfers, copies and fills between host memory, host buffers and device
+ * buffers, each then a command for the door (core/submit.c). */
 #include <string.h>
 
 #include "core/internal.h"
@@ -94,16 +95,6 @@ size_t kiln_buffer_size(const kiln_buffer *buf) {
   return buf->size;
 }
 
-/* With a bound on waits, a transfer that the backend completes before it
- * returns first waits, within the bound, for the stream's earlier work, so
- * that the backend's own wait (which has none) finds it done. */
-static kiln_status wait_before_transfer(kiln_stream *s, const char *fn) {
-  if (!kiln_waits_bounded(s->base.context)) return KILN_OK;
-  return kiln_stream_wait(s, fn,
-                          "nothing was transferred; the work goes on and the "
-                          "context stays usable");
-}
-
 /* The checks every transfer shares: a live buffer, a usable context, a
  * stream of that context, and the byte range. */
 static kiln_status check_transfer(const kiln_buffer *buf, size_t offset,
@@ -120,21 +111,21 @@ static kiln_status check_transfer(const kiln_buffer *buf, size_t offset,
 }
 
 kiln_status kiln_buffer_write(kiln_stream *stream, kiln_buffer *dst,
-                              size_t dst_offset, const void *src,
-                              size_t size) {
+                              size_t dst_offset, const void *src, size_t size) {
   static const char fn[] = "kiln_buffer_write";
   kiln_stream *s;
   kiln_status st = check_transfer(dst, dst_offset, size, stream, fn,
                                   "the destination buffer", &s);
-  if (st == KILN_OK) st = kiln_capture_refuse(s, fn);
   if (st != KILN_OK) return st;
   if (!src && size)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: src is NULL", fn);
-  if (size == 0) return KILN_OK;
-  if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
-  kiln_context *ctx = dst->base.context;
-  return kiln_context_result(
-      ctx, ctx->ops->buffer_write(s, dst, dst->guard + dst_offset, src, size));
+  const kiln_command c = {.kind = KILN_COMMAND_WRITE,
+                          .fn = fn,
+                          .dst = dst,
+                          .dst_offset = dst->guard + dst_offset,
+                          .size = size,
+                          .from = src};
+  return kiln_submit(s, &c);
 }
 
 kiln_status kiln_buffer_read(kiln_stream *stream, const kiln_buffer *src,
@@ -143,18 +134,16 @@ kiln_status kiln_buffer_read(kiln_stream *stream, const kiln_buffer *src,
   kiln_stream *s;
   kiln_status st = check_transfer(src, src_offset, size, stream, fn,
                                   "the source buffer", &s);
-  if (st == KILN_OK) st = kiln_capture_refuse(s, fn);
   if (st != KILN_OK) return st;
   if (!dst && size)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: dst is NULL", fn);
-  if (size == 0) return KILN_OK;
-  if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
-  kiln_context *ctx = src->base.context;
-  st = kiln_context_result(
-      ctx, ctx->ops->buffer_read(s, src, src->guard + src_offset, dst, size));
-  /* The stream's earlier kernels are done: a sync point. */
-  if (st == KILN_OK && ctx->guard) st = kiln_guard_check_stream(s, fn);
-  return st;
+  const kiln_command c = {.kind = KILN_COMMAND_READ,
+                          .fn = fn,
+                          .src = src,
+                          .src_offset = src->guard + src_offset,
+                          .size = size,
+                          .to = dst};
+  return kiln_submit(s, &c);
 }
 
 kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
@@ -183,30 +172,14 @@ kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
     return kiln_set_error(KILN_ERROR_UNSUPPORTED,
                           "%s: the %s backend cannot copy between buffers", fn,
                           ctx->ops->name);
-  if (kiln_stream_capturing(s))
-    return kiln_capture_copy(s, dst, dst->guard + dst_offset, src,
-                             src->guard + src_offset, size);
-  return kiln_context_result(
-      ctx, kiln_copy_native(s, dst, dst->guard + dst_offset, src,
-                            src->guard + src_offset, size));
-}
-
-kiln_status kiln_copy_native(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
-                             const kiln_buffer *src, size_t src_off,
-                             size_t size) {
-  const kiln_backend_ops *ops = dst->base.context->ops;
-  /* Whole words at word-aligned addresses (a module global may not be),
-   * and few enough for the kernel's 32-bit count. */
-  const uint64_t where = (dst->device_address + dst_off) |
-                         (src->device_address + src_off) | size;
-  kiln_kernel *k;
-  /* Without the kernel (a build without the backend's built-in kernels,
-   * or no memory to load them) the backend's copy still copies. */
-  if (ops->copy_kernel_bytes && size >= ops->copy_kernel_bytes &&
-      where % 4 == 0 && size / 4 <= UINT32_MAX &&
-      kiln_builtin_kernel(dst->base.context, "kiln_copy_f32", &k) == KILN_OK)
-    return kiln_copy_with_kernel(s, k, dst, dst_off, src, src_off, size);
-  return ops->buffer_copy(s, dst, dst_off, src, src_off, size);
+  const kiln_command c = {.kind = KILN_COMMAND_COPY,
+                          .fn = fn,
+                          .dst = dst,
+                          .dst_offset = dst->guard + dst_offset,
+                          .src = src,
+                          .src_offset = src->guard + src_offset,
+                          .size = size};
+  return kiln_submit(s, &c);
 }
 
 /* The narrowest pattern that describes `*pattern` of `size` bytes: one
@@ -221,25 +194,6 @@ static size_t narrow_pattern(uint64_t *pattern, size_t size) {
     size /= 2;
   }
   return size;
-}
-
-/* The `size`-byte pattern repeated to `to` bytes (powers of two). */
-static uint64_t widen_pattern(uint64_t pattern, size_t size, size_t to) {
-  for (; size < to; size *= 2) pattern |= pattern << (size * 8);
-  return pattern;
-}
-
-kiln_status kiln_fill_native(kiln_stream *s, kiln_buffer *dst,
-                             size_t offset, size_t size, uint64_t pattern,
-                             size_t width) {
-  const kiln_backend_ops *ops = dst->base.context->ops;
-  /* The narrowest size the backend fills that suits offset and size: a
-   * wider one takes the pattern repeated (Vulkan fills 4-byte words). */
-  for (size_t w = width; ops->buffer_fill && w <= 8; w *= 2)
-    if ((ops->fill_sizes & w) && offset % w == 0 && size % w == 0)
-      return ops->buffer_fill(s, dst, offset, size,
-                              widen_pattern(pattern, width, w), w);
-  return kiln_fill_with_kernel(s, dst, offset, size, pattern, width);
 }
 
 kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
@@ -267,18 +221,18 @@ kiln_status kiln_buffer_fill(kiln_stream *stream, kiln_buffer *dst,
   uint64_t p = 0;
   memcpy(&p, pattern, pattern_size);
   size_t width = narrow_pattern(&p, pattern_size);
-  kiln_context *ctx = dst->base.context;
-  if (dst->module && dst->device_address % 4) {
-    if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
-    if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
-    return kiln_context_result(
-        ctx, kiln_global_fill(s, dst, offset, size, p, width));
-  }
-  offset += dst->guard; /* from here on, counted as the backend counts */
-  if (kiln_stream_capturing(s))
-    return kiln_capture_fill(s, dst, offset, size, p, width);
-  return kiln_context_result(ctx,
-                             kiln_fill_native(s, dst, offset, size, p, width));
+  /* A module global's address may not be a multiple of 4, where the copy
+   * engine's wider stores and kiln_fill's words would be misaligned. */
+  const bool host = dst->module && dst->device_address % 4;
+  const kiln_command c = {
+      .kind = host ? KILN_COMMAND_FILL_HOST : KILN_COMMAND_FILL,
+      .fn = fn,
+      .dst = dst,
+      .dst_offset = dst->guard + offset,
+      .size = size,
+      .pattern = p,
+      .pattern_size = width};
+  return kiln_submit(s, &c);
 }
 
 kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,
@@ -289,7 +243,6 @@ kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,
   kiln_stream *s;
   kiln_status st = check_transfer(dst, dst_offset, size, stream, fn,
                                   "the destination buffer", &s);
-  if (st == KILN_OK) st = kiln_capture_refuse(s, fn);
   if (st != KILN_OK) return st;
   kiln_context *ctx = dst->base.context;
   st = kiln_object_check_in(src, KILN_OBJECT_HOST_BUFFER, ctx, fn,
@@ -297,17 +250,15 @@ kiln_status kiln_buffer_write_async(kiln_stream *stream, kiln_buffer *dst,
   if (st != KILN_OK) return st;
   st = kiln_check_range(src_offset, size, src->size, fn,
                         "the source host buffer");
-  if (st != KILN_OK || size == 0) return st;
-  if (!ctx->ops->buffer_write_async) { /* synchronous is a valid async */
-    if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
-    return kiln_context_result(
-        ctx, ctx->ops->buffer_write(s, dst, dst->guard + dst_offset,
-                                    (const char *)src->data + src_offset,
-                                    size));
-  }
-  return kiln_context_result(ctx, ctx->ops->buffer_write_async(
-                                      s, dst, dst->guard + dst_offset, src,
-                                      src_offset, size));
+  if (st != KILN_OK) return st;
+  const kiln_command c = {.kind = KILN_COMMAND_WRITE_ASYNC,
+                          .fn = fn,
+                          .dst = dst,
+                          .dst_offset = dst->guard + dst_offset,
+                          .size = size,
+                          .host_from = src,
+                          .host_offset = src_offset};
+  return kiln_submit(s, &c);
 }
 
 kiln_status kiln_buffer_read_async(kiln_stream *stream, const kiln_buffer *src,
@@ -317,7 +268,6 @@ kiln_status kiln_buffer_read_async(kiln_stream *stream, const kiln_buffer *src,
   kiln_stream *s;
   kiln_status st = check_transfer(src, src_offset, size, stream, fn,
                                   "the source buffer", &s);
-  if (st == KILN_OK) st = kiln_capture_refuse(s, fn);
   if (st != KILN_OK) return st;
   kiln_context *ctx = src->base.context;
   st = kiln_object_check_in(dst, KILN_OBJECT_HOST_BUFFER, ctx, fn,
@@ -325,14 +275,13 @@ kiln_status kiln_buffer_read_async(kiln_stream *stream, const kiln_buffer *src,
   if (st != KILN_OK) return st;
   st = kiln_check_range(dst_offset, size, dst->size, fn,
                         "the destination host buffer");
-  if (st != KILN_OK || size == 0) return st;
-  if (!ctx->ops->buffer_read_async) {
-    if ((st = wait_before_transfer(s, fn)) != KILN_OK) return st;
-    return kiln_context_result(
-        ctx, ctx->ops->buffer_read(s, src, src->guard + src_offset,
-                                   (char *)dst->data + dst_offset, size));
-  }
-  return kiln_context_result(ctx, ctx->ops->buffer_read_async(
-                                      s, src, src->guard + src_offset, dst,
-                                      dst_offset, size));
+  if (st != KILN_OK) return st;
+  const kiln_command c = {.kind = KILN_COMMAND_READ_ASYNC,
+                          .fn = fn,
+                          .src = src,
+                          .src_offset = src->guard + src_offset,
+                          .size = size,
+                          .host_to = dst,
+                          .host_offset = dst_offset};
+  return kiln_submit(s, &c);
 }

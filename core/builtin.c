@@ -1,137 +1,13 @@
-/* kiln's own kernels (docs/kernels.md): the built-in module, and the helpers
- * that launch them: fill, copy, axpy and the one-launch reductions (the
- * GEMMs are in core/gemm.c). */
+/* The built-in helpers of kiln.h (docs/kernels.md): axpy and the one-launch
+ * reductions, their checks, and the workspaces they keep on a stream (the
+ * GEMMs are in core/gemm.c, the kernels and launch shapes in
+ * core/kernels.c). */
 #include <string.h>
 
 #include "core/internal.h"
 
-/* Threads per block of the helpers' launches, and the most blocks a
- * reduction uses (one slot each, in its workspace). */
-#define HELPER_BLOCK 256u
+/* The most blocks a reduction uses (one slot each, in its workspace). */
 #define REDUCE_MAX_BLOCKS 1024u
-
-/* The number of images in a list ended by an entry of format 0 (none for
- * NULL). */
-static size_t image_count(const kiln_module_image *images) {
-  size_t n = 0;
-  while (images && images[n].format != 0) n++;
-  return n;
-}
-
-static kiln_status builtin_module(kiln_context *ctx, kiln_module **out) {
-  const kiln_backend_ops *ops = ctx->ops;
-  pthread_mutex_lock(&ctx->lock);
-  kiln_status st = KILN_OK;
-  if (!ctx->builtin_module) {
-    const size_t n = image_count(ops->builtin_images);
-    if (n == 0)
-      st = kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                          "this build of kiln has no built-in kernels for "
-                          "the %s backend (its kernel compiler was missing "
-                          "at build time; see the meson summary)",
-                          ops->name);
-    else
-      st = kiln_module_create_checked(ctx, ops->builtin_images, n, true,
-                                      &ctx->builtin_module);
-  }
-  if (st == KILN_OK) *out = ctx->builtin_module;
-  pthread_mutex_unlock(&ctx->lock);
-  return st;
-}
-
-kiln_status kiln_builtin_matrix_kernel(kiln_context *ctx, const char *name,
-                                       kiln_kernel **out_kernel) {
-  const kiln_module_image *images = ctx->ops->builtin_matrix_images;
-  const size_t n = image_count(images);
-  if (n == 0) return KILN_ERROR_NOT_FOUND;
-  pthread_mutex_lock(&ctx->lock);
-  kiln_status st = KILN_OK;
-  if (!ctx->builtin_matrix_module) {
-    st = kiln_module_create_checked(ctx, images, n, true,
-                                    &ctx->builtin_matrix_module);
-    if (st != KILN_OK)
-      kiln_log(KILN_LOG_INFO,
-               "the %s device refuses the module of matrix kernels (%s)",
-               ctx->ops->name, kiln_last_error());
-  }
-  if (st == KILN_OK)
-    st = kiln_module_get_kernel(ctx->builtin_matrix_module, name, out_kernel);
-  pthread_mutex_unlock(&ctx->lock);
-  return st;
-}
-
-kiln_status kiln_context_builtin_module(kiln_context *ctx,
-                                        kiln_module **out_module) {
-  static const char fn[] = "kiln_context_builtin_module";
-  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
-  if (st != KILN_OK) return st;
-  if (!out_module)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_module is NULL",
-                          fn);
-  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  return builtin_module(ctx, out_module);
-}
-
-kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,
-                                kiln_kernel **out_kernel) {
-  kiln_module *m;
-  kiln_status st = builtin_module(ctx, &m);
-  if (st != KILN_OK) return st;
-  return kiln_module_get_kernel(m, name, out_kernel);
-}
-
-/* A 1-D grid of blocks of HELPER_BLOCK threads, one per `per_block` of n
- * items, at least 1 and at most `max_blocks`: every built-in kernel loops
- * grid-stride, so any count covers n. */
-static kiln_launch_config helper_config(size_t n, size_t per_block,
-                                        uint32_t max_blocks) {
-  kiln_launch_config c = kiln_launch_config_1d(1, HELPER_BLOCK);
-  const size_t blocks = (n + per_block - 1) / per_block;
-  c.grid.x = blocks == 0           ? 1
-             : blocks > max_blocks ? max_blocks
-                                   : (uint32_t)blocks;
-  return c;
-}
-
-kiln_status kiln_fill_with_kernel(kiln_stream *s, kiln_buffer *dst, size_t off,
-                                  size_t size, uint64_t pattern,
-                                  size_t pattern_size) {
-  kiln_kernel *k;
-  kiln_status st = kiln_builtin_kernel(s->base.context, "kiln_fill", &k);
-  if (st != KILN_OK) return st;
-  /* Repeat the pattern to 8 bytes: byte j of it is then the byte for any
-   * position j (mod 8) counted from the fill's start. */
-  for (size_t w = pattern_size; w < 8; w *= 2) pattern |= pattern << (8 * w);
-  uint64_t start = off & 3u;
-  /* off counts from the allocation's start, kiln_launch's offsets from the
-   * caller's range, KILN_DEBUG=guard's bytes later (a multiple of 4, so
-   * `start` is the same either way). */
-  kiln_arg args[4] = {kiln_arg_buffer(dst, off - start - dst->guard),
-                      kiln_arg_u64(start), kiln_arg_u64(start + size),
-                      kiln_arg_u64(pattern)};
-  kiln_launch_config c =
-      helper_config((start + size + 3) / 4, HELPER_BLOCK, 65535u);
-  return kiln_launch_helper(s, k, &c, args, 4);
-}
-
-kiln_status kiln_copy_with_kernel(kiln_stream *s, kiln_kernel *k,
-                                  kiln_buffer *dst, size_t dst_off,
-                                  const kiln_buffer *src, size_t src_off,
-                                  size_t size) {
-  /* The offsets count from the allocation's start, kiln_launch's from the
-   * caller's range (KILN_DEBUG=guard's bytes come first). The kernel
-   * moves vec4s when both addresses are 16-byte aligned. */
-  kiln_arg args[3] = {kiln_arg_buffer(dst, dst_off - dst->guard),
-                      kiln_arg_buffer(src, src_off - src->guard),
-                      kiln_arg_u32((uint32_t)(size / 4))};
-  kiln_launch_config c = kiln_copy_kernel_config(size);
-  return kiln_launch_helper(s, k, &c, args, 3);
-}
-
-kiln_launch_config kiln_copy_kernel_config(size_t size) {
-  /* A thread per vec4 of the words, in blocks of HELPER_BLOCK. */
-  return helper_config((size / 4 + 3) / 4, HELPER_BLOCK, 65535u);
-}
 
 kiln_status kiln_check_array(const kiln_buffer *b, size_t offset, size_t n,
                              size_t elem_size, kiln_context *ctx,
@@ -189,7 +65,7 @@ kiln_status kiln_axpy_f32(kiln_stream *stream, size_t n, float a,
   kiln_arg args[4] = {kiln_arg_buffer(y, y_offset),
                       kiln_arg_buffer(x, x_offset), kiln_arg_f32(a),
                       kiln_arg_u32((uint32_t)n)};
-  kiln_launch_config c = helper_config(n, HELPER_BLOCK, 65535u);
+  kiln_launch_config c = kiln_helper_config(n, KILN_HELPER_BLOCK, 65535u);
   return kiln_launch_helper(s, k, &c, args, 4);
 }
 
@@ -225,13 +101,14 @@ static kiln_status workspace_create(kiln_stream *s, size_t bytes,
   /* Offsets below kiln_buffer_fill's checks count from the guard bytes
    * (KILN_DEBUG=guard), as the backend counts. */
   const size_t at = b->guard + bytes - counter_bytes;
-  if (captured) {
-    b->graph_owned = true;
-    st = kiln_capture_fill(s, b, at, counter_bytes, 0, 4);
-  } else {
-    st = kiln_context_result(ctx,
-                             kiln_fill_native(s, b, at, counter_bytes, 0, 4));
-  }
+  b->graph_owned = captured;
+  const kiln_command c = {.kind = KILN_COMMAND_FILL,
+                          .fn = "kiln_buffer_fill",
+                          .dst = b,
+                          .dst_offset = at,
+                          .size = counter_bytes,
+                          .pattern_size = 4};
+  st = kiln_submit(s, &c);
   if (st != KILN_OK) {
     kiln_buffer_release(b);
     return st;
@@ -265,7 +142,7 @@ kiln_status kiln_helper_workspace(kiln_stream *s, kiln_scratch_use use,
  * times faster than with a block per 256 elements; the 1024 blocks of
  * large arrays keep the bytes in flight that memory bandwidth needs. */
 static kiln_launch_config reduce_config(size_t n) {
-  return helper_config(
+  return kiln_helper_config(
       n, 2048,
       n > ((size_t)1 << 23) ? REDUCE_MAX_BLOCKS : REDUCE_MAX_BLOCKS / 2);
 }

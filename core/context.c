@@ -95,6 +95,18 @@ kiln_status kiln_context_create(const kiln_context_options *options,
                            false, out_context);
 }
 
+/* KILN_DEBUG=guard's state, and the stream of its reads and writes: kiln's
+ * own, so not reported as alive; the context's release of its streams
+ * releases it. */
+static kiln_status guard_init(kiln_context *ctx) {
+  kiln_stream *s;
+  kiln_status st = kiln_stream_create_internal(ctx, false, 0, &s);
+  if (st != KILN_OK) return st;
+  s->base.internal = true;
+  if ((st = kiln_guard_init(ctx, s)) != KILN_OK) kiln_stream_release(s);
+  return st;
+}
+
 kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
                               size_t device, kiln_sync_policy asked,
                               const kiln_native_context *native, bool adopt,
@@ -136,7 +148,7 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
   }
   st = kiln_stream_create_internal(ctx, true, 0, &ctx->default_stream);
   if (st == KILN_OK && (debug & KILN_DEBUG_GUARD) &&
-      (st = kiln_guard_init(ctx)) != KILN_OK)
+      (st = guard_init(ctx)) != KILN_OK)
     kiln_stream_release(ctx->default_stream);
   if (st != KILN_OK) {
     ops->context_deinit(ctx);

@@ -83,12 +83,8 @@ kiln_status kiln_event_record(kiln_event *e, kiln_stream *stream) {
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   kiln_stream *s;
   if ((st = kiln_stream_resolve(stream, ctx, fn, &s)) != KILN_OK) return st;
-  if (kiln_stream_capturing(s))
-    return kiln_capture_event(s, e, KILN_GRAPH_RECORD);
-  st = kiln_context_result(ctx, ctx->ops->event_record(e, s));
-  if (st == KILN_OK) e->recorded = true;
-  if (st == KILN_OK && ctx->guard) kiln_guard_note_record(e, s);
-  return st;
+  const kiln_command c = {.kind = KILN_COMMAND_RECORD, .fn = fn, .event = e};
+  return kiln_submit(s, &c);
 }
 
 kiln_status kiln_stream_wait_event(kiln_stream *s, kiln_event *e) {
@@ -98,14 +94,11 @@ kiln_status kiln_stream_wait_event(kiln_stream *s, kiln_event *e) {
   kiln_context *ctx = e->base.context;
   if ((st = kiln_stream_resolve(s, ctx, fn, &s)) != KILN_OK) return st;
   /* A capture may wait for a record of its own, made only at replay. */
-  if (kiln_stream_capturing(s) && kiln_capture_records(s, e))
-    return kiln_capture_event(s, e, KILN_GRAPH_WAIT);
-  if ((st = check_recorded(e, fn, "event")) != KILN_OK) return st;
-  if (kiln_stream_capturing(s))
-    return kiln_capture_event(s, e, KILN_GRAPH_WAIT);
-  if (!ctx->ops->stream_wait_event) /* the host waits in the stream's stead */
-    return kiln_event_wait(e, fn, NULL);
-  return kiln_context_result(ctx, ctx->ops->stream_wait_event(s, e));
+  if (!kiln_capture_records(s, e) &&
+      (st = check_recorded(e, fn, "event")) != KILN_OK)
+    return st;
+  const kiln_command c = {.kind = KILN_COMMAND_WAIT, .fn = fn, .event = e};
+  return kiln_submit(s, &c);
 }
 
 kiln_status kiln_event_synchronize(kiln_event *e) {

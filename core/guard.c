@@ -82,7 +82,7 @@ kiln_status kiln_debug_from_env(unsigned *out_modes) {
 
 /* ---- Set-up ---------------------------------------------------------------- */
 
-kiln_status kiln_guard_init(kiln_context *ctx) {
+kiln_status kiln_guard_init(kiln_context *ctx, kiln_stream *stream) {
   kiln_guard *g = calloc(1, sizeof *g);
   if (!g || pthread_mutex_init(&g->lock, NULL) != 0) {
     free(g);
@@ -90,15 +90,7 @@ kiln_status kiln_guard_init(kiln_context *ctx) {
                           "kiln_context_create: out of host memory setting "
                           "up KILN_DEBUG=guard");
   }
-  kiln_status st = kiln_stream_create_internal(ctx, false, 0, &g->stream);
-  if (st != KILN_OK) {
-    pthread_mutex_destroy(&g->lock);
-    free(g);
-    return st;
-  }
-  /* kiln's own, so not reported as alive; the context's release of its
-   * streams releases it. */
-  g->stream->base.internal = true;
+  g->stream = stream;
   memset(g->pattern, GUARD_VALUE, sizeof g->pattern);
   ctx->guard = g;
   kiln_log(KILN_LOG_INFO,

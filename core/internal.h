@@ -220,7 +220,7 @@ kiln_status kiln_compile_options_check(const char *fn,
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
                                         uint32_t priority, kiln_stream **out);
 
-/* ---- Launches (core/launch.c) and graphs (core/graph.c) -------------------- */
+/* ---- Launches, the door, graphs (core/args.c, submit.c, graph.c) ---------- */
 
 /* kiln_launch's checks of everything but the kernel handle and the stream,
  * and the packing of the arguments; messages name kiln_launch. */
@@ -234,49 +234,41 @@ kiln_status kiln_launch_helper(kiln_stream *stream, kiln_kernel *kernel,
                                const kiln_launch_config *config,
                                const kiln_arg *args, size_t arg_count);
 
+/* Threads per block of the built-in helpers' launches. */
+#define KILN_HELPER_BLOCK 256u
+
+/* A 1-D grid of blocks of KILN_HELPER_BLOCK threads, one per `per_block`
+ * of n items, at least 1 and at most `max_blocks`: every built-in kernel
+ * loops grid-stride, so any count covers n. core/kernels.c. */
+kiln_launch_config kiln_helper_config(size_t n, size_t per_block,
+                                      uint32_t max_blocks);
+
+/* The one path of every command queued on s (core/submit.c): captured into
+ * s's graph while s captures one (or refused there, naming c->fn, if a
+ * graph cannot hold it), else issued through the backend's ops, with the
+ * guard's bookkeeping, and a device loss marked on the context. s is
+ * resolved and every argument in c checked. */
+kiln_status kiln_submit(kiln_stream *s, const kiln_command *c);
+
+/* Calls f on each object a command that a graph holds uses. */
+void kiln_command_objects(const kiln_command *c, void (*f)(const void *o));
+
+/* A graph's hold on an object it uses (kiln_check_not_held). */
+static inline void kiln_graph_hold(const void *o) {
+  atomic_fetch_add(&((kiln_object *)(uintptr_t)o)->graph_refs, 1);
+}
+
 /* Whether a graph is being captured on s. */
 static inline bool kiln_stream_capturing(kiln_stream *s) {
   return atomic_load_explicit(&s->capture, memory_order_acquire) != NULL;
 }
 
 /* KILN_ERROR_INVALID_STATE, naming fn, when s is capturing: for the calls
- * that cannot be captured. */
+ * that are no command and cannot be captured (synchronize, destroy). */
 kiln_status kiln_capture_refuse(kiln_stream *s, const char *fn);
-
-/* Record an operation, checked in full, into s's capture instead of
- * issuing it (offsets counted as the backend's ops count them). */
-kiln_status kiln_capture_launch(kiln_stream *s, kiln_kernel *kernel,
-                                const kiln_launch_config *config,
-                                const kiln_arg *args, size_t arg_count,
-                                const kiln_packed_args *packed,
-                                bool numbered);
-kiln_status kiln_capture_copy(kiln_stream *s, kiln_buffer *dst,
-                              size_t dst_offset, const kiln_buffer *src,
-                              size_t src_offset, size_t size);
-kiln_status kiln_capture_fill(kiln_stream *s, kiln_buffer *dst, size_t offset,
-                              size_t size, uint64_t pattern,
-                              size_t pattern_size);
-
-/* Fills with a pattern already narrowed to `width` bytes (core/buffer.c):
- * the backend's fill at the narrowest size it lists in fill_sizes that
- * suits offset and size, else the fill kernel. kiln_buffer_fill and graph
- * replays go through it. */
-kiln_status kiln_fill_native(kiln_stream *s, kiln_buffer *dst,
-                             size_t offset, size_t size, uint64_t pattern,
-                             size_t width);
-/* Copies between two buffers of s's context (offsets counted as the buffer
- * ops' are): the copy kernel where the backend asks for it
- * (copy_kernel_bytes) and the copy suits it, else the backend's copy.
- * kiln_buffer_copy and graph replays go through it. */
-kiln_status kiln_copy_native(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
-                             const kiln_buffer *src, size_t src_off,
-                             size_t size);
-kiln_status kiln_capture_event(kiln_stream *s, kiln_event *e,
-                               kiln_graph_op op);
 
 /* Whether e is recorded in s's capture (a wait on it is then valid). */
 bool kiln_capture_records(kiln_stream *s, const kiln_event *e);
-
 
 /* Releases a graph or an abandoned capture (context destroy). */
 void kiln_graph_release(kiln_graph *g);
@@ -301,10 +293,10 @@ kiln_status kiln_debug_from_env(unsigned *out_modes);
  * multiple of 256, so the caller's range keeps the allocation's alignment. */
 #define KILN_GUARD_BYTES 4096u
 
-/* Turns the guards on for a new context whose default stream exists (an
- * internal stream of its own carries every guard read and write), and
- * frees that state once every buffer of the context was released. */
-kiln_status kiln_guard_init(kiln_context *ctx);
+/* Turns the guards on for a new context, `stream` (an internal stream of
+ * the context's) carrying every guard read and write, and frees that
+ * state once every buffer of the context was released. */
+kiln_status kiln_guard_init(kiln_context *ctx, kiln_stream *stream);
 void kiln_guard_deinit(kiln_context *ctx);
 
 /* Writes the pattern into a new buffer's guards and waits for it (buf->guard

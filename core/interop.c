@@ -210,9 +210,9 @@ kiln_status kiln_stream_wait_native(kiln_stream *s, uint64_t handle,
                           "when, and value must be 0",
                           fn, (unsigned long long)value, ctx->ops->name);
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
-  if (!ctx->ops->stream_wait_native) return unsupported(ctx, fn);
-  return kiln_error_in(
-      fn,
-      kiln_context_result(ctx, ctx->ops->stream_wait_native(s, handle, value)));
+  const kiln_command c = {.kind = KILN_COMMAND_WAIT_NATIVE,
+                          .fn = fn,
+                          .handle = handle,
+                          .value = value};
+  return kiln_submit(s, &c);
 }

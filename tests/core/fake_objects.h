@@ -122,8 +122,19 @@ void fake_queue_deinit(kiln_context *ctx);
 /* A command of a graph the fake built (fake_graph.c): what the op was
  * handed on the building stream, the arguments copied. `cmd` is the index
  * of the graph's g->cmds a launch came from, SIZE_MAX for the others. */
+/* The kinds of the fake's graph nodes: the commands a graph can hold.
+ * Named as the core named them before its commands had kinds of their own
+ * (issue 28), which fake_backend.c and fake_graph.c still use. */
+typedef enum fake_node_op {
+  KILN_GRAPH_LAUNCH = KILN_COMMAND_LAUNCH,
+  KILN_GRAPH_COPY = KILN_COMMAND_COPY,
+  KILN_GRAPH_FILL = KILN_COMMAND_FILL,
+  KILN_GRAPH_RECORD = KILN_COMMAND_RECORD,
+  KILN_GRAPH_WAIT = KILN_COMMAND_WAIT,
+} fake_node_op;
+
 typedef struct fake_node {
-  kiln_graph_op op;
+  fake_node_op op;
   size_t cmd;
   kiln_kernel *kernel;
   kiln_launch_config config;
