@@ -27,8 +27,6 @@ const char *kiln_vulkan_validation_problem(void) {
   return g.validation_problem[0] ? g.validation_problem : NULL;
 }
 
-uint32_t kiln_vulkan_validation_version(void) { return g.validation_version; }
-
 size_t kiln_vulkan_device_count(void) { return g.count; }
 
 kiln_status kiln_vulkan_device_properties(size_t index,
@@ -399,7 +397,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   bool memory_fd =
       has_extension(exts, ext_count, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
   kiln_vulkan_optional optional;
-  kiln_vulkan_optional_probe(dev, exts, ext_count, &optional);
+  kiln_vulkan_optional_probe(dev, exts, ext_count, g.validation_version,
+                             &optional);
   free(exts);
 
   VkPhysicalDeviceVulkan12Features f12 = {

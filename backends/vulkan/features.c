@@ -36,7 +36,8 @@ static bool has(const VkExtensionProperties *exts, uint32_t count,
 
 void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
                                 const VkExtensionProperties *exts,
-                                uint32_t count, kiln_vulkan_optional *out) {
+                                uint32_t count, uint32_t layer,
+                                kiln_vulkan_optional *out) {
   memset(out, 0, sizeof *out);
   out->atomic.sType =
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT;
@@ -61,7 +62,6 @@ void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
   /* A validation layer older than the extension (Debian 12's is 1.3.239)
    * rejects its feature struct in vkCreateDevice as an unknown sType: a
    * validated context goes without it rather than fail every check. */
-  const uint32_t layer = kiln_vulkan_validation_version();
   if (layer && layer < KHR_COOPMAT_LAYER_VERSION) {
     if (has(exts, count, KHR_COOPMAT_NAME))
       kiln_log(KILN_LOG_INFO,

@@ -190,10 +190,12 @@ typedef struct kiln_vulkan_physical {
 VkInstance kiln_vulkan_instance(void);
 
 /* Fills *out with the optional features `dev` offers, from its extension
- * list (features.c). */
+ * list (features.c); `layer` is the validation layer's specVersion while
+ * it is on, else 0. */
 void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
                                 const VkExtensionProperties *exts,
-                                uint32_t count, kiln_vulkan_optional *out);
+                                uint32_t count, uint32_t layer,
+                                kiln_vulkan_optional *out);
 /* Sets kp->features, the subgroup size range and the matrix shapes of the
  * device p describes (its optional features probed), a device of
  * `instance`. */
@@ -213,8 +215,6 @@ const kiln_vulkan_physical *kiln_vulkan_physical_device(size_t index);
 /* Why a context cannot be created although probe succeeded (validation was
  * asked for but is not installed), or NULL. */
 const char *kiln_vulkan_validation_problem(void);
-/* The validation layer's specVersion while it is on, else 0. */
-uint32_t kiln_vulkan_validation_version(void);
 
 kiln_status kiln_vulkan_probe(char *reason, size_t reason_size);
 size_t kiln_vulkan_device_count(void);
