@@ -78,10 +78,10 @@ kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags) {
     } else {
       /* Zeroed before any stream can see the buffer, so that every stream
        * may use it at once. */
-      kiln_vulkan_stream_lock(vc->util);
-      s = record_fill(vc->util, vb->alloc.buffer, 0, VK_WHOLE_SIZE, 0);
-      if (s == KILN_OK) s = kiln_vulkan_stream_finish(vc->util);
-      kiln_vulkan_stream_unlock(vc->util);
+      kiln_vulkan_stream_lock(vc->streams.util);
+      s = record_fill(vc->streams.util, vb->alloc.buffer, 0, VK_WHOLE_SIZE, 0);
+      if (s == KILN_OK) s = kiln_vulkan_stream_finish(vc->streams.util);
+      kiln_vulkan_stream_unlock(vc->streams.util);
       if (s != KILN_OK) kiln_vulkan_free(vc, &vb->alloc);
     }
   }
@@ -107,7 +107,7 @@ kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
     /* With no work recorded or running anywhere, nothing can touch the
      * buffer: copy straight into it, and later submissions see the bytes
      * (vkQueueSubmit makes earlier host writes visible). */
-    if (status == KILN_OK && atomic_load(&st->ctx->busy_streams) == 0) {
+    if (status == KILN_OK && atomic_load(&st->ctx->streams.busy) == 0) {
       memcpy(vb->alloc.map + off, from, size);
       kiln_vulkan_stream_unlock(st);
       return KILN_OK;

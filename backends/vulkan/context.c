@@ -62,29 +62,30 @@ static kiln_status choose_transfer(kiln_vulkan_context *vc) {
   const char *v = kiln_getenv("KILN_VULKAN_TRANSFER");
   const bool has = p->transfer_family != UINT32_MAX;
   if (!v || strcmp(v, "auto") == 0)
-    vc->transfer_mode = has ? KILN_VULKAN_TRANSFER_HOST
-                            : KILN_VULKAN_TRANSFER_OFF;
+    vc->queues.transfer_mode =
+        has ? KILN_VULKAN_TRANSFER_HOST : KILN_VULKAN_TRANSFER_OFF;
   else if (strcmp(v, "all") == 0)
-    vc->transfer_mode = has ? KILN_VULKAN_TRANSFER_ALL
-                            : KILN_VULKAN_TRANSFER_OFF;
+    vc->queues.transfer_mode =
+        has ? KILN_VULKAN_TRANSFER_ALL : KILN_VULKAN_TRANSFER_OFF;
   else if (strcmp(v, "off") == 0)
-    vc->transfer_mode = KILN_VULKAN_TRANSFER_OFF;
+    vc->queues.transfer_mode = KILN_VULKAN_TRANSFER_OFF;
   else if (strcmp(v, "compute") == 0)
-    vc->transfer_mode = KILN_VULKAN_TRANSFER_COMPUTE;
+    vc->queues.transfer_mode = KILN_VULKAN_TRANSFER_COMPUTE;
   else
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "KILN_VULKAN_TRANSFER=\"%s\" is not one of auto, "
                           "all, off or compute",
                           v);
-  vc->transfer_family = UINT32_MAX;
-  vc->transfer_count = 0;
-  if (vc->transfer_mode == KILN_VULKAN_TRANSFER_COMPUTE) {
-    vc->transfer_family = p->queue_family;
-  } else if (vc->transfer_mode != KILN_VULKAN_TRANSFER_OFF) {
-    vc->transfer_family = p->transfer_family;
-    vc->transfer_count = p->transfer_queue_count < KILN_VULKAN_MAX_TRANSFER
-                             ? p->transfer_queue_count
-                             : KILN_VULKAN_MAX_TRANSFER;
+  vc->queues.transfer_family = UINT32_MAX;
+  vc->queues.transfer_count = 0;
+  if (vc->queues.transfer_mode == KILN_VULKAN_TRANSFER_COMPUTE) {
+    vc->queues.transfer_family = p->queue_family;
+  } else if (vc->queues.transfer_mode != KILN_VULKAN_TRANSFER_OFF) {
+    vc->queues.transfer_family = p->transfer_family;
+    vc->queues.transfer_count =
+        p->transfer_queue_count < KILN_VULKAN_MAX_TRANSFER
+            ? p->transfer_queue_count
+            : KILN_VULKAN_MAX_TRANSFER;
   }
   return KILN_OK;
 }
@@ -108,27 +109,29 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   bool share = false;
   if ((st = choose_peer_memory(&share)) != KILN_OK) return st;
   share = share && p->memory_fd;
-  vc->queue_count = p->queue_count < KILN_VULKAN_MAX_QUEUES
-                        ? p->queue_count
-                        : KILN_VULKAN_MAX_QUEUES;
+  vc->queues.compute_count = p->queue_count < KILN_VULKAN_MAX_QUEUES
+                                 ? p->queue_count
+                                 : KILN_VULKAN_MAX_QUEUES;
   /* The last queue takes the streams of priority 1, at a higher queue
    * priority than the others (device.c reports the range). */
   float priorities[KILN_VULKAN_MAX_QUEUES];
-  for (uint32_t i = 0; i < vc->queue_count; i++)
+  for (uint32_t i = 0; i < vc->queues.compute_count; i++)
     priorities[i] =
-        vc->queue_count >= 2 && i + 1 < vc->queue_count ? 0.5f : 1.0f;
+        vc->queues.compute_count >= 2 && i + 1 < vc->queues.compute_count
+            ? 0.5f
+            : 1.0f;
   const float transfer_priorities[KILN_VULKAN_MAX_TRANSFER] = {1, 1, 1, 1};
   VkDeviceQueueCreateInfo queue_info[2] = {
       {
           .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
           .queueFamilyIndex = p->queue_family,
-          .queueCount = vc->queue_count,
+          .queueCount = vc->queues.compute_count,
           .pQueuePriorities = priorities,
       },
       {
           .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-          .queueFamilyIndex = vc->transfer_family,
-          .queueCount = vc->transfer_count,
+          .queueFamilyIndex = vc->queues.transfer_family,
+          .queueCount = vc->queues.transfer_count,
           .pQueuePriorities = transfer_priorities,
       },
   };
@@ -158,7 +161,7 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   VkDeviceCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
       .pNext = &vc->enabled,
-      .queueCreateInfoCount = vc->transfer_count > 0 ? 2 : 1,
+      .queueCreateInfoCount = vc->queues.transfer_count > 0 ? 2 : 1,
       .pQueueCreateInfos = queue_info,
       .enabledExtensionCount = extension_count,
       .ppEnabledExtensionNames = extension_count ? extensions : NULL,
@@ -189,16 +192,16 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
     vc->device = VK_NULL_HANDLE;
     return kiln_vulkan_error(r, "vkCreateDevice");
   }
-  vc->budget = p->memory_budget;
+  vc->memory.budget = p->memory_budget;
   if (p->host_import) {
     PFN_vkVoidFunction fn = kiln_vulkan_lib.vkGetDeviceProcAddr(
         vc->device, "vkGetMemoryHostPointerPropertiesEXT");
-    memcpy(&vc->vkGetMemoryHostPointerPropertiesEXT, &fn, sizeof fn);
+    memcpy(&vc->memory.vkGetMemoryHostPointerPropertiesEXT, &fn, sizeof fn);
   }
   if (share) {
     PFN_vkVoidFunction fn =
         kiln_vulkan_lib.vkGetDeviceProcAddr(vc->device, "vkGetMemoryFdKHR");
-    memcpy(&vc->vkGetMemoryFdKHR, &fn, sizeof fn);
+    memcpy(&vc->memory.vkGetMemoryFdKHR, &fn, sizeof fn);
   }
   return KILN_OK;
 }
@@ -206,9 +209,9 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
 static void destroy_queues(kiln_vulkan_context *vc, uint32_t count,
                            uint32_t transfer_count) {
   for (uint32_t i = 0; i < count; i++)
-    pthread_mutex_destroy(&vc->queues[i].lock);
+    pthread_mutex_destroy(&vc->queues.compute[i].lock);
   for (uint32_t i = 0; i < transfer_count; i++)
-    pthread_mutex_destroy(&vc->transfer[i].lock);
+    pthread_mutex_destroy(&vc->queues.transfer[i].lock);
 }
 
 
@@ -237,71 +240,72 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
     return st;
   }
   uint32_t queues = 0;
-  for (; queues < vc->queue_count; queues++) {
+  for (; queues < vc->queues.compute_count; queues++) {
     vc->vk.vkGetDeviceQueue(vc->device, vc->phys->queue_family, queues,
-                            &vc->queues[queues].handle);
-    if (pthread_mutex_init(&vc->queues[queues].lock, NULL) != 0) {
+                            &vc->queues.compute[queues].handle);
+    if (pthread_mutex_init(&vc->queues.compute[queues].lock, NULL) != 0) {
       st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "pthread_mutex_init failed for a Vulkan queue");
       break;
     }
   }
   uint32_t transfers = 0;
-  for (; st == KILN_OK && transfers < vc->transfer_count; transfers++) {
-    vc->vk.vkGetDeviceQueue(vc->device, vc->transfer_family, transfers,
-                            &vc->transfer[transfers].handle);
-    if (pthread_mutex_init(&vc->transfer[transfers].lock, NULL) != 0) {
+  for (; st == KILN_OK && transfers < vc->queues.transfer_count; transfers++) {
+    vc->vk.vkGetDeviceQueue(vc->device, vc->queues.transfer_family, transfers,
+                            &vc->queues.transfer[transfers].handle);
+    if (pthread_mutex_init(&vc->queues.transfer[transfers].lock, NULL) != 0) {
       st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "pthread_mutex_init failed for a Vulkan queue");
       break;
     }
   }
-  atomic_init(&vc->next_queue, 0);
-  atomic_init(&vc->next_transfer, 0);
-  atomic_init(&vc->busy_streams, 0);
+  atomic_init(&vc->queues.next_compute, 0);
+  atomic_init(&vc->queues.next_transfer, 0);
+  atomic_init(&vc->streams.busy, 0);
   bool streams_lock = false;
   if (st == KILN_OK) st = kiln_vulkan_pipeline_cache_create(vc);
-  atomic_init(&vc->write_epoch, 0);
-  vc->reorder = (vc->base.debug & KILN_DEBUG_REORDER) != 0;
+  atomic_init(&vc->writes.epoch, 0);
+  vc->reorder.on = (vc->base.debug & KILN_DEBUG_REORDER) != 0;
   bool writes_lock = false, held_lock = false;
   if (st == KILN_OK) {
-    if (pthread_mutex_init(&vc->streams_lock, NULL) == 0)
+    if (pthread_mutex_init(&vc->streams.lock, NULL) == 0)
       streams_lock = true;
     else
       st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "pthread_mutex_init failed for the stream list");
   }
   if (st == KILN_OK) {
-    if (pthread_mutex_init(&vc->writes_lock, NULL) == 0)
+    if (pthread_mutex_init(&vc->writes.lock, NULL) == 0)
       writes_lock = true;
     else
       st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "pthread_mutex_init failed for the write list");
   }
   if (st == KILN_OK) {
-    if (pthread_mutex_init(&vc->held_lock, NULL) == 0)
+    if (pthread_mutex_init(&vc->reorder.lock, NULL) == 0)
       held_lock = true;
     else
       st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "pthread_mutex_init failed for the held work");
   }
   if (st == KILN_OK) {
-    vc->util = calloc(1, sizeof *vc->util);
-    if (!vc->util)
+    vc->streams.util = calloc(1, sizeof *vc->streams.util);
+    if (!vc->streams.util)
       st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "out of host memory creating a Vulkan context");
-    else if ((st = kiln_vulkan_stream_setup(vc, vc->util, &vc->queues[0])) !=
-             KILN_OK) {
-      free(vc->util);
-      vc->util = NULL;
+    else if ((st = kiln_vulkan_stream_setup(
+                  vc, vc->streams.util, &vc->queues.compute[0])) != KILN_OK) {
+      free(vc->streams.util);
+      vc->streams.util = NULL;
     }
   }
   if (st != KILN_OK) {
-    if (held_lock) pthread_mutex_destroy(&vc->held_lock);
-    if (writes_lock) pthread_mutex_destroy(&vc->writes_lock);
-    if (streams_lock) pthread_mutex_destroy(&vc->streams_lock);
-    if (vc->pipeline_cache)
-      vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
+    if (held_lock) pthread_mutex_destroy(&vc->reorder.lock);
+    if (writes_lock) pthread_mutex_destroy(&vc->writes.lock);
+    if (streams_lock) pthread_mutex_destroy(&vc->streams.lock);
+    if (vc->pipeline_cache.handle)
+      vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache.handle,
+                                    NULL);
     destroy_queues(vc, queues, transfers);
     if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
   }
@@ -318,14 +322,14 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
    * vkDeviceWaitIdle would race with: wait for kiln's own work only. */
   if (!vc->owns_device)
     kiln_vulkan_quiesce_for_deinit(vc, "releasing a borrowed VkDevice");
-  kiln_vulkan_stream_teardown(vc->util);
-  free(vc->util);
+  kiln_vulkan_stream_teardown(vc->streams.util);
+  free(vc->streams.util);
   kiln_vulkan_peer_forget(vc);
   kiln_vulkan_release_writes(vc, NULL);
-  free(vc->writes);
+  free(vc->writes.list);
   /* Every stream waited for its own work when it was destroyed: nothing
    * is held any more. */
-  free(vc->held);
+  free(vc->reorder.held);
   /* Destroying the device with work queued is invalid, and a lost device
    * may still report work pending: this is not a hot path. */
   if (vc->owns_device) {
@@ -334,10 +338,10 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
       kiln_vulkan_warn(r, "vkDeviceWaitIdle before destroying the device");
   }
   kiln_vulkan_pipeline_cache_save(vc);
-  vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache, NULL);
+  vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache.handle, NULL);
   if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
-  pthread_mutex_destroy(&vc->held_lock);
-  pthread_mutex_destroy(&vc->writes_lock);
-  pthread_mutex_destroy(&vc->streams_lock);
-  destroy_queues(vc, vc->queue_count, vc->transfer_count);
+  pthread_mutex_destroy(&vc->reorder.lock);
+  pthread_mutex_destroy(&vc->writes.lock);
+  pthread_mutex_destroy(&vc->streams.lock);
+  destroy_queues(vc, vc->queues.compute_count, vc->queues.transfer_count);
 }

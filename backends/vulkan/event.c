@@ -117,7 +117,7 @@ kiln_status kiln_vulkan_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
  * made first, or a program that polls would wait for it for good. */
 static kiln_status reached_for_program(kiln_vulkan_context *vc,
                                        const kiln_vulkan_event *ve) {
-  if (vc->reorder && ve->timeline) {
+  if (vc->reorder.on && ve->timeline) {
     kiln_status s = kiln_vulkan_release(vc, ve->timeline->semaphore, ve->value);
     if (s != KILN_OK) return s;
   }

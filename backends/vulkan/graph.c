@@ -25,7 +25,7 @@ static void wait_replays(kiln_vulkan_graph *vg) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(vg->base.base.context);
   /* KILN_DEBUG=reorder: the last replay's stream first, not the order of
    * the launches that the waits below would release them in. */
-  for (size_t i = vg->replay_count; vc->reorder && i-- > 0;)
+  for (size_t i = vg->replay_count; vc->reorder.on && i-- > 0;)
     if (kiln_vulkan_release(vc, vg->replays[i].timeline->semaphore,
                             vg->replays[i].value) != KILN_OK)
       kiln_log(KILN_LOG_WARN, "vulkan: releasing a graph's replays: %s",

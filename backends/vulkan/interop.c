@@ -34,7 +34,7 @@ kiln_status kiln_vulkan_context_native(kiln_context *ctx,
   out->vk_get_instance_proc_addr =
       (void (*)(void))kiln_vulkan_lib.vkGetInstanceProcAddr;
   /* What importing the device again needs; valid while the context is. */
-  out->vk_queue_count = vc->queue_count;
+  out->vk_queue_count = vc->queues.compute_count;
   out->vk_enabled_features = &vc->enabled;
   return KILN_OK;
 }
@@ -209,16 +209,16 @@ kiln_status kiln_vulkan_context_import(kiln_context *ctx,
   p->queue_count = native->vk_queue_count;
   p->timestamp_valid_bits = family.timestampValidBits;
   vc->phys = p;
-  vc->queue_count = native->vk_queue_count < KILN_VULKAN_MAX_QUEUES
-                        ? native->vk_queue_count
-                        : KILN_VULKAN_MAX_QUEUES;
-  vc->base.properties.stream_queues = vc->queue_count;
+  vc->queues.compute_count = native->vk_queue_count < KILN_VULKAN_MAX_QUEUES
+                                 ? native->vk_queue_count
+                                 : KILN_VULKAN_MAX_QUEUES;
+  vc->base.properties.stream_queues = vc->queues.compute_count;
   vc->device = (VkDevice)native->vk_device;
   /* kiln creates no queues on a caller's device: copies stay on the
    * compute queues it was given. */
-  vc->transfer_mode = KILN_VULKAN_TRANSFER_OFF;
-  vc->transfer_family = UINT32_MAX;
-  vc->transfer_count = 0;
+  vc->queues.transfer_mode = KILN_VULKAN_TRANSFER_OFF;
+  vc->queues.transfer_family = UINT32_MAX;
+  vc->queues.transfer_count = 0;
   /* A failed import leaves the device to the caller, adopted or not. */
   vc->owns_device = false;
   kiln_status st = kiln_vulkan_context_setup(vc);
@@ -288,7 +288,7 @@ kiln_status kiln_vulkan_stream_native(kiln_stream *s, kiln_native_stream *out) {
   /* The caller's own submissions may wait for the value handed out: held
    * by KILN_DEBUG=reorder, its signal would come after them in the queue,
    * and a queue that runs one submission after another would block. */
-  if (status == KILN_OK && st->ctx->reorder)
+  if (status == KILN_OK && st->ctx->reorder.on)
     status =
         kiln_vulkan_release(st->ctx, st->timeline->semaphore, st->submitted);
   if (status == KILN_OK) {
@@ -311,14 +311,14 @@ kiln_status kiln_vulkan_stream_import(kiln_stream *s,
                           "%s: a VkQueue belongs to its VkDevice and cannot "
                           "be adopted (KILN_NATIVE_ADOPT)",
                           fn);
-  for (uint32_t i = 0; i < vc->queue_count; i++)
-    if ((void *)vc->queues[i].handle == native->vk_queue)
+  for (uint32_t i = 0; i < vc->queues.compute_count; i++)
+    if ((void *)vc->queues.compute[i].handle == native->vk_queue)
       return kiln_vulkan_stream_setup(vc, kiln_vulkan_stream_cast(s),
-                                      &vc->queues[i]);
+                                      &vc->queues.compute[i]);
   return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                         "%s: native->vk_queue %p is none of the %u queues of "
                         "family %u that the context uses",
-                        fn, native->vk_queue, vc->queue_count,
+                        fn, native->vk_queue, vc->queues.compute_count,
                         vc->phys->queue_family);
 }
 

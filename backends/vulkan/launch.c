@@ -53,8 +53,8 @@ static kiln_status create_pipeline(kiln_vulkan_context *vc,
           },
       .layout = vk->layout,
   };
-  VkResult r = vc->vk.vkCreateComputePipelines(vc->device, vc->pipeline_cache,
-                                               1, &info, NULL, out);
+  VkResult r = vc->vk.vkCreateComputePipelines(
+      vc->device, vc->pipeline_cache.handle, 1, &info, NULL, out);
   if (r == VK_SUCCESS) return KILN_OK;
   return kiln_vulkan_error_as(r, failed,
                               "vkCreateComputePipelines for kernel '%s' with "

@@ -42,7 +42,7 @@ static int memory_rank(const kiln_vulkan_physical *p,
  * the device does not say. */
 static bool memory_budget(kiln_vulkan_context *vc,
                           VkPhysicalDeviceMemoryBudgetPropertiesEXT *out) {
-  if (!vc->budget) return false;
+  if (!vc->memory.budget) return false;
   *out = (VkPhysicalDeviceMemoryBudgetPropertiesEXT){
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
   VkPhysicalDeviceMemoryProperties2 props = {
@@ -131,8 +131,8 @@ static VkBufferCreateInfo buffer_info(const kiln_vulkan_context *vc,
                                       VkDeviceSize size,
                                       uint32_t families[2]) {
   families[0] = vc->phys->queue_family;
-  families[1] = vc->transfer_family;
-  const bool shared = vc->transfer_count > 0;
+  families[1] = vc->queues.transfer_family;
+  const bool shared = vc->queues.transfer_count > 0;
   return (VkBufferCreateInfo){
       .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
       .size = size,
@@ -210,8 +210,8 @@ kiln_status kiln_vulkan_import_host(kiln_vulkan_context *vc, void *host,
       VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
   VkMemoryHostPointerPropertiesEXT props = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
-  VkResult r = vc->vkGetMemoryHostPointerPropertiesEXT(vc->device, type, host,
-                                                       &props);
+  VkResult r = vc->memory.vkGetMemoryHostPointerPropertiesEXT(vc->device, type,
+                                                              host, &props);
   if (r != VK_SUCCESS)
     return kiln_vulkan_error(r, "vkGetMemoryHostPointerPropertiesEXT");
   VkExternalMemoryBufferCreateInfo external = {
@@ -273,7 +273,7 @@ kiln_status kiln_vulkan_import_host(kiln_vulkan_context *vc, void *host,
 
 bool kiln_vulkan_can_share_memory(const kiln_vulkan_context *a,
                                   const kiln_vulkan_context *b) {
-  return a->vkGetMemoryFdKHR && b->vkGetMemoryFdKHR &&
+  return a->memory.vkGetMemoryFdKHR && b->memory.vkGetMemoryFdKHR &&
          memcmp(a->phys->properties.uuid, b->phys->properties.uuid,
                 VK_UUID_SIZE) == 0 &&
          memcmp(a->phys->driver_uuid, b->phys->driver_uuid, VK_UUID_SIZE) == 0;
@@ -403,7 +403,7 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
         .memory = on_from->memory,
         .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
     };
-    VkResult r = from->vkGetMemoryFdKHR(from->device, &get, &fd);
+    VkResult r = from->memory.vkGetMemoryFdKHR(from->device, &get, &fd);
     if (r != VK_SUCCESS) st = kiln_vulkan_error(r, "vkGetMemoryFdKHR");
   }
   if (st == KILN_OK) st = import_shared(to, fd, size, req.size, type, on_to);

@@ -59,8 +59,8 @@ static shared_slots *cache;
 
 static bool host_importers(const kiln_vulkan_context *a,
                            const kiln_vulkan_context *b) {
-  return a->vkGetMemoryHostPointerPropertiesEXT &&
-         b->vkGetMemoryHostPointerPropertiesEXT;
+  return a->memory.vkGetMemoryHostPointerPropertiesEXT &&
+         b->memory.vkGetMemoryHostPointerPropertiesEXT;
 }
 
 static void slots_free(shared_slots *ss) {

@@ -77,24 +77,24 @@ kiln_status kiln_vulkan_pipeline_cache_create(kiln_vulkan_context *vc) {
       .pInitialData = data,
   };
   VkResult r = vc->vk.vkCreatePipelineCache(vc->device, &info, NULL,
-                                            &vc->pipeline_cache);
+                                            &vc->pipeline_cache.handle);
   if (r != VK_SUCCESS && data) {
     why = "the driver refused it";
     info.initialDataSize = 0;
     info.pInitialData = NULL;
     r = vc->vk.vkCreatePipelineCache(vc->device, &info, NULL,
-                                     &vc->pipeline_cache);
+                                     &vc->pipeline_cache.handle);
     free(data);
     data = NULL;
   }
   if (r != VK_SUCCESS) {
     free(data);
-    vc->pipeline_cache = VK_NULL_HANDLE;
+    vc->pipeline_cache.handle = VK_NULL_HANDLE;
     return kiln_vulkan_error(r, "vkCreatePipelineCache");
   }
   if (data) {
-    hash_of(data, size, &vc->pipeline_cache_seed);
-    vc->pipeline_cache_seed_size = size;
+    hash_of(data, size, &vc->pipeline_cache.seed);
+    vc->pipeline_cache.seed_size = size;
     kiln_log(KILN_LOG_DEBUG,
              "vulkan: pipeline cache: loaded %zu bytes from disk", size);
     free(data);
@@ -116,12 +116,12 @@ void kiln_vulkan_pipeline_cache_save(kiln_vulkan_context *vc) {
   for (int round = 0; round < 4 && r == VK_INCOMPLETE; round++) {
     free(data);
     data = NULL;
-    r = vc->vk.vkGetPipelineCacheData(vc->device, vc->pipeline_cache, &size,
-                                      NULL);
+    r = vc->vk.vkGetPipelineCacheData(vc->device, vc->pipeline_cache.handle,
+                                      &size, NULL);
     if (r != VK_SUCCESS || size == 0) break;
     if (!(data = malloc(size))) break;
-    r = vc->vk.vkGetPipelineCacheData(vc->device, vc->pipeline_cache, &size,
-                                      data);
+    r = vc->vk.vkGetPipelineCacheData(vc->device, vc->pipeline_cache.handle,
+                                      &size, data);
   }
   if (r != VK_SUCCESS || !data || size == 0) {
     kiln_log(KILN_LOG_DEBUG, "vulkan: pipeline cache: not saved: %s",
@@ -131,8 +131,8 @@ void kiln_vulkan_pipeline_cache_save(kiln_vulkan_context *vc) {
   }
   kiln_hash now;
   hash_of(data, size, &now);
-  if (size == vc->pipeline_cache_seed_size &&
-      memcmp(now.bytes, vc->pipeline_cache_seed.bytes, sizeof now.bytes) == 0) {
+  if (size == vc->pipeline_cache.seed_size &&
+      memcmp(now.bytes, vc->pipeline_cache.seed.bytes, sizeof now.bytes) == 0) {
     kiln_log(KILN_LOG_DEBUG, "vulkan: pipeline cache: unchanged");
   } else {
     kiln_hash key;

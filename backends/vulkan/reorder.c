@@ -48,18 +48,18 @@ kiln_status kiln_vulkan_hold(kiln_vulkan_context *vc, kiln_vulkan_queue *queue,
     w = malloc(wait_count * sizeof *w);
     v = malloc(wait_count * sizeof *v);
   }
-  pthread_mutex_lock(&vc->held_lock);
-  kiln_vulkan_held *held = vc->held;
-  if (vc->held_count == vc->held_cap) {
-    size_t cap = vc->held_cap ? vc->held_cap * 2 : 64;
-    held = realloc(vc->held, cap * sizeof *held);
+  pthread_mutex_lock(&vc->reorder.lock);
+  kiln_vulkan_held *held = vc->reorder.held;
+  if (vc->reorder.count == vc->reorder.cap) {
+    size_t cap = vc->reorder.cap ? vc->reorder.cap * 2 : 64;
+    held = realloc(vc->reorder.held, cap * sizeof *held);
     if (held) {
-      vc->held = held;
-      vc->held_cap = cap;
+      vc->reorder.held = held;
+      vc->reorder.cap = cap;
     }
   }
   if (!held || (wait_count > 0 && (!w || !v))) {
-    pthread_mutex_unlock(&vc->held_lock);
+    pthread_mutex_unlock(&vc->reorder.lock);
     free(w);
     free(v);
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
@@ -70,7 +70,7 @@ kiln_status kiln_vulkan_hold(kiln_vulkan_context *vc, kiln_vulkan_queue *queue,
     memcpy(w, waits, wait_count * sizeof *w);
     memcpy(v, wait_values, wait_count * sizeof *v);
   }
-  vc->held[vc->held_count++] = (kiln_vulkan_held){
+  vc->reorder.held[vc->reorder.count++] = (kiln_vulkan_held){
       .queue = queue,
       .cmd = cmd,
       .waits = w,
@@ -80,7 +80,7 @@ kiln_status kiln_vulkan_hold(kiln_vulkan_context *vc, kiln_vulkan_queue *queue,
       .value = value,
       .state = HELD,
   };
-  pthread_mutex_unlock(&vc->held_lock);
+  pthread_mutex_unlock(&vc->reorder.lock);
   return KILN_OK;
 }
 
@@ -89,18 +89,19 @@ kiln_status kiln_vulkan_hold(kiln_vulkan_context *vc, kiln_vulkan_queue *queue,
  * first, other streams' that signal what it waits for, so that the
  * program's order is kept only where a wait asks for it. Only submissions
  * held before it can be needed (a wait names a value already handed to
- * kiln_vulkan_hold), so the recursion ends. held_lock held. */
+ * kiln_vulkan_hold), so the recursion ends. reorder.lock held. */
 static kiln_status release_one(kiln_vulkan_context *vc, size_t i) {
-  kiln_vulkan_held *h = &vc->held[i];
+  kiln_vulkan_held *h = &vc->reorder.held[i];
   if (h->state != HELD) return KILN_OK;
   kiln_status s = KILN_OK;
   for (size_t j = i; j-- > 0;)
-    if (vc->held[j].state == HELD && vc->held[j].signal == h->signal) {
+    if (vc->reorder.held[j].state == HELD &&
+        vc->reorder.held[j].signal == h->signal) {
       s = release_one(vc, j);
       break;
     }
   for (size_t j = i; s == KILN_OK && j-- > 0;) {
-    const kiln_vulkan_held *e = &vc->held[j];
+    const kiln_vulkan_held *e = &vc->reorder.held[j];
     bool needed = false;
     for (uint32_t k = 0; k < h->wait_count && !needed; k++)
       needed = e->signal == h->waits[k] && e->value <= h->wait_values[k];
@@ -148,54 +149,57 @@ static kiln_status release_one(kiln_vulkan_context *vc, size_t i) {
 }
 
 /* Drops the released submissions from the list, keeping the order of the
- * rest. held_lock held. */
+ * rest. reorder.lock held. */
 static void compact(kiln_vulkan_context *vc) {
   size_t keep = 0;
-  for (size_t i = 0; i < vc->held_count; i++) {
-    if (vc->held[i].state == HELD) {
-      vc->held[keep++] = vc->held[i];
+  for (size_t i = 0; i < vc->reorder.count; i++) {
+    if (vc->reorder.held[i].state == HELD) {
+      vc->reorder.held[keep++] = vc->reorder.held[i];
     } else {
-      free(vc->held[i].waits);
-      free(vc->held[i].wait_values);
+      free(vc->reorder.held[i].waits);
+      free(vc->reorder.held[i].wait_values);
     }
   }
-  vc->held_count = keep;
+  vc->reorder.count = keep;
 }
 
 kiln_status kiln_vulkan_release(kiln_vulkan_context *vc, VkSemaphore semaphore,
                                 uint64_t value) {
-  pthread_mutex_lock(&vc->held_lock);
+  pthread_mutex_lock(&vc->reorder.lock);
   kiln_status s = KILN_OK;
   /* The newest of the semaphore's submissions up to `value` brings the
    * older ones with it. */
   size_t last = SIZE_MAX;
-  for (size_t i = 0; i < vc->held_count; i++)
-    if (vc->held[i].signal == semaphore && vc->held[i].value <= value) last = i;
+  for (size_t i = 0; i < vc->reorder.count; i++)
+    if (vc->reorder.held[i].signal == semaphore &&
+        vc->reorder.held[i].value <= value)
+      last = i;
   if (last != SIZE_MAX) {
     s = release_one(vc, last);
     compact(vc);
   }
-  pthread_mutex_unlock(&vc->held_lock);
+  pthread_mutex_unlock(&vc->reorder.lock);
   return s;
 }
 
 kiln_status kiln_vulkan_release_all(kiln_vulkan_context *vc) {
-  pthread_mutex_lock(&vc->held_lock);
+  pthread_mutex_lock(&vc->reorder.lock);
   kiln_status s = KILN_OK;
   /* The stream held last goes first, with all it holds. */
-  while (vc->held_count > 0) {
-    kiln_status r = release_one(vc, vc->held_count - 1);
+  while (vc->reorder.count > 0) {
+    kiln_status r = release_one(vc, vc->reorder.count - 1);
     if (s == KILN_OK) s = r;
     compact(vc);
   }
-  pthread_mutex_unlock(&vc->held_lock);
+  pthread_mutex_unlock(&vc->reorder.lock);
   return s;
 }
 
 void kiln_vulkan_forget_held(kiln_vulkan_context *vc, VkSemaphore semaphore) {
-  pthread_mutex_lock(&vc->held_lock);
-  for (size_t i = 0; i < vc->held_count; i++)
-    if (vc->held[i].signal == semaphore) vc->held[i].state = RELEASED;
+  pthread_mutex_lock(&vc->reorder.lock);
+  for (size_t i = 0; i < vc->reorder.count; i++)
+    if (vc->reorder.held[i].signal == semaphore)
+      vc->reorder.held[i].state = RELEASED;
   compact(vc);
-  pthread_mutex_unlock(&vc->held_lock);
+  pthread_mutex_unlock(&vc->reorder.lock);
 }

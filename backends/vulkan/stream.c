@@ -40,13 +40,14 @@ kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *vc,
   kiln_vulkan_lane_state *transfer = &st->lanes[KILN_VULKAN_LANE_TRANSFER];
   compute->queue = queue;
   kiln_status s = create_pool(vc, vc->phys->queue_family, &compute->pool);
-  if (s == KILN_OK && vc->transfer_family != UINT32_MAX) {
+  if (s == KILN_OK && vc->queues.transfer_family != UINT32_MAX) {
     transfer->queue =
-        vc->transfer_count > 0
-            ? &vc->transfer[atomic_fetch_add(&vc->next_transfer, 1) %
-                            vc->transfer_count]
+        vc->queues.transfer_count > 0
+            ? &vc->queues
+                   .transfer[atomic_fetch_add(&vc->queues.next_transfer, 1) %
+                             vc->queues.transfer_count]
             : queue;
-    s = create_pool(vc, vc->transfer_family, &transfer->pool);
+    s = create_pool(vc, vc->queues.transfer_family, &transfer->pool);
   }
   if (s == KILN_OK) s = kiln_vulkan_timeline_create(vc, &st->timeline);
   if (s != KILN_OK) {
@@ -54,23 +55,23 @@ kiln_status kiln_vulkan_stream_setup(kiln_vulkan_context *vc,
     pthread_mutex_destroy(&st->lock);
     return s;
   }
-  pthread_mutex_lock(&vc->streams_lock);
-  st->next = vc->streams;
-  if (vc->streams) vc->streams->prev = st;
-  vc->streams = st;
-  pthread_mutex_unlock(&vc->streams_lock);
+  pthread_mutex_lock(&vc->streams.lock);
+  st->next = vc->streams.list;
+  if (vc->streams.list) vc->streams.list->prev = st;
+  vc->streams.list = st;
+  pthread_mutex_unlock(&vc->streams.lock);
   return KILN_OK;
 }
 
 void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
   kiln_vulkan_context *vc = st->ctx;
-  pthread_mutex_lock(&vc->streams_lock);
+  pthread_mutex_lock(&vc->streams.lock);
   if (st->prev)
     st->prev->next = st->next;
   else
-    vc->streams = st->next;
+    vc->streams.list = st->next;
   if (st->next) st->next->prev = st->prev;
-  pthread_mutex_unlock(&vc->streams_lock);
+  pthread_mutex_unlock(&vc->streams.lock);
 
   kiln_vulkan_stream_lock(st);
   /* The core has waited within its bound before any destroy, so what is
@@ -87,7 +88,7 @@ void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
       kiln_vulkan_warn(r, "vkDeviceWaitIdle before destroying a stream");
     st->completed = st->submitted;
     kiln_vulkan_stream_discard(st);
-    if (vc->reorder) kiln_vulkan_forget_held(vc, st->timeline->semaphore);
+    if (vc->reorder.on) kiln_vulkan_forget_held(vc, st->timeline->semaphore);
   }
   kiln_vulkan_stream_unlock(st);
   /* Its writes are done: nobody needs to wait for them any more. */
@@ -105,11 +106,13 @@ kiln_status kiln_vulkan_stream_init(kiln_stream *s) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(s->base.context);
   /* Priority 1 (possible only with two queues or more): the last queue,
    * created with the higher queue priority; the rest share the others. */
-  unsigned normal = vc->queue_count >= 2 ? vc->queue_count - 1 : 1;
-  unsigned i = s->priority > 0 ? vc->queue_count - 1
-                               : atomic_fetch_add(&vc->next_queue, 1) % normal;
+  unsigned normal =
+      vc->queues.compute_count >= 2 ? vc->queues.compute_count - 1 : 1;
+  unsigned i = s->priority > 0
+                   ? vc->queues.compute_count - 1
+                   : atomic_fetch_add(&vc->queues.next_compute, 1) % normal;
   return kiln_vulkan_stream_setup(vc, kiln_vulkan_stream_cast(s),
-                                  &vc->queues[i]);
+                                  &vc->queues.compute[i]);
 }
 
 void kiln_vulkan_stream_deinit(kiln_stream *s) {
@@ -130,9 +133,9 @@ kiln_status kiln_vulkan_stream_synchronize(kiln_stream *s,
 static kiln_status quiesce(kiln_vulkan_context *vc, uint64_t timeout_ns) {
   const uint64_t start = kiln_now_ns();
   kiln_status result = KILN_OK;
-  pthread_mutex_lock(&vc->streams_lock);
+  pthread_mutex_lock(&vc->streams.lock);
   /* Submit everywhere first so that the streams finish together. */
-  for (kiln_vulkan_stream *st = vc->streams; st; st = st->next) {
+  for (kiln_vulkan_stream *st = vc->streams.list; st; st = st->next) {
     kiln_vulkan_stream_lock(st);
     kiln_status s = kiln_vulkan_stream_flush(st);
     kiln_vulkan_stream_unlock(st);
@@ -140,11 +143,11 @@ static kiln_status quiesce(kiln_vulkan_context *vc, uint64_t timeout_ns) {
   }
   /* At once, the stream held last first, rather than in the list's order
    * by the waits below. */
-  if (vc->reorder) {
+  if (vc->reorder.on) {
     kiln_status s = kiln_vulkan_release_all(vc);
     if (result == KILN_OK) result = s;
   }
-  for (kiln_vulkan_stream *st = vc->streams; st; st = st->next) {
+  for (kiln_vulkan_stream *st = vc->streams.list; st; st = st->next) {
     uint64_t waited = kiln_now_ns() - start, left = KILN_WAIT_FOREVER;
     if (timeout_ns != KILN_WAIT_FOREVER)
       left = waited < timeout_ns ? timeout_ns - waited : 0;
@@ -153,7 +156,7 @@ static kiln_status quiesce(kiln_vulkan_context *vc, uint64_t timeout_ns) {
     kiln_vulkan_stream_unlock(st);
     if (result == KILN_OK) result = s;
   }
-  pthread_mutex_unlock(&vc->streams_lock);
+  pthread_mutex_unlock(&vc->streams.lock);
   return result;
 }
 

@@ -36,7 +36,7 @@ void kiln_vulkan_stream_unlock(kiln_vulkan_stream *st) {
 void kiln_vulkan_stream_set_busy(kiln_vulkan_stream *st, bool busy) {
   if (st->busy == busy) return;
   st->busy = busy;
-  atomic_fetch_add(&st->ctx->busy_streams, busy ? 1 : -1);
+  atomic_fetch_add(&st->ctx->streams.busy, busy ? 1 : -1);
 }
 
 static void retire(kiln_vulkan_stream *st) {
@@ -234,7 +234,7 @@ kiln_vulkan_lane kiln_vulkan_copy_lane(kiln_vulkan_stream *st,
                                        bool host) {
   if (!st->lanes[KILN_VULKAN_LANE_TRANSFER].queue || st->base.building ||
       !dst->any_queue || !src->any_queue ||
-      (!host && st->ctx->transfer_mode == KILN_VULKAN_TRANSFER_HOST))
+      (!host && st->ctx->queues.transfer_mode == KILN_VULKAN_TRANSFER_HOST))
     return KILN_VULKAN_LANE_COMPUTE;
   /* Behind the stream's own unfinished compute work, a copy on the
    * transfer queue would wait there for it, holding up the copies of every
@@ -352,7 +352,7 @@ static kiln_status submit(kiln_vulkan_stream *st, kiln_vulkan_lane lane,
         .pSignalSemaphores = &st->timeline->semaphore,
     };
     kiln_vulkan_queue *queue = st->lanes[lane].queue;
-    if (st->ctx->reorder) {
+    if (st->ctx->reorder.on) {
       s = kiln_vulkan_hold(st->ctx, queue, cmd, sems, values, n,
                            st->timeline->semaphore, value);
     } else {
@@ -373,15 +373,15 @@ static kiln_status submit(kiln_vulkan_stream *st, kiln_vulkan_lane lane,
 
 kiln_status kiln_vulkan_stream_collect_writes(kiln_vulkan_stream *st) {
   kiln_vulkan_context *vc = st->ctx;
-  if (atomic_load(&vc->write_epoch) == st->write_epoch) return KILN_OK;
+  if (atomic_load(&vc->writes.epoch) == st->write_epoch) return KILN_OK;
   kiln_status s = KILN_OK;
-  pthread_mutex_lock(&vc->writes_lock);
-  for (size_t i = 0; i < vc->write_count && s == KILN_OK; i++)
-    if (vc->writes[i].timeline != st->timeline)
-      s = kiln_vulkan_stream_add_wait(st, vc->writes[i].timeline,
-                                      vc->writes[i].value);
-  if (s == KILN_OK) st->write_epoch = atomic_load(&vc->write_epoch);
-  pthread_mutex_unlock(&vc->writes_lock);
+  pthread_mutex_lock(&vc->writes.lock);
+  for (size_t i = 0; i < vc->writes.count && s == KILN_OK; i++)
+    if (vc->writes.list[i].timeline != st->timeline)
+      s = kiln_vulkan_stream_add_wait(st, vc->writes.list[i].timeline,
+                                      vc->writes.list[i].value);
+  if (s == KILN_OK) st->write_epoch = atomic_load(&vc->writes.epoch);
+  pthread_mutex_unlock(&vc->writes.lock);
   return s;
 }
 
@@ -389,12 +389,12 @@ kiln_status kiln_vulkan_stream_publish_writes(kiln_vulkan_stream *st) {
   kiln_status s = kiln_vulkan_stream_flush(st);
   if (s != KILN_OK) return s;
   kiln_vulkan_context *vc = st->ctx;
-  pthread_mutex_lock(&vc->writes_lock);
+  pthread_mutex_lock(&vc->writes.lock);
   /* Drop the writes already done, and replace this stream's. */
   size_t keep = 0;
   bool found = false;
-  for (size_t i = 0; i < vc->write_count; i++) {
-    kiln_vulkan_wait w = vc->writes[i];
+  for (size_t i = 0; i < vc->writes.count; i++) {
+    kiln_vulkan_wait w = vc->writes.list[i];
     uint64_t value = 0;
     if (w.timeline == st->timeline) {
       w.value = st->submitted;
@@ -405,40 +405,40 @@ kiln_status kiln_vulkan_stream_publish_writes(kiln_vulkan_stream *st) {
       kiln_vulkan_timeline_release(vc, w.timeline);
       continue;
     }
-    vc->writes[keep++] = w;
+    vc->writes.list[keep++] = w;
   }
-  vc->write_count = keep;
+  vc->writes.count = keep;
   if (!found) {
-    kiln_vulkan_wait *writes =
-        grow(vc->writes, &vc->write_cap, vc->write_count, 1, sizeof *writes);
+    kiln_vulkan_wait *writes = grow(vc->writes.list, &vc->writes.cap,
+                                    vc->writes.count, 1, sizeof *writes);
     if (!writes) {
       s = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                          "out of host memory recording a write");
     } else {
-      vc->writes = writes;
+      vc->writes.list = writes;
       atomic_fetch_add(&st->timeline->refs, 1);
-      writes[vc->write_count++] =
+      writes[vc->writes.count++] =
           (kiln_vulkan_wait){st->timeline, st->submitted};
     }
   }
-  atomic_fetch_add(&vc->write_epoch, 1);
-  st->write_epoch = atomic_load(&vc->write_epoch);
-  pthread_mutex_unlock(&vc->writes_lock);
+  atomic_fetch_add(&vc->writes.epoch, 1);
+  st->write_epoch = atomic_load(&vc->writes.epoch);
+  pthread_mutex_unlock(&vc->writes.lock);
   return s;
 }
 
 void kiln_vulkan_release_writes(kiln_vulkan_context *vc,
                                 kiln_vulkan_timeline *only) {
-  pthread_mutex_lock(&vc->writes_lock);
+  pthread_mutex_lock(&vc->writes.lock);
   size_t keep = 0;
-  for (size_t i = 0; i < vc->write_count; i++) {
-    if (!only || vc->writes[i].timeline == only)
-      kiln_vulkan_timeline_release(vc, vc->writes[i].timeline);
+  for (size_t i = 0; i < vc->writes.count; i++) {
+    if (!only || vc->writes.list[i].timeline == only)
+      kiln_vulkan_timeline_release(vc, vc->writes.list[i].timeline);
     else
-      vc->writes[keep++] = vc->writes[i];
+      vc->writes.list[keep++] = vc->writes.list[i];
   }
-  vc->write_count = keep;
-  pthread_mutex_unlock(&vc->writes_lock);
+  vc->writes.count = keep;
+  pthread_mutex_unlock(&vc->writes.lock);
 }
 
 /* What comes before a submission: the staged writes of other streams to

@@ -45,10 +45,10 @@ static void drain_queue(kiln_vulkan_context *vc, kiln_vulkan_queue *q) {
 }
 
 static void drain_queues(kiln_vulkan_context *vc) {
-  for (uint32_t i = 0; i < vc->queue_count; i++)
-    drain_queue(vc, &vc->queues[i]);
-  for (uint32_t i = 0; i < vc->transfer_count; i++)
-    drain_queue(vc, &vc->transfer[i]);
+  for (uint32_t i = 0; i < vc->queues.compute_count; i++)
+    drain_queue(vc, &vc->queues.compute[i]);
+  for (uint32_t i = 0; i < vc->queues.transfer_count; i++)
+    drain_queue(vc, &vc->queues.transfer[i]);
 }
 
 void kiln_vulkan_timeline_release(kiln_vulkan_context *vc,

@@ -19,7 +19,7 @@
  *    compute/transfer memory barrier, also at the start of every batch
  *    (its scope reaches back over earlier submissions to the queue), and a
  *    batch ends with a barrier to the host stage, so that whatever the host
- *    sees complete it can read (stream.c).
+ *    sees complete it can read (submit.c).
  *  - Each stream has a timeline semaphore, signalled once per submission:
  *    command buffers and staging memory are recycled when it passes their
  *    value, events are (semaphore, value) pairs, and cross-stream waits are
@@ -36,11 +36,35 @@
  *  - KILN_DEBUG=reorder holds every submission back until the host waits
  *    for it, then makes it out of the program's order (reorder.c).
  *
- * Locks, always taken in this order: the context's streams_lock, then a
- * stream's lock, then the context's held_lock, then a queue's lock or the
- * context's writes_lock. No kiln
- * core function that takes the context lock is called while a stream lock
- * is held.
+ * Locks, always taken in this order: the context's streams.lock, then a
+ * stream's lock, then the context's reorder.lock, then a queue's lock or
+ * the context's writes.lock. No kiln core function that takes the context
+ * lock is called while a stream lock is held.
+ *
+ * The files, each calling only files below it, so that no two call each
+ * other: interop.c (native handles) over context.c (the device and its
+ * queues); peer.c (copies between contexts) and host_buffer.c over
+ * buffer.c (transfers, copies, fills), event.c and module.c; these over
+ * stream.c (streams' lives, context-wide waits), graph.c and launch.c;
+ * all of them over submit.c (recording and submitting a stream's
+ * commands); below it staging.c (the staging ring's books), wait.c (the
+ * host's semaphore waits), reorder.c, timeline.c, memory.c,
+ * pipeline_cache.c, device.c and features.c (the instance and physical
+ * devices), the SPIR-V and compiler files, loader.c and error.c. ops.c
+ * only hands the others to the core as its table.
+ *
+ * The one knot the design needs stays inside submit.c, which is why it
+ * is one file: opening a batch on one lane flushes the other's, a flush
+ * waits for room among the submissions in flight, and a wait for the
+ * stream first flushes what it waits for. To keep the other files out of
+ * it, the staging ring only keeps its books (submit.c retires its ranges;
+ * buffer.c, not staging.c, waits for the stream to free one), and the
+ * waits for every stream live in stream.c beside the list they walk, not
+ * in context.c, which the transfers' files would then call back.
+ *
+ * One header for all of them, so over 600 lines: the files share these
+ * objects, and headers split by file would scatter declarations that the
+ * order above already keeps apart.
  */
 #ifndef KILN_VULKAN_VULKAN_H
 #define KILN_VULKAN_VULKAN_H
@@ -267,22 +291,17 @@ typedef struct kiln_vulkan_wait {
 
 typedef struct kiln_vulkan_context {
   kiln_context base;
+
+  /* The device (context.c, interop.c): set before anything else runs and
+   * only read after, so no lock guards it. Every Vulkan call names
+   * `device` and `vk`, so they stay at the top rather than in a group. */
   const kiln_vulkan_physical *phys;
   VkDevice device;
+  kiln_vulkan_device_fns vk;
   /* false for a VkDevice imported without KILN_NATIVE_ADOPT: deinit waits
    * for kiln's streams only (the caller may still use the device's other
    * queues) and leaves the device alive. */
   bool owns_device;
-  /* VK_EXT_memory_budget is enabled: allocations stay within the heap's
-   * budget. */
-  bool budget;
-  /* VK_EXT_external_memory_host is enabled (NULL: not): host memory that
-   * two contexts both import carries copies between them. */
-  PFN_vkGetMemoryHostPointerPropertiesEXT vkGetMemoryHostPointerPropertiesEXT;
-  /* VK_KHR_external_memory_fd is enabled (NULL: not): device memory that
-   * one context exports and another of the same GPU imports carries
-   * copies between them. */
-  PFN_vkGetMemoryFdKHR vkGetMemoryFdKHR;
   /* An imported device's physical device as the context sees it: kiln's
    * entry with the caller's queue family and enabled features (phys then
    * points here; interop.c). */
@@ -295,51 +314,91 @@ typedef struct kiln_vulkan_context {
   /* The optional features enabled, chained after enabled12 (features.c);
    * none where the device would not take them. */
   kiln_vulkan_optional enabled_optional;
-  kiln_vulkan_device_fns vk;
-  kiln_vulkan_queue queues[KILN_VULKAN_MAX_QUEUES];
-  uint32_t queue_count;
-  atomic_uint next_queue;
-  /* The transfer family's queues (transfer_count 0 without one). Kiln's
-   * buffers are then shared by both families (VK_SHARING_MODE_CONCURRENT):
-   * a kernel reaches any buffer through its address, so kiln cannot know
-   * which buffers a queue-family ownership transfer would have to name. */
-  kiln_vulkan_transfer_mode transfer_mode;
-  uint32_t transfer_family; /* UINT32_MAX without a transfer lane */
-  kiln_vulkan_queue transfer[KILN_VULKAN_MAX_TRANSFER];
-  uint32_t transfer_count;
-  atomic_uint next_transfer;
-  VkPipelineCache pipeline_cache;
-  /* The SHA-256 and size of what the pipeline cache was seeded with from
-   * the disk cache (size 0: nothing), so that deinit writes it back only
-   * when it changed. */
-  kiln_hash pipeline_cache_seed;
-  size_t pipeline_cache_seed_size;
-  /* Every stream, the core's and the internal one, for context-wide
-   * waits. */
-  pthread_mutex_t streams_lock;
-  kiln_vulkan_stream *streams;
-  /* Streams with work recorded or not yet seen complete: when none has,
-   * no command can be touching any buffer, and a write to mapped memory
-   * may bypass the queue. */
-  atomic_int busy_streams;
-  /* Internal stream that zeroes new buffers that are not host-visible. */
-  kiln_vulkan_stream *util;
-  /* The last staged kiln_buffer_write of each stream: every stream's next
-   * submission waits for them, so that a write is seen by all work
-   * submitted after it returns, on any stream and queue (as the host
-   * caller expects of a call that took its bytes), not only by work in
-   * its own stream. write_epoch counts updates, so that streams look only
-   * when something changed. */
-  pthread_mutex_t writes_lock;
-  kiln_vulkan_wait *writes;
-  size_t write_count, write_cap;
-  atomic_uint_fast64_t write_epoch;
-  /* KILN_DEBUG=reorder (reorder.c): submissions are held here, oldest
-   * first, instead of being made. */
-  bool reorder;
-  pthread_mutex_t held_lock;
-  struct kiln_vulkan_held *held;
-  size_t held_count, held_cap;
+
+  /* The queues (context.c), fixed once the context is set up: each
+   * queue's own lock guards submissions to it, and the next_* counters
+   * that spread streams over them are atomic. */
+  struct {
+    kiln_vulkan_queue compute[KILN_VULKAN_MAX_QUEUES];
+    uint32_t compute_count;
+    atomic_uint next_compute;
+    /* The transfer family's queues (transfer_count 0 without one). Kiln's
+     * buffers are then shared by both families
+     * (VK_SHARING_MODE_CONCURRENT): a kernel reaches any buffer through
+     * its address, so kiln cannot know which buffers a queue-family
+     * ownership transfer would have to name. */
+    kiln_vulkan_transfer_mode transfer_mode;
+    uint32_t transfer_family; /* UINT32_MAX without a transfer lane */
+    kiln_vulkan_queue transfer[KILN_VULKAN_MAX_TRANSFER];
+    uint32_t transfer_count;
+    atomic_uint next_transfer;
+  } queues;
+
+  /* What memory.c needs of the device's extensions, set when the device
+   * is created and only read after: no lock. */
+  struct {
+    /* VK_EXT_memory_budget is enabled: allocations stay within the
+     * heap's budget. */
+    bool budget;
+    /* VK_EXT_external_memory_host is enabled (NULL: not): host memory
+     * that two contexts both import carries copies between them. */
+    PFN_vkGetMemoryHostPointerPropertiesEXT vkGetMemoryHostPointerPropertiesEXT;
+    /* VK_KHR_external_memory_fd is enabled (NULL: not): device memory
+     * that one context exports and another of the same GPU imports
+     * carries copies between them. */
+    PFN_vkGetMemoryFdKHR vkGetMemoryFdKHR;
+  } memory;
+
+  /* The pipeline cache (pipeline_cache.c). The handle is created at setup
+   * and destroyed at deinit; Vulkan synchronizes pipeline creation's use
+   * of it itself. */
+  struct {
+    VkPipelineCache handle;
+    /* The SHA-256 and size of what it was seeded with from the disk cache
+     * (size 0: nothing), so that deinit writes it back only when it
+     * changed. */
+    kiln_hash seed;
+    size_t seed_size;
+  } pipeline_cache;
+
+  /* The streams (stream.c), for context-wide waits: `lock` guards the
+   * list; `busy` is atomic; `util` is set at setup and uses its own
+   * stream lock. */
+  struct {
+    pthread_mutex_t lock;
+    /* Every stream, the core's and the internal one. */
+    kiln_vulkan_stream *list;
+    /* Streams with work recorded or not yet seen complete: when none
+     * has, no command can be touching any buffer, and a write to mapped
+     * memory may bypass the queue. */
+    atomic_int busy;
+    /* Internal stream that zeroes new buffers that are not
+     * host-visible. */
+    kiln_vulkan_stream *util;
+  } streams;
+
+  /* The last staged kiln_buffer_write of each stream (submit.c): every
+   * stream's next submission waits for them, so that a write is seen by
+   * all work submitted after it returns, on any stream and queue (as the
+   * host caller expects of a call that took its bytes), not only by work
+   * in its own stream. `lock` guards the list; `epoch`, atomic, counts
+   * updates, so that streams look only when something changed. */
+  struct {
+    pthread_mutex_t lock;
+    kiln_vulkan_wait *list;
+    size_t count, cap;
+    atomic_uint_fast64_t epoch;
+  } writes;
+
+  /* KILN_DEBUG=reorder (reorder.c): `on` is set at setup; with it,
+   * submissions are held in `held`, oldest first, instead of being made,
+   * and `lock` guards them. */
+  struct {
+    bool on;
+    pthread_mutex_t lock;
+    struct kiln_vulkan_held *held;
+    size_t count, cap;
+  } reorder;
 } kiln_vulkan_context;
 
 /* ---- Memory (memory.c)
@@ -398,7 +457,7 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
 /* ---- Pipeline cache (pipeline_cache.c)
  * -------------------------------------------- */
 
-/* Creates ctx->pipeline_cache, seeded from the disk cache when it holds a
+/* Creates ctx->pipeline_cache.handle, seeded from the disk cache when it holds a
  * copy for this device and driver. */
 kiln_status kiln_vulkan_pipeline_cache_create(kiln_vulkan_context *ctx);
 /* Writes the pipeline cache to the disk cache when it changed since it was
@@ -409,7 +468,7 @@ void kiln_vulkan_pipeline_cache_save(kiln_vulkan_context *ctx);
  * ------------------------------------------------------- */
 
 kiln_status kiln_vulkan_context_init(kiln_context *ctx);
-/* The rest of context_init once vc->phys, vc->device, vc->queue_count,
+/* The rest of context_init once vc->phys, vc->device, the queue counts,
  * vc->owns_device and the enabled features are set: the device's entry
  * points, its queues, the pipeline cache, the locks and the internal
  * stream. On failure the device is destroyed if the context owns it. */
@@ -474,8 +533,8 @@ struct kiln_vulkan_stream {
   kiln_vulkan_timeline *timeline;
   uint64_t submitted;   /* the value the last submission signals */
   uint64_t completed;   /* the last value seen reached */
-  bool busy;            /* counted in ctx->busy_streams */
-  uint64_t write_epoch; /* ctx->write_epoch when last looked at */
+  bool busy;            /* counted in ctx->streams.busy */
+  uint64_t write_epoch; /* ctx->writes.epoch when last looked at */
   /* The batch being recorded, and its lane. */
   VkCommandBuffer cmd;
   kiln_vulkan_lane lane;
@@ -580,7 +639,7 @@ kiln_status kiln_vulkan_stream_add_wait(kiln_vulkan_stream *st,
                                         uint64_t value);
 /* Drops the batch being recorded and the pending waits, unsubmitted. */
 void kiln_vulkan_stream_discard(kiln_vulkan_stream *st);
-/* Counts the stream in ctx->busy_streams, or no longer. */
+/* Counts the stream in ctx->streams.busy, or no longer. */
 void kiln_vulkan_stream_set_busy(kiln_vulkan_stream *st, bool busy);
 
 /* A graph's recording (graph.c) on the core's building stream: commands

@@ -16,10 +16,10 @@
  * another thread (perhaps in vkQueueWaitIdle, which may itself never end
  * on a faulted device) is left alone: the next slice asks again. */
 static kiln_status probe_lost(kiln_vulkan_context *vc, const char *what) {
-  if (pthread_mutex_trylock(&vc->queues[0].lock) != 0) return KILN_OK;
-  VkResult r =
-      vc->vk.vkQueueSubmit(vc->queues[0].handle, 0, NULL, VK_NULL_HANDLE);
-  pthread_mutex_unlock(&vc->queues[0].lock);
+  if (pthread_mutex_trylock(&vc->queues.compute[0].lock) != 0) return KILN_OK;
+  VkResult r = vc->vk.vkQueueSubmit(vc->queues.compute[0].handle, 0, NULL,
+                                    VK_NULL_HANDLE);
+  pthread_mutex_unlock(&vc->queues.compute[0].lock);
   if (r == VK_ERROR_DEVICE_LOST)
     return kiln_vulkan_error(r, "vkQueueSubmit, while waiting for %s", what);
   return KILN_OK;
@@ -60,7 +60,7 @@ kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
                                        bool block) {
   const uint64_t start = kiln_now_ns();
   /* Every wait of the host is one that held work must not block. */
-  if (vc->reorder) {
+  if (vc->reorder.on) {
     kiln_status s = kiln_vulkan_release(vc, semaphore, value);
     if (s != KILN_OK) return s;
   }
