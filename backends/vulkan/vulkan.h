@@ -49,9 +49,10 @@
  * all of them over submit.c (recording and submitting a stream's
  * commands); below it staging.c (the staging ring's books), wait.c (the
  * host's semaphore waits), reorder.c, timeline.c, memory.c,
- * pipeline_cache.c, device.c and features.c (the instance and physical
- * devices), the SPIR-V and compiler files, loader.c and error.c. ops.c
- * only hands the others to the core as its table.
+ * pipeline_cache.c, device.c over features.c and instance.c (the physical
+ * devices, their optional features, the instance), the SPIR-V and
+ * compiler files, loader.c and error.c. ops.c only hands the others to
+ * the core as its table.
  *
  * The one knot the design needs stays inside submit.c, which is why it
  * is one file: opening a batch on one lane flushes the other's, a flush
@@ -147,6 +148,25 @@ void kiln_vulkan_warn(VkResult result, const char *fmt, ...)
 #endif
     ;
 
+/* ---- The instance (instance.c)
+ * ----------------------------------------------------- */
+
+/* Creates the process-wide instance, with the validation layer where
+ * KILN_VULKAN_VALIDATION asks for it; *reason says why not. */
+kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
+                                        size_t reason_size);
+void kiln_vulkan_instance_destroy(void);
+/* VK_NULL_HANDLE before probe, and after a failed one. */
+VkInstance kiln_vulkan_instance(void);
+/* Why a context cannot be created although probe succeeded (validation was
+ * asked for but is not installed), or NULL. */
+const char *kiln_vulkan_validation_problem(void);
+/* The validation layer's specVersion while it is on, else 0. */
+uint32_t kiln_vulkan_validation_version(void);
+/* Whether `name` is among the `count` extensions of `exts`. */
+bool kiln_vulkan_has_extension(const VkExtensionProperties *exts,
+                               uint32_t count, const char *name);
+
 /* ---- Devices (device.c)
  * ------------------------------------------------------- */
 
@@ -211,8 +231,6 @@ typedef struct kiln_vulkan_physical {
   kiln_device_properties properties;
 } kiln_vulkan_physical;
 
-VkInstance kiln_vulkan_instance(void);
-
 /* Fills *out with the optional features `dev` offers, from its extension
  * list (features.c); `layer` is the validation layer's specVersion while
  * it is on, else 0. */
@@ -236,9 +254,6 @@ uint32_t kiln_vulkan_optional_enable(const kiln_vulkan_optional *offered,
                                      kiln_vulkan_optional *enabled,
                                      const char **names, void **chain);
 const kiln_vulkan_physical *kiln_vulkan_physical_device(size_t index);
-/* Why a context cannot be created although probe succeeded (validation was
- * asked for but is not installed), or NULL. */
-const char *kiln_vulkan_validation_problem(void);
 
 kiln_status kiln_vulkan_probe(char *reason, size_t reason_size);
 size_t kiln_vulkan_device_count(void);

@@ -1,0 +1,248 @@
+/* The process-wide VkInstance, with the validation layer and its
+ * messenger where KILN_VULKAN_VALIDATION asks for them. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backends/vulkan/vulkan.h"
+
+#define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+
+static struct {
+  VkInstance instance;
+  VkDebugUtilsMessengerEXT messenger;
+  char validation_problem[320];
+  uint32_t validation_version; /* the layer's specVersion, when it is on */
+} g;
+
+VkInstance kiln_vulkan_instance(void) { return g.instance; }
+
+const char *kiln_vulkan_validation_problem(void) {
+  return g.validation_problem[0] ? g.validation_problem : NULL;
+}
+
+uint32_t kiln_vulkan_validation_version(void) { return g.validation_version; }
+
+bool kiln_vulkan_has_extension(const VkExtensionProperties *exts,
+                               uint32_t count, const char *name) {
+  for (uint32_t i = 0; i < count; i++)
+    if (strcmp(exts[i].extensionName, name) == 0) return true;
+  return false;
+}
+
+/* Every message of the validation layer at WARNING or ERROR severity is a
+ * bug in kiln or in the caller's kernels; the conformance suite fails on
+ * this prefix. The loader's own messages through the same messenger are
+ * about the machine (a driver manifest naming a missing library, an
+ * implicit layer): worth a warning, not a failed run. */
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
+    VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+    VkDebugUtilsMessageTypeFlagsEXT types,
+    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user_data) {
+  (void)severity;
+  (void)user_data;
+  const char *message = data && data->pMessage ? data->pMessage : "(none)";
+  if (types == VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT && data &&
+      data->pMessageIdName &&
+      strcmp(data->pMessageIdName, "Loader Message") == 0)
+    kiln_log(KILN_LOG_WARN, "Vulkan loader: %s", message);
+  else
+    kiln_log(KILN_LOG_ERROR, "Vulkan validation: %s", message);
+  return VK_FALSE;
+}
+
+/* The instance extensions that `layer` (NULL: the loader and drivers)
+ * provides; NULL with *count 0 when there are none or listing failed. */
+static VkExtensionProperties *instance_extensions(const char *layer,
+                                                  uint32_t *count) {
+  *count = 0;
+  uint32_t n = 0;
+  if (kiln_vulkan_lib.vkEnumerateInstanceExtensionProperties(layer, &n, NULL) !=
+          VK_SUCCESS ||
+      n == 0)
+    return NULL;
+  VkExtensionProperties *exts = calloc(n, sizeof *exts);
+  if (!exts) return NULL;
+  if (kiln_vulkan_lib.vkEnumerateInstanceExtensionProperties(layer, &n, exts) <
+      0) {
+    free(exts);
+    return NULL;
+  }
+  *count = n;
+  return exts;
+}
+
+/* The validation layer's specVersion, or 0 where it is not installed. */
+static uint32_t validation_layer_version(void) {
+  uint32_t n = 0;
+  if (kiln_vulkan_lib.vkEnumerateInstanceLayerProperties(&n, NULL) !=
+          VK_SUCCESS ||
+      n == 0)
+    return 0;
+  VkLayerProperties *layers = calloc(n, sizeof *layers);
+  if (!layers) return 0;
+  uint32_t version = 0;
+  if (kiln_vulkan_lib.vkEnumerateInstanceLayerProperties(&n, layers) >= 0)
+    for (uint32_t i = 0; i < n && !version; i++)
+      if (strcmp(layers[i].layerName, VALIDATION_LAYER) == 0)
+        version = layers[i].specVersion ? layers[i].specVersion : 1;
+  free(layers);
+  return version;
+}
+
+static bool validation_requested(void) {
+  const char *v = kiln_getenv("KILN_VULKAN_VALIDATION");
+  return v && strcmp(v, "0") != 0;
+}
+
+/* KILN_VULKAN_VALIDATION=core: the layer without synchronization
+ * validation, whose single lock a vkWaitSemaphores holds while it waits; in
+ * layers before 1.3.296 (KhronosGroup/Vulkan-ValidationLayers #4968, #7941)
+ * threads that submit while others wait can block each other for good, as
+ * kiln's thread tests did on the H100 with 1.3.239. */
+static bool sync_validation_requested(void) {
+  const char *v = kiln_getenv("KILN_VULKAN_VALIDATION");
+  return !v || strcmp(v, "core") != 0;
+}
+
+kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
+                                        size_t reason_size) {
+  g.validation_problem[0] = '\0';
+  uint32_t ext_count = 0, layer_ext_count = 0;
+  VkExtensionProperties *exts = instance_extensions(NULL, &ext_count);
+  const char *enabled[4];
+  uint32_t enabled_count = 0;
+  VkInstanceCreateFlags flags = 0;
+  /* Lists devices behind portability drivers (MoltenVK) too. */
+  if (kiln_vulkan_has_extension(
+          exts, ext_count, VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME)) {
+    enabled[enabled_count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
+    flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
+  }
+
+  bool validate = false;
+  const char *layer = VALIDATION_LAYER;
+  VkExtensionProperties *layer_exts = NULL;
+  bool sync_validation = false;
+  uint32_t layer_version = 0;
+  if (validation_requested()) {
+    if (!(layer_version = validation_layer_version())) {
+      snprintf(g.validation_problem, sizeof g.validation_problem,
+               "KILN_VULKAN_VALIDATION is set but the Khronos validation "
+               "layer (%s) is not installed: install it "
+               "(vulkan-validationlayers, or the Vulkan SDK) or unset "
+               "KILN_VULKAN_VALIDATION",
+               VALIDATION_LAYER);
+    } else {
+      layer_exts = instance_extensions(layer, &layer_ext_count);
+      bool debug_utils =
+          kiln_vulkan_has_extension(exts, ext_count,
+                                    VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
+          kiln_vulkan_has_extension(layer_exts, layer_ext_count,
+                                    VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      if (!debug_utils) {
+        snprintf(g.validation_problem, sizeof g.validation_problem,
+                 "KILN_VULKAN_VALIDATION is set but neither the loader nor "
+                 "%s offers %s, so validation messages could not be seen",
+                 VALIDATION_LAYER, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+      } else {
+        validate = true;
+        g.validation_version = layer_version;
+        enabled[enabled_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
+        sync_validation = sync_validation_requested() &&
+                          kiln_vulkan_has_extension(
+                              layer_exts, layer_ext_count,
+                              VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        if (sync_validation)
+          enabled[enabled_count++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
+      }
+    }
+  }
+  free(exts);
+  free(layer_exts);
+
+  VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
+      .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+      .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+      .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                     VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+      .pfnUserCallback = on_validation_message,
+  };
+  /* Synchronization validation is what checks the stream barriers. */
+  static const VkValidationFeatureEnableEXT features[] = {
+      VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  VkValidationFeaturesEXT validation_features = {
+      .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+      .pNext = &messenger_info,
+      .enabledValidationFeatureCount = 1,
+      .pEnabledValidationFeatures = features,
+  };
+  VkApplicationInfo app = {
+      .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+      .pApplicationName = "kiln",
+      .pEngineName = "kiln",
+      .engineVersion = VK_MAKE_API_VERSION(
+          0, KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH),
+      .apiVersion = VK_API_VERSION_1_2,
+  };
+  VkInstanceCreateInfo info = {
+      .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+      .flags = flags,
+      .pApplicationInfo = &app,
+      .enabledExtensionCount = enabled_count,
+      .ppEnabledExtensionNames = enabled,
+  };
+  if (validate) {
+    info.pNext = sync_validation ? (const void *)&validation_features
+                                 : (const void *)&messenger_info;
+    info.enabledLayerCount = 1;
+    info.ppEnabledLayerNames = &layer;
+  }
+  VkResult r = kiln_vulkan_lib.vkCreateInstance(&info, NULL, &g.instance);
+  if (r == VK_ERROR_INCOMPATIBLE_DRIVER) {
+    g.instance = VK_NULL_HANDLE;
+    snprintf(reason, reason_size,
+             "no Vulkan device: no installed Vulkan driver supports Vulkan "
+             "1.2 (vkCreateInstance: %s, Vulkan loader %u.%u)",
+             kiln_vulkan_result_name(r), VK_API_VERSION_MAJOR(loader_version),
+             VK_API_VERSION_MINOR(loader_version));
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  if (r != VK_SUCCESS) {
+    g.instance = VK_NULL_HANDLE;
+    snprintf(reason, reason_size,
+             "vkCreateInstance failed: %s (Vulkan loader %u.%u)",
+             kiln_vulkan_result_name(r), VK_API_VERSION_MAJOR(loader_version),
+             VK_API_VERSION_MINOR(loader_version));
+    return KILN_ERROR_UNAVAILABLE;
+  }
+  kiln_status st = kiln_vulkan_load_instance(g.instance, reason, reason_size);
+  if (st == KILN_OK && validate) {
+    if (!kiln_vulkan_lib.vkCreateDebugUtilsMessengerEXT) {
+      snprintf(reason, reason_size,
+               "the Vulkan instance lacks vkCreateDebugUtilsMessengerEXT");
+      st = KILN_ERROR_UNAVAILABLE;
+    } else if ((r = kiln_vulkan_lib.vkCreateDebugUtilsMessengerEXT(
+                    g.instance, &messenger_info, NULL, &g.messenger)) !=
+               VK_SUCCESS) {
+      snprintf(reason, reason_size, "vkCreateDebugUtilsMessengerEXT failed: %s",
+               kiln_vulkan_result_name(r));
+      st = KILN_ERROR_UNAVAILABLE;
+    }
+    if (st == KILN_OK)
+      kiln_log(KILN_LOG_INFO, "Vulkan validation layer on%s",
+               sync_validation ? ", with synchronization validation" : "");
+  }
+  return st;
+}
+
+void kiln_vulkan_instance_destroy(void) {
+  if (g.messenger)
+    kiln_vulkan_lib.vkDestroyDebugUtilsMessengerEXT(g.instance, g.messenger,
+                                                    NULL);
+  if (g.instance) kiln_vulkan_lib.vkDestroyInstance(g.instance, NULL);
+  g.messenger = VK_NULL_HANDLE;
+  g.instance = VK_NULL_HANDLE;
+}
