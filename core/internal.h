@@ -246,8 +246,8 @@ kiln_launch_config kiln_helper_config(size_t n, size_t per_block,
 /* The one path of every command queued on s (core/submit.c): captured into
  * s's graph while s captures one (or refused there, naming c->fn, if a
  * graph cannot hold it), else issued through the backend's ops, with the
- * guard's bookkeeping, and a device loss marked on the context. s is
- * resolved and every argument in c checked. */
+ * guard's bookkeeping, a device loss marked on the context, and the trace
+ * hook told. s is resolved and every argument in c checked. */
 kiln_status kiln_submit(kiln_stream *s, const kiln_command *c);
 
 /* Calls f on each object a command that a graph holds uses. */
@@ -257,6 +257,22 @@ void kiln_command_objects(const kiln_command *c, void (*f)(const void *o));
 static inline void kiln_graph_hold(const void *o) {
   atomic_fetch_add(&((kiln_object *)(uintptr_t)o)->graph_refs, 1);
 }
+
+/* The trace handler in force (core/trace.c), NULL when none: the door's
+ * one look at tracing while it is off. */
+extern _Atomic(kiln_trace_handler) kiln_trace_current;
+
+/* Tells the trace handler in force of command c, just queued on s. */
+void kiln_trace(kiln_stream *s, const kiln_command *c);
+
+/* Reads KILN_TRACE for a new context: "log" sets kiln's own trace handler
+ * when none is set; KILN_ERROR_INVALID_ARGUMENT, naming the value, for any
+ * other but unset or empty. */
+kiln_status kiln_trace_from_env(void);
+
+/* Sends msg to the log handler (or stderr) at level l, whatever the level
+ * in force: for what the user asked to see by name (KILN_TRACE=log). */
+void kiln_log_always(kiln_log_level l, const char *msg);
 
 /* Whether a graph is being captured on s. */
 static inline bool kiln_stream_capturing(kiln_stream *s) {

@@ -96,3 +96,8 @@ void kiln_log(kiln_log_level l, const char *fmt, ...) {
   va_end(ap);
   emit(l, msg);
 }
+
+void kiln_log_always(kiln_log_level l, const char *msg) {
+  read_env_once();
+  emit(l, msg);
+}

@@ -3,7 +3,8 @@
  * decides what becomes of it: captured into the stream's graph or refused
  * there, the waits on the host that a bounded context needs before a
  * backend op that waits without a bound, KILN_DEBUG=guard's bookkeeping,
- * the backend's op, and a device loss turned into the context's state.
+ * the backend's op, a device loss turned into the context's state, and
+ * the trace hook (core/trace.c).
  * A graph's build hands its commands back through the same door, on the
  * stream that builds the backend's graph (docs/design.md, "How a command
  * travels").
@@ -392,11 +393,12 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   /* A graph's build queues work that runs only at its replays, on a
    * stream that goes with the build: the replay does the bookkeeping. */
   const bool now = !s->building;
-  if (c->kind == KILN_COMMAND_WAIT && !ctx->ops->stream_wait_event)
-    return kiln_event_wait(c->event, c->fn, NULL); /* the host waits */
   if (c->kind == KILN_COMMAND_LAUNCH && ctx->guard && now)
     kiln_guard_note_launch(s, c->args, c->arg_count);
-  st = kiln_context_result(ctx, issue(s, c));
+  if (c->kind == KILN_COMMAND_WAIT && !ctx->ops->stream_wait_event)
+    st = kiln_event_wait(c->event, c->fn, NULL); /* the host waits */
+  else
+    st = kiln_context_result(ctx, issue(s, c));
   if (c->kind == KILN_COMMAND_COPY_PEER || c->kind == KILN_COMMAND_WAIT_NATIVE)
     st = kiln_error_in(c->fn, st);
   if (st != KILN_OK || !now) return st;
@@ -407,5 +409,8 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
     /* The stream's earlier kernels are done: a sync point. */
     st = kiln_guard_check_stream(s, c->fn);
   }
+  /* With no handler set, tracing costs this one look. */
+  if (atomic_load_explicit(&kiln_trace_current, memory_order_relaxed))
+    kiln_trace(s, c);
   return st;
 }

@@ -946,6 +946,64 @@ KILN_API kiln_status kiln_launch(kiln_stream *stream, kiln_kernel *kernel,
                                  const kiln_arg *args, size_t arg_count);
 
 /* ------------------------------------------------------------------------ */
+/* Tracing                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/* What a traced command is: the call that queued it on a stream. */
+typedef enum kiln_trace_kind {
+  KILN_TRACE_LAUNCH = 1,   /* kiln_launch, and the launches of kiln's helpers */
+  KILN_TRACE_COPY,         /* kiln_buffer_copy */
+  KILN_TRACE_FILL,         /* kiln_buffer_fill */
+  KILN_TRACE_RECORD,       /* kiln_event_record */
+  KILN_TRACE_WAIT,         /* kiln_stream_wait_event */
+  KILN_TRACE_WRITE,        /* kiln_buffer_write */
+  KILN_TRACE_READ,         /* kiln_buffer_read */
+  KILN_TRACE_WRITE_ASYNC,  /* kiln_buffer_write_async */
+  KILN_TRACE_READ_ASYNC,   /* kiln_buffer_read_async */
+  KILN_TRACE_COPY_PEER,    /* kiln_buffer_copy_peer */
+  KILN_TRACE_WAIT_NATIVE,  /* kiln_stream_wait_native */
+} kiln_trace_kind;
+
+/* One command, as the trace handler sees it; valid only during the call. */
+typedef struct kiln_trace_command {
+  kiln_trace_kind kind;
+  /* A launch's kernel name (owned by the kernel), else NULL. */
+  const char *kernel_name;
+  /* A launch's grid and block, else zeros. */
+  kiln_dim3 grid, block;
+  /* The bytes a transfer, copy or fill moves or sets; 0 for the others. */
+  size_t bytes;
+  /* The stream it was queued on (a peer copy: the destination's), and
+   * that stream's context. */
+  kiln_stream *stream;
+  kiln_context *context;
+} kiln_trace_command;
+
+/* Receives one command. It may be called from any thread that queues work,
+ * while that thread holds no lock of kiln's, and may call into kiln (work
+ * it queues is traced too). */
+typedef void (*kiln_trace_handler)(const kiln_trace_command *command,
+                                   void *user_data);
+
+/* Routes every command queued on a stream of any context to `handler`,
+ * once the backend has taken it and before the call that queued it
+ * returns; NULL turns tracing off, and with it its cost (one branch per
+ * command). Not reported: calls that failed or did nothing (0 bytes, an
+ * empty grid), commands kept by a graph's capture, and a graph's replays
+ * (kiln_graph_launch). A copy or fill that kiln does
+ * with one of its own kernels is also reported as that kernel's launch,
+ * just before it. The handler and user_data stay the caller's; one handler
+ * serves the whole process, and the last call wins. No errors.
+ *
+ * KILN_TRACE=log in the environment sets kiln's own handler for each
+ * context created while no handler is set: one line per command, sent to
+ * the log (stderr, or kiln_set_log_handler's handler) at the info level
+ * whatever the level in force. Any other KILN_TRACE value makes creating
+ * a context fail with KILN_ERROR_INVALID_ARGUMENT, naming it. */
+KILN_API void kiln_set_trace_handler(kiln_trace_handler handler,
+                                     void *user_data);
+
+/* ------------------------------------------------------------------------ */
 /* Built-in kernels                                                           */
 /* ------------------------------------------------------------------------ */
 

@@ -147,6 +147,7 @@ int main(void) {
       {"threads", conf_run_thread_tests},
       {"guard", conf_run_guard_tests},
       {"globals", conf_run_global_tests},
+      {"trace", conf_run_trace_tests},
       {"faults", conf_run_fault_tests},
   };
   const char *only = getenv("KILN_CONF_GROUPS");

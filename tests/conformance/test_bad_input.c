@@ -629,7 +629,7 @@ static void bad_stream_and_event_calls(void **state) {
 
 /* The functions that take nothing a caller can get wrong: no handle, no
  * pointer that kiln follows, no value with a range (a log handler of NULL
- * restores stderr). */
+ * restores stderr, a trace handler of NULL turns tracing off). */
 static const char *const no_bad_input[] = {
     "kiln_version",
     "kiln_version_string",
@@ -637,6 +637,7 @@ static const char *const no_bad_input[] = {
     "kiln_clear_error",
     "kiln_get_log_level",
     "kiln_set_log_handler",
+    "kiln_set_trace_handler",
     "kiln_context_options_default",
     "kiln_last_compile_log",
 };
