@@ -945,7 +945,8 @@ kiln_status kiln_vulkan_compile(const kiln_compile_job *job,
 /* A copy of the SPIR-V `words` (native byte order) in which every
  * OpEntryPoint called `from` is called `to`, into *out_words (malloc'd)
  * and *out_count. KILN_ERROR_NOT_FOUND when no entry point is called
- * `from`, KILN_ERROR_INVALID_IMAGE when the words are not SPIR-V. */
+ * `from`, KILN_ERROR_INVALID_IMAGE when the words are not SPIR-V
+ * (spirv_rename.c). */
 kiln_status kiln_vulkan_spirv_rename_entry_point(const uint32_t *words,
                                                  size_t count,
                                                  const char *from,
