@@ -1,4 +1,4 @@
-/* The Vulkan pipeline cache kept on disk (backends/vulkan/context.c):
+/* The Vulkan pipeline cache kept on disk (backends/vulkan/pipeline_cache.c):
  * written at context destroy, loaded by the next context, a damaged entry
  * ignored and replaced, nothing written with KILN_CACHE=off. Runs with the
  * validation layer on (meson.build) and fails on any of its messages. */

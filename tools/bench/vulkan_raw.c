@@ -138,7 +138,7 @@ static VkResult create_pipeline(vulkan_raw *r, const kiln_module_image *image,
 
 /* The dispatches, each with its arguments pushed as kiln pushes a launch's;
  * ordered, each after the first behind the barrier that kiln's
- * device_barrier (backends/vulkan/stream.c) records between two commands
+ * device_barrier (backends/vulkan/submit.c) records between two commands
  * of a stream, the very same, so that the difference between the two
  * command buffers is what kiln's stream order costs the driver. */
 static VkResult record(vulkan_raw *r, bool ordered, const void *args,
