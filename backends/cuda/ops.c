@@ -2,7 +2,7 @@
 #include "backends/cuda/cuda.h"
 
 #if defined(KILN_CUDA_HAVE_BUILTINS)
-/* shaders/cuda: the built-in kernels' fatbin, embedded by tools/embed.py. */
+/* shaders/cuda: the built-in kernels' fatbin, embedded by tools/kiln-embed. */
 extern const kiln_module_image kiln_cuda_builtin_images[];
 #define KILN_CUDA_BUILTINS kiln_cuda_builtin_images
 #else

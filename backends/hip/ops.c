@@ -3,7 +3,7 @@
 
 #if defined(KILN_HIP_HAVE_BUILTINS)
 /* shaders/hip: the built-in kernels' offload bundle, embedded by
- * tools/embed.py. */
+ * tools/kiln-embed. */
 extern const kiln_module_image kiln_hip_builtin_images[];
 #define KILN_HIP_BUILTIN_IMAGES kiln_hip_builtin_images
 #else
