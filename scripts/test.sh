@@ -15,7 +15,9 @@
 #   3. a Vulkan-only build with ThreadSanitizer, running the core suite and
 #      the conformance suite's thread tests (threads_*) on lavapipe, with
 #      KILN_CONF_THREAD_ITERS=500 (a quarter of their default work), plain
-#      and under KILN_DEBUG=reorder.
+#      and under KILN_DEBUG=reorder;
+# then the mutants CI can catch (scripts/mutants.sh --where ci: one-line
+# bugs kept in tests/mutants, each of which the suites must catch).
 # Every stage has a time limit (each test in meson test also its own): a
 # stage that runs past it is stopped and fails, saying so. At the end it
 # prints what was NOT tested: for each build and suite, the cases skipped
@@ -243,6 +245,15 @@ if [[ " ${built[*]} " == *" tsan "* ]]; then
     fi
     printf 'exit status: %d\n' "$tsan_rc" >> "$tsan_log"
   done
+fi
+
+# The mutants that lavapipe can catch (tests/mutants, docs/testing.md):
+# each one-line bug applied to a scratch copy of HEAD and built
+# incrementally, and the runs its header names must fail; a survivor
+# fails CI, naming it.
+stage "mutants: scripts/mutants.sh --where ci"
+if ! limited 2400 "$repo/scripts/mutants.sh" --where ci --work "$root/mutants"; then
+  failed+=("mutants: scripts/mutants.sh --where ci$why (log: $root/mutants/logs)")
 fi
 
 stage "done"
