@@ -232,6 +232,10 @@ kiln_status kiln_cuda_module_init(kiln_module *base,
   }
   kiln_status st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
+  /* Loading a module waits inside the driver for the context's queued
+   * work, held gates and all (an H200 under KILN_DEBUG=reorder hung in
+   * cuModuleLoadDataEx): they open first. */
+  kiln_cuda_open_gates(ctx);
   m->handles = calloc(count, sizeof *m->handles);
   m->params = calloc(count, sizeof *m->params);
   if (!m->handles || !m->params) {

@@ -159,6 +159,10 @@ kiln_status kiln_hip_module_init(kiln_module *m,
     unload_all(hm);
     return st;
   }
+  /* Loading a module may wait inside the runtime for the device's queued
+   * work, held gates and all (CUDA's twin hung so under
+   * KILN_DEBUG=reorder): they open first. */
+  kiln_hip_open_gates(ctx);
   kiln_text skipped = {"", 0}, brief = {"", 0};
   for (size_t i = 0; i < count && st == KILN_OK; i++)
     st = load_one(hm, images, i, count, &skipped, &brief);
