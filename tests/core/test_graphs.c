@@ -102,12 +102,16 @@ static void updates_go_through_graph_update(void **state) {
   fake_fixture *f = *state;
   kiln_module *m;
   kiln_kernel *k = kernel(f->ctx, &m);
-  kiln_buffer *a, *b;
+  kiln_buffer *a, *b, *z;
   check_ok(kiln_buffer_create(f->ctx, 16, 0, &a));
   check_ok(kiln_buffer_create(f->ctx, 16, 0, &b));
+  check_ok(kiln_buffer_create(f->ctx, 16, 0, &z));
   kiln_stream *s;
   check_ok(kiln_stream_create(f->ctx, &s));
   check_ok(kiln_stream_begin_capture(s));
+  /* A command before the launches: launch i is not command i. */
+  const uint32_t zero = 0;
+  check_ok(kiln_buffer_fill(s, z, 0, 16, &zero, sizeof zero));
   launch(s, k, b, 5);
   launch(s, k, a, 7);
   kiln_graph *g;
@@ -144,6 +148,7 @@ static void updates_go_through_graph_update(void **state) {
   last_launch(&f->fb, &addr, &v);
   assert_int_equal(v, 9);
   check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_buffer_destroy(z));
   check_ok(kiln_buffer_destroy(b));
   check_ok(kiln_stream_destroy(s));
   check_ok(kiln_module_destroy(m));
