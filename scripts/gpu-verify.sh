@@ -228,7 +228,7 @@ bench() {
 mutants() {
   # Each mutant's runs find the shim in the mutants' own build.
   step mutants
-  scripts/mutants.sh --where gpu --work "$B-mutants" \
+  scripts/mutants.sh --where gpu --tree --work "$B-mutants" \
     --meson-args "${backends[*]} -Dexamples=false -Dtools=false" \
     > "$OUT/mutants.txt" 2>&1 || status=1
   if grep -q '^MUTANT ' "$OUT/mutants.txt"; then

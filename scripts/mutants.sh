@@ -10,7 +10,7 @@
 #
 # usage: scripts/mutants.sh [--where ci|gpu] [--build DIR] [--work DIR]
 #                           [--meson-args 'ARGS'] [--timeout S] [--list]
-#                           [NAME...]
+#                           [--tree] [NAME...]
 #   --where      only the mutants caught in CI (lavapipe) or on a GPU machine
 #   NAME...      only these mutants (the Mutant: names or the file names)
 #   --work       the scratch copy's root (default /tmp/kiln-mutants); its
@@ -23,6 +23,10 @@
 #                HIP-on-CUDA shim for --where gpu)
 #   --timeout    seconds each run may take before it is killed (default 120)
 #   --list       print the selected mutants and exit
+#   --tree       copy the files as they are, not HEAD: for a copy of the
+#                working tree whose git state is not this checkout's (on
+#                the GPU machine, HEAD there gave an older tree, and five
+#                patches did not apply)
 # Exits 0 only when every selected mutant was caught; otherwise names each
 # survivor, each patch that no longer applies or builds, and each run that
 # fails without a mutant.
@@ -30,6 +34,7 @@ set -uo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 where='' work=/tmp/kiln-mutants build='' meson_args='' limit=120 list=false
+tree=false
 names=()
 while (($#)); do
   case $1 in
@@ -39,6 +44,7 @@ while (($#)); do
     --meson-args) meson_args=$2; shift 2 ;;
     --timeout) limit=$2; shift 2 ;;
     --list) list=true; shift ;;
+    --tree) tree=true; shift ;;
     -h|--help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
                exit 0 ;;
     -*) echo "mutants.sh: unknown option $1" >&2; exit 2 ;;
@@ -126,7 +132,7 @@ fi
 src=$work/src head=$work/head logs=$work/logs
 rm -rf "$head" "$logs"
 mkdir -p "$src" "$head" "$logs"
-if git -C "$repo" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
+if ! $tree && git -C "$repo" rev-parse --is-inside-work-tree > /dev/null 2>&1; then
   git -C "$repo" archive HEAD | tar -x -C "$head"
 else
   # A copy without git (the GPU machine's): its files as they are, but
