@@ -6,23 +6,10 @@
  *
  * KILN_CONF_THREAD_ITERS sets the work: the iterations of each thread of
  * the first test (default 2000); the others scale from it. Runs under
- * ThreadSanitizer (scripts/test.sh) set fewer.
- *
- * Over 600 lines because it also defines timing.h's threads and children
- * with a deadline, which other tests use too: they belong in a timing.c
- * of its own once meson.build lists one. */
-/* tgkill: SIGUSR2 to each thread of a stuck process, whose stacks main.c's
- * handler then writes (POSIX can signal only threads of its own making). */
-#define _GNU_SOURCE
-#include <dirent.h>
-#include <errno.h>
+ * ThreadSanitizer (scripts/test.sh) set 500. */
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "conformance.h"
 #include "timing.h"
@@ -80,120 +67,6 @@ static unsigned thread_iters(void) {
 
 /* n / d, at least 1. */
 static unsigned scaled(unsigned n, unsigned d) { return n / d ? n / d : 1u; }
-
-/* ---- Threads and children with a deadline (timing.h) --------------------- */
-
-uint64_t conf_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-struct conf_thread {
-  pthread_t id;
-  void *(*fn)(void *);
-  void *arg;
-  uint64_t started;
-  pthread_mutex_t lock;
-  pthread_cond_t ended; /* on CLOCK_MONOTONIC, as the deadline is */
-  bool done;
-};
-
-static void *run_and_say_done(void *arg) {
-  conf_thread *t = arg;
-  t->fn(t->arg);
-  pthread_mutex_lock(&t->lock);
-  t->done = true;
-  pthread_cond_broadcast(&t->ended);
-  pthread_mutex_unlock(&t->lock);
-  return NULL;
-}
-
-conf_thread *conf_thread_start(void *(*fn)(void *), void *arg) {
-  conf_thread *t = conf_alloc(sizeof *t);
-  *t = (conf_thread){.fn = fn, .arg = arg, .started = conf_now_ns()};
-  pthread_condattr_t attr;
-  pthread_condattr_init(&attr);
-  pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-  pthread_cond_init(&t->ended, &attr);
-  pthread_condattr_destroy(&attr);
-  pthread_mutex_init(&t->lock, NULL);
-  int err = pthread_create(&t->id, NULL, run_and_say_done, t);
-  if (err != 0) fail_msg("pthread_create: %s", strerror(err));
-  return t;
-}
-
-void conf_dump_stacks(pid_t pid) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
-  DIR *dir = opendir(path);
-  if (!dir) {
-    fprintf(stderr, "kiln-conformance: %s: %s\n", path, strerror(errno));
-    return;
-  }
-  for (struct dirent *e; (e = readdir(dir));) {
-    const pid_t tid = (pid_t)atol(e->d_name);
-    if (tid > 0) tgkill(pid, tid, SIGUSR2);
-  }
-  closedir(dir);
-  /* The handlers write when each thread next runs. */
-  const struct timespec pause = {1, 0};
-  nanosleep(&pause, NULL);
-}
-
-int conf_wait_child(pid_t pid, const char *what) {
-  const uint64_t deadline =
-      conf_now_ns() + (uint64_t)CONF_DEADLINE_S * 1000000000u;
-  for (;;) {
-    int status = 0;
-    const pid_t got = waitpid(pid, &status, WNOHANG);
-    if (got == pid) return status;
-    if (got < 0 && errno != EINTR)
-      fail_msg("waitpid for %s: %s", what, strerror(errno));
-    if (conf_now_ns() > deadline) {
-      fflush(stdout);
-      fprintf(stderr,
-              "kiln-conformance: %s (process %ld) did not end within %d s; "
-              "the stacks of its threads follow\n",
-              what, (long)pid, CONF_DEADLINE_S);
-      conf_dump_stacks(pid);
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      fail_msg("%s did not end within %d s and was killed; its output "
-               "above shows how far it got",
-               what, CONF_DEADLINE_S);
-    }
-    const struct timespec nap = {0, 20000000};
-    nanosleep(&nap, NULL);
-  }
-}
-
-void conf_thread_join(conf_thread *t, const char *what) {
-  const uint64_t deadline =
-      t->started + (uint64_t)CONF_DEADLINE_S * 1000000000u;
-  const struct timespec until = {(time_t)(deadline / 1000000000u),
-                                 (long)(deadline % 1000000000u)};
-  pthread_mutex_lock(&t->lock);
-  int err = 0;
-  while (!t->done && err != ETIMEDOUT)
-    err = pthread_cond_timedwait(&t->ended, &t->lock, &until);
-  const bool done = t->done;
-  pthread_mutex_unlock(&t->lock);
-  if (!done) {
-    fflush(stdout);
-    fprintf(stderr,
-            "kiln-conformance: %s did not end within %d s; the stacks of "
-            "every thread follow, and the run stops here\n",
-            what, CONF_DEADLINE_S);
-    conf_dump_stacks(getpid());
-    fflush(stderr);
-    _Exit(1);
-  }
-  pthread_join(t->id, NULL);
-  pthread_cond_destroy(&t->ended);
-  pthread_mutex_destroy(&t->lock);
-  free(t);
-}
 
 /* ---- The tests' threads -------------------------------------------------- */
 

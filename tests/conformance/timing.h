@@ -4,8 +4,7 @@
  * the work is unfinished while it waits; and threads and children joined
  * with a deadline, past which the stacks of the stuck process are written
  * to stderr. A header of its own, beside conformance.h, because only these
- * tests use it; the gate is defined in test_sync.c, the rest in
- * test_threads.c.
+ * tests use it; defined in timing.c.
  */
 #ifndef KILN_TESTS_CONFORMANCE_TIMING_H
 #define KILN_TESTS_CONFORMANCE_TIMING_H
