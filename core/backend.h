@@ -51,7 +51,7 @@ typedef enum kiln_object_type {
 } kiln_object_type;
 
 /* The header at offset 0 of every object. The core looks every handle up in
- * its registry of live objects (core/object.c) before reading any of it, so
+ * its registry of live objects (core/base/object.c) before reading any of it, so
  * a destroyed or foreign handle is an error, never a read of freed memory. */
 typedef struct kiln_object {
   kiln_object_type type;
@@ -59,7 +59,7 @@ typedef struct kiln_object {
   /* Objects the core creates for itself (the default stream, the built-in
    * module, scratch buffers) are not reported as alive at context destroy. */
   bool internal;
-  /* Graphs that use the object (core/graph.c): while any does, destroying
+  /* Graphs that use the object (core/api/graph.c): while any does, destroying
    * it is KILN_ERROR_INVALID_STATE, as a replay would reach freed memory. */
   atomic_uint graph_refs;
   struct kiln_object *prev, *next; /* the context's list of live objects */
@@ -77,7 +77,7 @@ struct kiln_context {
   /* The backend's builtin_matrix_images, loaded under `lock` when a kernel
    * of it is first wanted (kiln_builtin_matrix_kernel). */
   kiln_module *builtin_matrix_module;
-  /* kiln_hgemm_f16's kernels, picked on first use (core/hgemm.c): [0] for
+  /* kiln_hgemm_f16's kernels, picked on first use (core/builtins/hgemm.c): [0] for
    * any call, [1] for calls whose A and B come in whole 16-byte pieces. A
    * variant is 0 until then, and published after its kernel. */
   kiln_kernel *hgemm_kernel[2];
@@ -103,7 +103,7 @@ struct kiln_context {
   /* The KILN_DEBUG modes (KILN_DEBUG_* bits) in force, set before
    * context_init: backends read KILN_DEBUG_REORDER here. */
   unsigned debug;
-  /* KILN_DEBUG=guard's state (core/guard.c); NULL when the mode is off. */
+  /* KILN_DEBUG=guard's state (core/submit/guard.c); NULL when the mode is off. */
   struct kiln_guard *guard;
 };
 
@@ -121,7 +121,7 @@ struct kiln_buffer {
   /* The address kernels see (CUdeviceptr, hipDeviceptr_t, or Vulkan buffer
    * device address). Set by buffer_init. */
   uint64_t device_address;
-  /* KILN_DEBUG=guard (core/guard.c): `guard` bytes of a known pattern lie
+  /* KILN_DEBUG=guard (core/submit/guard.c): `guard` bytes of a known pattern lie
    * before and after the caller's `size` bytes; 0 when the mode is off.
    * The backend's allocation is then size + 2 * guard bytes (buf->size
    * holds that sum during buffer_init, and the caller's size after it),
@@ -130,7 +130,7 @@ struct kiln_buffer {
    * guard + i. So backends need not know about guards. */
   size_t guard;
   /* Made for one captured operation (a captured reduction's slots):
-   * released when the last graph that holds it lets go (core/graph.c). */
+   * released when the last graph that holds it lets go (core/api/graph.c). */
   bool graph_owned;
   /* The guard's bookkeeping, under the context's guard lock: the next of
    * the buffers that kernels took since their last check, the stream of
@@ -139,7 +139,7 @@ struct kiln_buffer {
   struct kiln_buffer *guard_next;
   const kiln_stream *guard_stream;
   uint64_t guard_launch;
-  /* Set for a module's global variable (core/global.c): a view of the
+  /* Set for a module's global variable (core/api/global.c): a view of the
    * module's memory that the module owns and releases. It never reaches
    * buffer_init or buffer_deinit; the other buffer ops take it as any
    * buffer (its fields past the core's struct are zero). */
@@ -197,15 +197,15 @@ struct kiln_kernel {
 struct kiln_module {
   kiln_object base;
   kiln_kernel *kernels; /* looked up so far, under the context lock */
-  kiln_buffer *globals; /* likewise, its variables (core/global.c) */
+  kiln_buffer *globals; /* likewise, its variables (core/api/global.c) */
   /* How it was built, for kiln_module_get_build_info; set by
-   * core/compile.c for modules made from source (build_log is owned). */
+   * core/compile/compile.c for modules made from source (build_log is owned). */
   char *build_log;
   size_t source_count, cache_hits;
   double compile_ms;
 };
 
-/* The helpers that keep a workspace on each stream (core/builtin.c). */
+/* The helpers that keep a workspace on each stream (core/builtins/builtin.c). */
 typedef enum kiln_scratch_use {
   KILN_SCRATCH_REDUCE,
   KILN_SCRATCH_GEMM,
@@ -215,8 +215,8 @@ typedef enum kiln_scratch_use {
 struct kiln_stream {
   kiln_object base;
   bool is_default;
-  /* The graph being captured on the stream (core/graph.c; the door,
-   * core/submit.c, adds to it), else NULL. */
+  /* The graph being captured on the stream (core/api/graph.c; the door,
+   * core/submit/submit.c, adds to it), else NULL. */
   _Atomic(kiln_graph *) capture;
   /* Set on the core's internal stream that turns a graph's recorded work
    * into the backend's own graph: every op issued on it belongs to that
@@ -274,7 +274,7 @@ struct kiln_event {
     return (const type *)object;                                              \
   }
 
-/* ---- Commands (core/submit.c) and graphs (core/graph.c) ------------------ */
+/* ---- Commands (core/submit/submit.c) and graphs (core/api/graph.c) ------------------ */
 
 /* What a command queued on a stream does. The first five are those a graph
  * can hold; the others need the host, or another stream, as they run. */
@@ -383,7 +383,7 @@ typedef struct kiln_compiled {
   char *log;
 } kiln_compiled;
 
-/* What the backends' compilers share (core/compiler_support.c). */
+/* What the backends' compilers share (core/compile/compiler_support.c). */
 
 /* Keeps in `why` the most telling of the dlopen errors it is given. */
 void kiln_dl_note_error(char *why, size_t why_size, const char *error);
@@ -475,8 +475,8 @@ struct kiln_backend_ops {
   /* `pattern` holds pattern_size bytes in its low bytes, in memory order
    * (as memcpy'd from the caller); pattern_size is one of fill_sizes, and
    * off and size are multiples of it. The core narrows each pattern first
-   * (core/buffer.c) and fills through kiln_fill_with_kernel()
-   * (core/submit.c) what no size of fill_sizes can do, so the op does only
+   * (core/api/buffer.c) and fills through kiln_fill_with_kernel()
+   * (core/submit/submit.c) what no size of fill_sizes can do, so the op does only
    * what the hardware does. */
   kiln_status (*buffer_fill)(kiln_stream *s, kiln_buffer *dst, size_t off,
                              size_t size, uint64_t pattern,
@@ -547,7 +547,7 @@ struct kiln_backend_ops {
   kiln_status (*event_elapsed_ms)(kiln_event *start, kiln_event *end,
                                   float *out_ms);
 
-  /* Device limits (core/limit.c): `limit` is a known kiln_limit. set may
+  /* Device limits (core/api/limit.c): `limit` is a known kiln_limit. set may
    * wait for the device (the core has waited within its bound first).
    * KILN_ERROR_UNSUPPORTED, in words, for a limit the runtime lacks. */
   kiln_status (*context_set_limit)(kiln_context *ctx, kiln_limit limit,
@@ -561,7 +561,7 @@ struct kiln_backend_ops {
   kiln_status (*module_global)(kiln_module *m, const char *name,
                                uint64_t *out_address, size_t *out_size);
 
-  /* Native handles (core/interop.c); each may be NULL, and the call then
+  /* Native handles (core/api/interop.c); each may be NULL, and the call then
    * answers KILN_ERROR_UNSUPPORTED.
    * context_native, stream_native: fill the backend's fields of *out
    *   (the core zeroed it and set `backend`); stream_native submits what
@@ -599,7 +599,7 @@ struct kiln_backend_ops {
   kiln_status (*stream_import)(kiln_stream *s,
                                const kiln_native_stream *native, bool adopt);
 
-  /* Graphs (core/graph.c); all NULL for a backend without them (the
+  /* Graphs (core/api/graph.c); all NULL for a backend without them (the
    * capture calls then answer KILN_ERROR_UNSUPPORTED), except graph_update.
    * The core builds a graph by issuing its recorded work through the ops
    * above on an internal stream s (s->building is g): graph_begin, then
@@ -622,7 +622,7 @@ struct kiln_backend_ops {
   kiln_status (*graph_update)(kiln_graph *g, size_t index);
   void (*graph_deinit)(kiln_graph *g);
 
-  /* Run-time compilation (core/compile.c); all NULL for a backend that
+  /* Run-time compilation (core/compile/compile.c); all NULL for a backend that
    * has no compiler. `languages` lists what it compiles, preferred first,
    * ended by 0 (HIP: HIP C++, then CUDA C++).
    * compiler_load: loads the compiler library once per process (a failure
@@ -760,10 +760,10 @@ void kiln_stream_set_ready(kiln_stream *s, bool ready);
 
 /* Sets p->features, the subgroup size range and the matrix shapes from
  * p->architecture ("sm_90", "gfx90a") and p->subgroup_size, for CUDA and
- * HIP, whose drivers answer no such question (core/features.c). */
+ * HIP, whose drivers answer no such question (core/api/features.c). */
 void kiln_features_from_architecture(kiln_device_properties *p);
 
-/* ---- Hashing and the disk cache (core/hash.c, core/cache.c) --------------- */
+/* ---- Hashing and the disk cache (core/compile/hash.c, core/compile/cache.c) --------------- */
 
 /* SHA-256, incrementally: init, update any number of times, final. */
 typedef struct kiln_sha256 {
@@ -806,7 +806,7 @@ bool kiln_cache_load(const char *kind, const kiln_hash *key, void **out_data,
 void kiln_cache_store(const char *kind, const kiln_hash *key,
                       const void *data, size_t size);
 
-/* Reads environment variable `name`; NULL when unset or empty (core/env.c,
+/* Reads environment variable `name`; NULL when unset or empty (core/base/env.c,
  * with kiln_env_flag). */
 const char *kiln_getenv(const char *name);
 
@@ -814,7 +814,7 @@ const char *kiln_getenv(const char *name);
  * (no sign, space or suffix), at most `max`. Unset or empty: KILN_OK with
  * *out_given false. Otherwise KILN_OK with *out_given true and the value,
  * or KILN_ERROR_INVALID_ARGUMENT with a message naming the variable, its
- * value and `what` it should be ("a device index"). core/settings.c. */
+ * value and `what` it should be ("a device index"). core/base/settings.c. */
 kiln_status kiln_env_uint(const char *name, uint64_t max, const char *what,
                           bool *out_given, uint64_t *out_value);
 

@@ -28,7 +28,7 @@ kiln_status kiln_context_result(kiln_context *ctx, kiln_status status);
 
 /* Passes `status` through; a failure's message, worded by a backend or an
  * inner call, is led by "fn: " (unless it already is), so that it names
- * the public function the caller called. core/status.c. */
+ * the public function the caller called. core/base/status.c. */
 kiln_status kiln_error_in(const char *fn, kiln_status status);
 
 /* Marks the context lost, `why` becoming the message of every later call,
@@ -42,11 +42,11 @@ void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
                         bool internal);
 
 /* Unlinks the object from its context, removes it from the registry and
- * frees it (after a spell in quarantine, see core/object.c). */
+ * frees it (after a spell in quarantine, see core/base/object.c). */
 void kiln_object_free(void *obj);
 
 /* KILN_ERROR_INVALID_STATE, naming fn and what, while a graph holds o
- * (its graph_refs, core/graph.c). */
+ * (its graph_refs, core/api/graph.c). */
 kiln_status kiln_check_not_held(const void *o, const char *fn,
                                 const char *what);
 
@@ -59,7 +59,7 @@ void kiln_object_forget(void *obj);
  * KILN_ERROR_TIMEOUT gets a message naming `fn`, what was waited for, the
  * time waited and the bound, then `after`: what the timeout means for the
  * caller ("the buffer was not destroyed"), or NULL for "the context stays
- * usable". core/wait.c. */
+ * usable". core/submit/wait.c. */
 kiln_status kiln_context_wait(kiln_context *ctx, const char *fn,
                               const char *after);
 kiln_status kiln_stream_wait(kiln_stream *s, const char *fn,
@@ -88,7 +88,7 @@ kiln_status kiln_stream_resolve(kiln_stream *stream, kiln_context *ctx,
 kiln_status kiln_check_range(size_t offset, size_t size, size_t total,
                              const char *fn, const char *what);
 
-/* ---- The built-in kernels' helpers (core/builtin.c, core/gemm.c) ---------- */
+/* ---- The built-in kernels' helpers (core/builtins/builtin.c, core/builtins/gemm.c) ---------- */
 
 /* The checks every helper shares, on the buffer that fixes the context:
  * a usable context, the stream resolved into *out_stream, n < 2^32. */
@@ -154,7 +154,7 @@ static inline kiln_gemm kiln_gemm_args(size_t m, size_t n, size_t k,
                      .ldc = ldc};
 }
 
-/* The checks of kiln_sgemm_f32 and kiln_hgemm_f16 (core/gemm.c): the
+/* The checks of kiln_sgemm_f32 and kiln_hgemm_f16 (core/builtins/gemm.c): the
  * stream resolved into *out_stream, dimensions below 2^32, k >= 1 for a
  * non-empty C, the three matrices inside their buffers (A and B of
  * ab_size-byte elements, C of floats). */
@@ -178,16 +178,9 @@ void kiln_module_release(kiln_module *m);
 void kiln_stream_release(kiln_stream *s);
 void kiln_event_release(kiln_event *e);
 
-/* Releases the module's globals (core/global.c); their memory is the
+/* Releases the module's globals (core/api/global.c); their memory is the
  * module's, so no backend op is called. */
 void kiln_module_release_globals(kiln_module *m);
-
-/* Fills part of a module's global whose address is not a multiple of 4,
- * where the copy engine's wider stores and kiln_fill's words would be
- * misaligned: the pattern is laid out in host memory and written. */
-kiln_status kiln_global_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
-                             size_t size, uint64_t pattern,
-                             size_t pattern_size);
 
 /* Creates a buffer for the core's own use (not reported as alive). */
 kiln_status kiln_buffer_create_internal(kiln_context *ctx, size_t size,
@@ -203,7 +196,7 @@ kiln_status kiln_module_create_checked(kiln_context *ctx,
 /* Builds a module from sources (compiled in the backend's language, or
  * taken from the disk cache; others ignored) and ready images (those of
  * other backends ignored), all checked by the caller; `fn` names the public
- * function in messages. core/compile.c. */
+ * function in messages. core/compile/compile.c. */
 kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
                               const kiln_source *sources, size_t source_count,
                               const kiln_module_image *images,
@@ -220,7 +213,7 @@ kiln_status kiln_compile_options_check(const char *fn,
 kiln_status kiln_stream_create_internal(kiln_context *ctx, bool is_default,
                                         uint32_t priority, kiln_stream **out);
 
-/* ---- Launches, the door, graphs (core/args.c, submit.c, graph.c) ---------- */
+/* ---- Launches, the door, graphs (core/submit/args.c, submit.c, graph.c) ---------- */
 
 /* kiln_launch's checks of everything but the kernel handle and the stream,
  * and the packing of the arguments; messages name kiln_launch. */
@@ -239,11 +232,11 @@ kiln_status kiln_launch_helper(kiln_stream *stream, kiln_kernel *kernel,
 
 /* A 1-D grid of blocks of KILN_HELPER_BLOCK threads, one per `per_block`
  * of n items, at least 1 and at most `max_blocks`: every built-in kernel
- * loops grid-stride, so any count covers n. core/kernels.c. */
+ * loops grid-stride, so any count covers n. core/builtins/kernels.c. */
 kiln_launch_config kiln_helper_config(size_t n, size_t per_block,
                                       uint32_t max_blocks);
 
-/* The one path of every command queued on s (core/submit.c): captured into
+/* The one path of every command queued on s (core/submit/submit.c): captured into
  * s's graph while s captures one (or refused there, naming c->fn, if a
  * graph cannot hold it), else issued through the backend's ops, with the
  * guard's bookkeeping, a device loss marked on the context, and the trace
@@ -258,7 +251,7 @@ static inline void kiln_graph_hold(const void *o) {
   atomic_fetch_add(&((kiln_object *)(uintptr_t)o)->graph_refs, 1);
 }
 
-/* The trace handler in force (core/trace.c), NULL when none: the door's
+/* The trace handler in force (core/submit/trace.c), NULL when none: the door's
  * one look at tracing while it is off. */
 extern _Atomic(kiln_trace_handler) kiln_trace_current;
 
@@ -289,7 +282,7 @@ bool kiln_capture_records(kiln_stream *s, const kiln_event *e);
 /* Releases a graph or an abandoned capture (context destroy). */
 void kiln_graph_release(kiln_graph *g);
 
-/* ---- KILN_DEBUG (core/guard.c) ---------------------------------------------- */
+/* ---- KILN_DEBUG (core/submit/guard.c) ---------------------------------------------- */
 
 /* The modes KILN_DEBUG may name, as bits. */
 #define KILN_DEBUG_GUARD 1u
@@ -345,9 +338,9 @@ kiln_status kiln_guard_check_all(kiln_context *ctx, const char *fn);
 const kiln_backend_ops *kiln_registry_get(kiln_backend backend);
 
 /* kiln_context_create's work once the backend and device are chosen
- * (core/context.c): a context on device `device` of `ops`, made by
+ * (core/api/context.c): a context on device `device` of `ops`, made by
  * ops->context_init, or by ops->context_import on `native` when that is
- * not NULL (core/interop.c), waiting as `asked` says (KILN_SYNC_DEFAULT:
+ * not NULL (core/api/interop.c), waiting as `asked` says (KILN_SYNC_DEFAULT:
  * as KILN_SYNC says). Failures name `fn`. */
 kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
                               size_t device, kiln_sync_policy asked,

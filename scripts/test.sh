@@ -214,7 +214,7 @@ build_and_test asan --suite core --suite vulkan --timeout-multiplier 4 -- \
 # not built with TSan either, and triples the time). tests/tsan.supp
 # suppresses reports inside the Vulkan loader and lavapipe, never kiln's;
 # any other report stops the process with TSan's exit code 66. GCC's TSan
-# does not model atomic_thread_fence (core/object.c's registry uses two,
+# does not model atomic_thread_fence (core/base/object.c's registry uses two,
 # around atomics only), so its warning about them stays a warning here.
 export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$repo/tests/tsan.supp:print_suppressions=0"
 build_and_test tsan --suite core --timeout-multiplier 4 -- \

@@ -5,7 +5,7 @@
  * names (kiln_cuda_error, kiln_hip_error) as thin wrappers of these, so
  * that both say the same thing the same way. Nothing here knows a vendor's
  * header; the image constants and checks both backends use are the core's
- * (core/params.h), since the core reads images too.
+ * (core/images/params.h), since the core reads images too.
  */
 #ifndef KILN_BACKENDS_COMMON_H
 #define KILN_BACKENDS_COMMON_H

@@ -15,7 +15,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
-#include "core/params.h"
+#include "core/images/params.h"
 #include "backends/cuda/symbols.h"
 #include "core/backend.h"
 #include "core/internal.h"

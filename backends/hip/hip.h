@@ -94,7 +94,7 @@ typedef struct hipDeviceProp_t hipDeviceProp_t;
 
 #ifndef KILN_HIP_API_ONLY
 
-#include "core/params.h"
+#include "core/images/params.h"
 #include "core/backend.h"
 #include "core/internal.h"
 

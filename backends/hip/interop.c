@@ -1,4 +1,4 @@
-/* Native handles in and out (core/interop.c checked the arguments). kiln's
+/* Native handles in and out (core/api/interop.c checked the arguments). kiln's
  * objects are plain HIP objects, so exporting is handing them out, and
  * foreign work on the exported hipStream_t is ordered with kiln's by the
  * stream itself. */

@@ -1,4 +1,4 @@
-/* Native handles in and out (core/interop.c checked the arguments). A stream
+/* Native handles in and out (core/api/interop.c checked the arguments). A stream
  * is exported as its queue and timeline semaphore: the value of its last
  * submission is the point foreign work waits for, and foreign timeline
  * semaphores join the waits of the stream's next submission, as events of

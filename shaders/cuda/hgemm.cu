@@ -10,7 +10,7 @@
 //   grid  = ceil(n / 256) x ceil(m / 128) x 1   (x over columns of C),
 //   dynamic shared memory = 156,672 bytes (kiln_hgemm_f16_mma) or 81,408
 //   (kiln_hgemm_f16_mma_k32), above the 48 KiB default: kiln raises the
-//   kernel's limit. core/hgemm.c takes the first where the device gives
+//   kernel's limit. core/builtins/hgemm.c takes the first where the device gives
 //   that much shared memory to a block, else the second (sm_86, sm_89),
 //   else the portable kernel (sm_75's 64 KiB).
 //
@@ -296,7 +296,7 @@ __device__ static void kiln_hgemm_body(float *c, const kiln_half_bits *a,
   }
 }
 
-// The shared memory each takes; core/hgemm.c launches with the same.
+// The shared memory each takes; core/builtins/hgemm.c launches with the same.
 #define KILN_HGEMM_SHARED(bk) \
   (kiln_hgemm_stages * (kiln_hgemm_bm * ((bk) + 8) + (bk) * kiln_hgemm_b_ld) * 2)
 

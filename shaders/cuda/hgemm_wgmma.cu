@@ -12,7 +12,7 @@
 //   dynamic shared memory = KILN_HGEMM_WGMMA_SHARED = 197,696 bytes (four
 //   48 KiB stages, 1 KiB of alignment slack, 64 bytes of mbarriers), above
 //   the 48 KiB default: the caller raises the kernel's limit.
-// Preconditions, which core/hgemm.c checks (it takes another kernel
+// Preconditions, which core/builtins/hgemm.c checks (it takes another kernel
 // otherwise): a and b 16-byte aligned, and k, n, lda, ldb multiples of 8,
 // so that every 16-byte piece of a row of A or B lies wholly inside the
 // row or wholly past its end. Then any m >= 1, n, k >= 8 and any ldc >= n

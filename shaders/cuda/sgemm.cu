@@ -7,7 +7,7 @@
 //   static), one block per SM,
 //   grid  = ceil(n / 256) x ceil(m / 128) x 1   (x over columns of C).
 // A block covers as much of C as two blocks of the 128 x 128 kernels of
-// the other backends, so core/gemm.c's choice of kernel by size holds.
+// the other backends, so core/builtins/gemm.c's choice of kernel by size holds.
 //
 // Each block computes a 128 x 256 tile of C, walking k in slices of 8. A
 // slice of A (128 x 8) and of B (8 x 256) is staged in shared memory, A

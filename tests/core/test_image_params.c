@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#include "core/params.h"
+#include "core/images/params.h"
 #include "kiln_check.h"
 
 /* The images of the build: meson.build says which, and why one is

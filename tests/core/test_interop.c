@@ -1,4 +1,4 @@
-/* The core's side of native handles (core/interop.c) on the fake backend,
+/* The core's side of native handles (core/api/interop.c) on the fake backend,
  * whose device memory is host memory: the address handed out is past
  * KILN_DEBUG=guard's leading guard, a borrowed import is never freed and
  * an adopted one is (AddressSanitizer sees a double free or a leak

@@ -1,5 +1,5 @@
 /* What the CUDA and HIP backends read of an image before their driver
- * does (core/params.h): that everything an ELF file, a fatbin or an offload
+ * does (core/images/params.h): that everything an ELF file, a fatbin or an offload
  * bundle claims lies within the size kiln was given, and the GPU a PTX
  * image's .target names. Pure functions of bytes, so this runs on every
  * machine, on images built here byte by byte. */
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/params.h"
+#include "core/images/params.h"
 
 static void put_le(unsigned char *p, uint64_t v, size_t bytes) {
   for (size_t i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));

@@ -184,7 +184,7 @@ typedef struct bench_sums {
 } bench_sums;
 void bench_sums_extend(bench_sums *s, size_t n);
 
-/* The blocks of 256 threads core/builtin.c launches for a reduction of n
+/* The blocks of 256 threads core/builtins/builtin.c launches for a reduction of n
  * elements, which the raw comparators launch too. */
 uint32_t bench_reduce_blocks(size_t n);
 

@@ -7,7 +7,7 @@
 #include "bench.h"
 #include "cuda_raw.h"
 
-/* core/builtin.c's helper: one launch of bench_reduce_blocks(n) (at most
+/* core/builtins/builtin.c's helper: one launch of bench_reduce_blocks(n) (at most
  * 1024) blocks of 256 threads, whose last block adds the blocks' sums up;
  * the ticket counter follows their slots, all 0 between reductions. */
 #define BLOCK 256u

@@ -17,7 +17,7 @@
 /* The core's reduction helpers: one launch of bench_reduce_blocks(n) (at
  * most 1024) blocks of 256 threads, whose last block adds the blocks' sums
  * up; the ticket counter follows their slots, all 0 between reductions
- * (core/builtin.c). */
+ * (core/builtins/builtin.c). */
 #define REDUCE_BLOCK 256u
 #define REDUCE_MAX_BLOCKS 1024u
 

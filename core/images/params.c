@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/params.h"
+#include "core/images/params.h"
 
 /* ---- The table ------------------------------------------------------------ */
 

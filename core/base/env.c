@@ -1,7 +1,7 @@
 /* Reading the environment, strictly: a value that is not exactly of the
  * documented shape is reported, never silently read as something close to
  * it. These readers report nothing themselves (the logger uses them);
- * core/settings.c words the errors of numeric settings. */
+ * core/base/settings.c words the errors of numeric settings. */
 #include <stdlib.h>
 #include <strings.h>
 

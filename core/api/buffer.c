@@ -1,6 +1,6 @@
 /* Device buffers: creation, and the checks of the stream-ordered
  * transfers, copies and fills between host memory, host buffers and device
- * buffers, each then a command for the door (core/submit.c). */
+ * buffers, each then a command for the door (core/submit/submit.c). */
 #include <string.h>
 
 #include "core/internal.h"

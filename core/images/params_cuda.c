@@ -1,4 +1,4 @@
-/* Kernel parameter lists from PTX, cubin and fatbin images: see core/params.h.
+/* Kernel parameter lists from PTX, cubin and fatbin images: see core/images/params.h.
  *
  * Everything here reads bytes that the driver has accepted but kiln has
  * not: each offset and length is checked against the image's size before
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/params.h"
+#include "core/images/params.h"
 
 /* ---- Reading ------------------------------------------------------------- */
 

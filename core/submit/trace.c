@@ -1,4 +1,4 @@
-/* Trace hooks: the door (core/submit.c) tells the handler in force of each
+/* Trace hooks: the door (core/submit/submit.c) tells the handler in force of each
  * command it queues; KILN_TRACE=log's handler writes a line to the log. */
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /*
  * Kernels from source at run time. The core owns what is the same on every
  * backend: checking the caller's sources and options, the cache key, the
- * disk cache (core/cache.c), the logs and the timing. The backend owns its
+ * disk cache (core/compile/cache.c), the logs and the timing. The backend owns its
  * compiler (ops->compiler_load, compile_target, compile). A compiled image
  * then goes down the same path as an ahead-of-time one
  * (kiln_module_create_checked), so there is one loader of images.

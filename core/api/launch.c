@@ -1,5 +1,5 @@
 /* Kernel launches: the public calls' checks, and a launch command for the
- * door (core/submit.c); the argument ABI is core/args.c's. */
+ * door (core/submit/submit.c); the argument ABI is core/submit/args.c's. */
 #include <string.h>
 
 #include "core/internal.h"

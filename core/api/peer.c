@@ -1,6 +1,6 @@
 /* Copies between buffers of two contexts (two devices, or two contexts on
  * one device), ordered on a stream of each: their checks, then a command
- * for the door (core/submit.c, which also fences two streams of one
+ * for the door (core/submit/submit.c, which also fences two streams of one
  * context); and whether such copies go device to device. */
 #include "core/internal.h"
 

@@ -1,4 +1,4 @@
-/* Kernel parameter lists from HIP images: see core/params.h.
+/* Kernel parameter lists from HIP images: see core/images/params.h.
  *
  * An AMDGPU code object describes its kernels in an ELF note of type
  * NT_AMDGPU_METADATA (32, owner "AMDGPU"): a MessagePack map whose
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/params.h"
+#include "core/images/params.h"
 
 /* ---- MessagePack, the part this note uses ---------------------------------- */
 

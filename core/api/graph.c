@@ -2,7 +2,7 @@
  *
  * Capture is a state of a stream, held by the core alone: while it lasts,
  * every capturable call is checked in full as it would be when issued,
- * then its command is kept in the graph by the door (core/submit.c)
+ * then its command is kept in the graph by the door (core/submit/submit.c)
  * instead of reaching the backend, and the calls that cannot be captured
  * fail there before they reach it. So all three backends
  * accept and refuse the same things with the same words, and a failed call

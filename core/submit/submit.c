@@ -4,7 +4,7 @@
  * there, the waits on the host that a bounded context needs before a
  * backend op that waits without a bound, KILN_DEBUG=guard's bookkeeping,
  * the backend's op, a device loss turned into the context's state, and
- * the trace hook (core/trace.c).
+ * the trace hook (core/submit/trace.c).
  * A graph's build hands its commands back through the same door, on the
  * stream that builds the backend's graph (docs/design.md, "How a command
  * travels").
@@ -119,6 +119,26 @@ bool kiln_capture_records(kiln_stream *s, const kiln_event *e) {
 }
 
 /* ---- Copies and fills, as the device does them ----------------------------- */
+
+/* Fills part of a module's global whose address is not a multiple of 4,
+ * where the copy engine's wider stores and kiln_fill's words would be
+ * misaligned: the pattern is laid out in host memory and written. */
+static kiln_status global_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
+                               size_t size, uint64_t pattern,
+                               size_t pattern_size) {
+  unsigned char *bytes = malloc(size);
+  if (!bytes)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "kiln_buffer_fill: out of host memory laying out "
+                          "%zu bytes of pattern for the global '%.96s'",
+                          size, dst->global_name);
+  for (size_t i = 0; i < size; i += pattern_size)
+    memcpy(bytes + i, &pattern, pattern_size);
+  kiln_status st =
+      s->base.context->ops->buffer_write(s, dst, off, bytes, size);
+  free(bytes);
+  return st;
+}
 
 /* A built-in kernel's launch on s, not numbered in a graph. */
 static kiln_status launch_builtin(kiln_stream *s, kiln_kernel *k,
@@ -363,8 +383,8 @@ static kiln_status issue(kiln_stream *s, const kiln_command *c) {
     return ops->buffer_read_async(s, c->src, c->src_offset, c->host_to,
                                   c->host_offset, c->size);
   case KILN_COMMAND_FILL_HOST:
-    return kiln_global_fill(s, c->dst, c->dst_offset, c->size, c->pattern,
-                            c->pattern_size);
+    return global_fill(s, c->dst, c->dst_offset, c->size, c->pattern,
+                       c->pattern_size);
   case KILN_COMMAND_COPY_PEER:
     if (c->src->base.context == s->base.context) return copy_within(s, c);
     return ops->buffer_copy_peer(s, c->dst, c->dst_offset, c->src_stream,

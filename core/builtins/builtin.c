@@ -1,7 +1,7 @@
 /* The built-in helpers of kiln.h (docs/kernels.md): axpy and the one-launch
  * reductions, their checks, and the workspaces they keep on a stream (the
- * GEMMs are in core/gemm.c, the kernels and launch shapes in
- * core/kernels.c). */
+ * GEMMs are in core/builtins/gemm.c, the kernels and launch shapes in
+ * core/builtins/kernels.c). */
 #include <string.h>
 
 #include "core/internal.h"

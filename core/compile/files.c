@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core/internal.h"
-#include "core/params.h"
+#include "core/images/params.h"
 
 #define SPIRV_MAGIC 0x07230203u
 

@@ -74,20 +74,3 @@ void kiln_module_release_globals(kiln_module *m) {
   }
   m->globals = NULL;
 }
-
-kiln_status kiln_global_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
-                             size_t size, uint64_t pattern,
-                             size_t pattern_size) {
-  unsigned char *bytes = malloc(size);
-  if (!bytes)
-    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "kiln_buffer_fill: out of host memory laying out "
-                          "%zu bytes of pattern for the global '%.96s'",
-                          size, dst->global_name);
-  for (size_t i = 0; i < size; i += pattern_size)
-    memcpy(bytes + i, &pattern, pattern_size);
-  kiln_status st =
-      s->base.context->ops->buffer_write(s, dst, off, bytes, size);
-  free(bytes);
-  return st;
-}
