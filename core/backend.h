@@ -652,13 +652,6 @@ struct kiln_backend_ops {
    * declares CooperativeMatrixNV; CUDA: sm_90a code, which only Hopper
    * runs); NULL where there are none. */
   const kiln_module_image *builtin_matrix_images;
-  /* The launches of the built-in SGEMM kernels, tuned for each backend's
-   * compiler (docs/kernels.md): a block of `threads` computes 128 x tile_n
-   * of C in kiln_sgemm_f32, and one of `tiled_threads` 64 x 64 in
-   * kiln_sgemm_f32_mid and kiln_sgemm_f32_split. */
-  struct {
-    uint32_t tile_n, threads, tiled_threads;
-  } sgemm;
 };
 
 /* ---- Core services for backends ------------------------------------------- */

@@ -99,5 +99,4 @@ const kiln_backend_ops kiln_cuda_ops = {
 
     .builtin_images = KILN_CUDA_BUILTINS,
     .builtin_matrix_images = KILN_CUDA_MATRIX_BUILTINS,
-    .sgemm = {.tile_n = 256, .threads = 256, .tiled_threads = 256},
 };

@@ -91,5 +91,4 @@ const kiln_backend_ops kiln_hip_ops = {
     .compile = kiln_hip_compile,
 
     .builtin_images = KILN_HIP_BUILTIN_IMAGES,
-    .sgemm = {.tile_n = 128, .threads = 256, .tiled_threads = 256},
 };

@@ -90,5 +90,4 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .builtin_images = NULL,
     .builtin_matrix_images = NULL,
 #endif
-    .sgemm = {.tile_n = 128, .threads = 128, .tiled_threads = 128},
 };

@@ -6,11 +6,35 @@
 /* kiln_sgemm_f32's kernels (docs/kernels.md), each with the tile of C one
  * block computes and the shared memory it declares. The large kernel is
  * 128 x 128 as far as the choice below counts; its launch is the
- * backend's (ops->sgemm: 128 x 256 blocks on CUDA, one an SM doing the
+ * backend's (sgemm_shape: 128 x 256 blocks on CUDA, one an SM doing the
  * work of two 128 x 128 blocks, so the count means the same; 128 threads
  * on Vulkan), and so are the threads of the 64 x 64 kernels (128 on
  * Vulkan). The small kernel has SMALL_THREADS everywhere. */
 #define SMALL_THREADS 256u
+
+/* The launch shapes that each backend's source of these kernels fixes
+ * (shaders/<name>/), tuned for its compiler: a block of `threads` computes
+ * 128 x tile_n of C in kiln_sgemm_f32, one of `tiled_threads` 64 x 64 in
+ * kiln_sgemm_f32_mid and kiln_sgemm_f32_split. They live here, beside the
+ * choice they feed, rather than in the backend table: they describe
+ * kiln's own kernels, not a driver. A backend not listed has the shape of
+ * the portable source (shaders/hip/). */
+typedef struct sgemm_shape {
+  const char *backend;
+  uint32_t tile_n, threads, tiled_threads;
+} sgemm_shape;
+static const sgemm_shape sgemm_shapes[] = {
+    {"cuda", 256, 256, 256},
+    {"vulkan", 128, 128, 128},
+};
+static const sgemm_shape sgemm_portable = {"hip", 128, 256, 256};
+
+static const sgemm_shape *sgemm_shape_of(const kiln_context *ctx) {
+  for (size_t i = 0; i < sizeof sgemm_shapes / sizeof sgemm_shapes[0]; i++)
+    if (strcmp(sgemm_shapes[i].backend, ctx->ops->name) == 0)
+      return &sgemm_shapes[i];
+  return &sgemm_portable;
+}
 typedef struct sgemm_kernel {
   const char *name;
   uint32_t tile_m, tile_n;
@@ -176,9 +200,9 @@ kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
  * the 64 x 64 ones (mid, split), SMALL_THREADS for the small one. */
 static uint32_t sgemm_threads(const kiln_context *ctx,
                               const sgemm_kernel *kern) {
-  if (kern == &sgemm_large) return ctx->ops->sgemm.threads;
+  if (kern == &sgemm_large) return sgemm_shape_of(ctx)->threads;
   if (kern == &sgemm_small) return SMALL_THREADS;
-  return ctx->ops->sgemm.tiled_threads;
+  return sgemm_shape_of(ctx)->tiled_threads;
 }
 
 /* kiln_sgemm_f32 through the split kernel, `splits` blocks per tile. */
@@ -223,7 +247,7 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   const sgemm_kernel *pick = sgemm_pick(ctx, m, n, k, &splits);
   if (pick == &sgemm_split) return sgemm_split_launch(s, &g, splits);
   const bool large = pick == &sgemm_large;
-  const uint32_t tile_n = large ? ctx->ops->sgemm.tile_n : pick->tile_n;
+  const uint32_t tile_n = large ? sgemm_shape_of(ctx)->tile_n : pick->tile_n;
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
   return kiln_gemm_launch(s, kern, &g, pick->tile_m, tile_n,

@@ -842,9 +842,6 @@ void fake_init(fake_backend *fb, kiln_backend kind) {
   o->event_query = event_query;
   o->event_elapsed_ms = event_elapsed_ms;
   o->builtin_images = builtin_images;
-  o->sgemm.tile_n = 128;
-  o->sgemm.threads = 256;
-  o->sgemm.tiled_threads = 256;
   fake_compiler_enable(fb);
   kiln_device_type discrete = KILN_DEVICE_TYPE_DISCRETE_GPU;
   fake_set_devices(fb, 1, &discrete);
