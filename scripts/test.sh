@@ -223,6 +223,7 @@ build_and_test tsan --suite core --timeout-multiplier 4 -- \
 # The thread tests run twice: as they are, and under KILN_DEBUG=reorder,
 # whose held submissions are released by whichever thread waits first.
 tsan_logs=()
+tsan_failed=()
 if [[ " ${built[*]} " == *" tsan "* ]]; then
   for debug in "" reorder; do
     tsan_log=$root/tsan/conformance-threads${debug:+-$debug}.txt
@@ -242,6 +243,7 @@ if [[ " ${built[*]} " == *" tsan "* ]]; then
     wait "$tee_pid"
     if (( tsan_rc != 0 )); then
       failed+=("tsan: kiln-conformance threads_* on Vulkan${debug:+ (KILN_DEBUG=$debug)}$why (exit $tsan_rc)")
+      tsan_failed+=("$tsan_log")
     fi
     printf 'exit status: %d\n' "$tsan_rc" >> "$tsan_log"
   done
@@ -359,6 +361,16 @@ fi
 elapsed=$((SECONDS - started))
 printf '\ntest.sh: the run took %dm%02ds\n' $((elapsed / 60)) $((elapsed % 60))
 
+# A failed TSan run's report is printed again here, last, where a CI log
+# cut to its tail still shows it.
+for tsan_log in "${tsan_failed[@]}"; do
+  printf '\ntest.sh: the report that stopped %s:\n' "$tsan_log" >&2
+  if grep -q ThreadSanitizer "$tsan_log"; then
+    sed -n '/ThreadSanitizer/,$p' "$tsan_log" | head -n 120 >&2
+  else
+    tail -n 40 "$tsan_log" >&2
+  fi
+done
 if (( ${#failed[@]} > 0 )); then
   printf 'test.sh: FAILED:\n' >&2
   printf '  %s\n' "${failed[@]}" >&2
