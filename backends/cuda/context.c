@@ -33,6 +33,7 @@ kiln_status kiln_cuda_context_init(kiln_context *base) {
 
 void kiln_cuda_context_deinit(kiln_context *base) {
   kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
+  kiln_cuda_pool_deinit(base);
   kiln_cuda_reorder_deinit(base);
   /* Work still runs: releasing the last reference would destroy the
    * primary context, which waits for that work first (the kernel that

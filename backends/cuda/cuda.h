@@ -64,6 +64,14 @@ typedef struct kiln_cuda_context {
    * then never gated); under reorder.c's lock. */
   struct kiln_cuda_gate_page *gate_pages;
   bool exposed;
+  /* Stream-ordered allocation (pool.c): the context's own CUmemoryPool,
+   * NULL until the first allocation makes it, then set once and read
+   * without a lock; and the release threshold it gets, kept until it is
+   * made (pool_keep_set false: keep all). The pool is made and the
+   * threshold changed under pool.c's lock. */
+  _Atomic(CUmemoryPool) pool;
+  uint64_t pool_keep;
+  bool pool_keep_set;
 } kiln_cuda_context;
 
 typedef struct kiln_cuda_module {
@@ -313,6 +321,41 @@ static inline kiln_status kiln_cuda_hold(kiln_stream *s) {
 static inline void kiln_cuda_open_gates(const kiln_context *ctx) {
   if (ctx->debug & KILN_DEBUG_REORDER) kiln_cuda_release();
 }
+
+/* ---- Stream-ordered allocation (pool.c) ------------------------------------ */
+
+/* KILN_OK where ctx's device can allocate in stream order from a pool of
+ * kiln's own; KILN_ERROR_UNSUPPORTED, in words, where the driver lacks the
+ * pool entry points (CUDA 11.2) or the device has no memory pools
+ * (CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED is 0). */
+kiln_status kiln_cuda_pool_supported(kiln_context *ctx);
+/* Allocates buf->size (> 0) bytes from the context's pool in s's order
+ * (the pool is made on first use) and sets buf->device_address; with
+ * KILN_BUFFER_ZERO the zeroes are queued on s too. On
+ * CUDA_ERROR_OUT_OF_MEMORY the pool is trimmed to nothing and the
+ * allocation tried once more; then KILN_ERROR_OUT_OF_DEVICE_MEMORY, in
+ * words, and the context stays usable. */
+kiln_status kiln_cuda_buffer_init_async(kiln_buffer *buf, kiln_stream *s,
+                                        uint32_t flags);
+/* Returns buf's memory to the pool in s's order: it is reused only after
+ * the work queued on s before it. Nothing refers to buf afterwards. */
+kiln_status kiln_cuda_buffer_deinit_async(kiln_buffer *buf, kiln_stream *s);
+/* Releases to the device what the pool holds beyond keep_bytes. Memory
+ * freed on a stream whose work the host has not yet seen finish still
+ * counts as in use, so a caller that wants it all back synchronizes
+ * first. KILN_OK when no pool was made yet. */
+kiln_status kiln_cuda_pool_trim(kiln_context *ctx, size_t keep_bytes);
+/* The bytes the pool holds from the device and the bytes of it handed out;
+ * 0 and 0 before the first allocation. */
+kiln_status kiln_cuda_pool_usage(kiln_context *ctx, size_t *out_reserved,
+                                 size_t *out_used);
+/* How much memory the pool may hold on to: past it, the next synchronize
+ * gives what is free back to the device (the release threshold; SIZE_MAX,
+ * the default, keeps all). Applied at once, or when the pool is made. */
+kiln_status kiln_cuda_pool_set_keep(kiln_context *ctx, size_t keep_bytes);
+/* Destroys the pool, from context_deinit once the streams are done; kept
+ * when the context is abandoned, as work may still use its memory. */
+void kiln_cuda_pool_deinit(kiln_context *ctx);
 
 /* ---- Compiler (compiler.c) ------------------------------------------------ */
 

@@ -90,7 +90,9 @@
  * with the previous kernel's end (launch.c); without it they launch as any
  * other. KILN_DEBUG=reorder's gates (reorder.c) need cuStreamWaitValue32
  * and cuMemHostGetDevicePointer; without them a context in that mode is
- * refused in words. */
+ * refused in words. Stream-ordered allocation (pool.c) needs the memory
+ * pool entry points of CUDA 11.2; without any of them
+ * kiln_cuda_pool_supported says so and the core keeps a pool of its own. */
 #define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
   X(cuFuncGetName, 12030)               \
   X(cuModuleGetFunctionCount, 12040)    \
@@ -100,7 +102,8 @@
   X(cuLaunchKernelEx, 11060)            \
   X(cuStreamWaitValue32, 11070)         \
   X(cuMemHostGetDevicePointer, 3020)    \
-  KILN_CUDA_GRAPH_SYMBOLS(X)
+  KILN_CUDA_GRAPH_SYMBOLS(X)            \
+  KILN_CUDA_POOL_SYMBOLS(X)
 
 #define KILN_CUDA_GRAPH_SYMBOLS(X)          \
   X(cuEventRecordWithFlags, 11010)         \
@@ -113,5 +116,14 @@
   X(cuGraphExecKernelNodeSetParams, 12000) \
   X(cuGraphExecDestroy, 10000)             \
   X(cuGraphDestroy, 10000)
+
+#define KILN_CUDA_POOL_SYMBOLS(X)   \
+  X(cuMemPoolCreate, 11020)         \
+  X(cuMemPoolDestroy, 11020)        \
+  X(cuMemAllocFromPoolAsync, 11020) \
+  X(cuMemFreeAsync, 11020)          \
+  X(cuMemPoolTrimTo, 11020)         \
+  X(cuMemPoolSetAttribute, 11020)   \
+  X(cuMemPoolGetAttribute, 11020)
 
 #endif /* KILN_CUDA_SYMBOLS_H */
