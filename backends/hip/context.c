@@ -69,6 +69,7 @@ kiln_status kiln_hip_context_init(kiln_context *ctx) {
 }
 
 void kiln_hip_context_deinit(kiln_context *ctx) {
+  kiln_hip_pool_deinit(ctx);
   kiln_hip_reorder_deinit(ctx);
 }
 

@@ -47,6 +47,19 @@ typedef enum hipLimit_t {
   KILN_HIP_LIMITS(KILN_HIP_ENUMERATOR)
 } hipLimit_t;
 
+typedef enum hipMemPoolAttr {
+  KILN_HIP_MEM_POOL_ATTRS(KILN_HIP_ENUMERATOR)
+} hipMemPoolAttr;
+typedef enum hipMemLocationType {
+  KILN_HIP_MEM_LOCATION_TYPES(KILN_HIP_ENUMERATOR)
+} hipMemLocationType;
+typedef enum hipMemAllocationType {
+  KILN_HIP_MEM_ALLOCATION_TYPES(KILN_HIP_ENUMERATOR)
+} hipMemAllocationType;
+typedef enum hipMemAllocationHandleType {
+  KILN_HIP_MEM_HANDLE_TYPES(KILN_HIP_ENUMERATOR)
+} hipMemAllocationHandleType;
+
 enum { KILN_HIP_FLAGS(KILN_HIP_ENUMERATOR) };
 enum { KILN_HIP_FLAGS_ROCM6(KILN_HIP_ENUMERATOR) };
 
@@ -66,6 +79,7 @@ typedef struct ihipModuleSymbol_t *hipFunction_t;
 typedef struct ihipGraph *hipGraph_t;
 typedef struct hipGraphNode *hipGraphNode_t;
 typedef struct hipGraphExec *hipGraphExec_t;
+typedef struct ihipMemPoolHandle_t *hipMemPool_t;
 typedef struct dim3 {
   uint32_t x, y, z;
 } dim3;
@@ -86,6 +100,25 @@ _Static_assert(sizeof(hipKernelNodeParams) == 64 &&
                    offsetof(hipKernelNodeParams, kernelParams) == 48 &&
                    offsetof(hipKernelNodeParams, sharedMemBytes) == 56,
                "hipKernelNodeParams is not laid out as ROCm's");
+typedef struct hipMemLocation {
+  hipMemLocationType type;
+  int id; /* the device ordinal */
+} hipMemLocation;
+/* ROCm 5's layout. ROCm 6 spends the first 8 reserved bytes on maxSize,
+ * whose 0 asks for the runtime's default, so a zeroed struct means the
+ * same to both; api_check.c asserts the fields kiln sets and the size. */
+typedef struct hipMemPoolProps {
+  hipMemAllocationType allocType;
+  hipMemAllocationHandleType handleTypes;
+  hipMemLocation location;
+  void *win32SecurityAttributes;
+  unsigned char reserved[64];
+} hipMemPoolProps;
+_Static_assert(sizeof(hipMemPoolProps) == 88 &&
+                   offsetof(hipMemPoolProps, handleTypes) == 4 &&
+                   offsetof(hipMemPoolProps, location) == 8 &&
+                   offsetof(hipMemPoolProps, win32SecurityAttributes) == 16,
+               "hipMemPoolProps is not laid out as ROCm's");
 typedef struct hipUUID_t {
   char bytes[16];
 } hipUUID;
@@ -175,6 +208,14 @@ typedef struct kiln_hip_context {
    * never gated); under reorder.c's lock. */
   struct kiln_hip_gate_page *gate_pages;
   bool exposed;
+  /* Stream-ordered allocation (pool.c): the context's own hipMemPool_t,
+   * NULL until the first allocation makes it, then set once and read
+   * without a lock; and the release threshold it gets, kept until it is
+   * made (pool_keep_set false: keep all). The pool is made and the
+   * threshold changed under pool.c's lock. */
+  _Atomic(hipMemPool_t) pool;
+  uint64_t pool_keep;
+  bool pool_keep_set;
 } kiln_hip_context;
 
 KILN_BACKEND_CAST(kiln_hip_context, kiln_context, kiln_hip_context_cast)
@@ -303,6 +344,41 @@ kiln_status kiln_hip_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
                                       size_t dst_off, kiln_stream *src_s,
                                       const kiln_buffer *src, size_t src_off,
                                       size_t size);
+
+/* ---- Stream-ordered allocation (pool.c) ---------------------------------------- */
+
+/* KILN_OK where ctx's device can allocate in stream order from a pool of
+ * kiln's own; KILN_ERROR_UNSUPPORTED, in words, where the runtime lacks
+ * the pool entry points or the device reports no memory pools
+ * (hipDeviceAttributeMemoryPoolsSupported is 0). */
+kiln_status kiln_hip_pool_supported(kiln_context *ctx);
+/* Allocates buf->size (> 0) bytes from the context's pool in s's order
+ * (the pool is made on first use) and sets buf->device_address; with
+ * KILN_BUFFER_ZERO the zeroes are queued on s too. On hipErrorOutOfMemory
+ * the pool is trimmed to nothing and the allocation tried once more; then
+ * KILN_ERROR_OUT_OF_DEVICE_MEMORY, in words, and the context stays
+ * usable. */
+kiln_status kiln_hip_buffer_init_async(kiln_buffer *buf, kiln_stream *s,
+                                       uint32_t flags);
+/* Returns buf's memory to the pool in s's order: it is reused only after
+ * the work queued on s before it. Nothing refers to buf afterwards. */
+kiln_status kiln_hip_buffer_deinit_async(kiln_buffer *buf, kiln_stream *s);
+/* Releases to the device what the pool holds beyond keep_bytes. Memory
+ * freed on a stream whose work the host has not yet seen finish still
+ * counts as in use, so a caller that wants it all back synchronizes
+ * first. KILN_OK when no pool was made yet. */
+kiln_status kiln_hip_pool_trim(kiln_context *ctx, size_t keep_bytes);
+/* The bytes the pool holds from the device and the bytes of it handed out;
+ * 0 and 0 before the first allocation. */
+kiln_status kiln_hip_pool_usage(kiln_context *ctx, size_t *out_reserved,
+                                size_t *out_used);
+/* How much memory the pool may hold on to: past it, the next synchronize
+ * gives what is free back to the device (the release threshold; SIZE_MAX,
+ * the default, keeps all). Applied at once, or when the pool is made. */
+kiln_status kiln_hip_pool_set_keep(kiln_context *ctx, size_t keep_bytes);
+/* Destroys the pool, from context_deinit once the streams are done; kept
+ * when the context is abandoned, as work may still use its memory. */
+void kiln_hip_pool_deinit(kiln_context *ctx);
 
 /* ---- Modules and kernels (module.c, launch.c) ---------------------------------- */
 

@@ -99,7 +99,9 @@
  * kiln wants to depend on. The limits (limit.c) and globals (module.c) are
  * optional so that a runtime without them still runs everything else, as
  * are KILN_DEBUG=reorder's gates (reorder.c), without which a context in
- * that mode is refused in words.
+ * that mode is refused in words, and the memory pools of stream-ordered
+ * allocation (pool.c), without which kiln_hip_pool_supported says so in
+ * words and the core keeps a pool of its own.
  */
 #define KILN_HIP_OPTIONAL_SYMBOLS(X) \
   KILN_HIP_OPTIONAL_SYMBOLS_ROCM5(X) \
@@ -119,7 +121,21 @@
     (void **device_ptr, void *host_ptr, unsigned int flags))           \
   X(hipError_t, hipStreamWaitValue32,                                  \
     (hipStream_t stream, void *ptr, uint32_t value, unsigned int flags, \
-     uint32_t mask))
+     uint32_t mask))                                                   \
+  KILN_HIP_POOL_SYMBOLS(X)
+
+#define KILN_HIP_POOL_SYMBOLS(X)                                          \
+  X(hipError_t, hipMemPoolCreate,                                         \
+    (hipMemPool_t *pool, const hipMemPoolProps *props))                   \
+  X(hipError_t, hipMemPoolDestroy, (hipMemPool_t pool))                   \
+  X(hipError_t, hipMallocFromPoolAsync,                                   \
+    (void **ptr, size_t size, hipMemPool_t pool, hipStream_t stream))     \
+  X(hipError_t, hipFreeAsync, (void *ptr, hipStream_t stream))            \
+  X(hipError_t, hipMemPoolTrimTo, (hipMemPool_t pool, size_t keep_bytes)) \
+  X(hipError_t, hipMemPoolSetAttribute,                                   \
+    (hipMemPool_t pool, hipMemPoolAttr attr, void *value))                \
+  X(hipError_t, hipMemPoolGetAttribute,                                   \
+    (hipMemPool_t pool, hipMemPoolAttr attr, void *value))
 
 /* Those that later releases added (ROCm 5.2 has no hipDeviceSetLimit,
  * ROCm 6 has); tests/hip/api_check.c checks them against ROCm 6's
@@ -219,7 +235,8 @@
   X(hipDeviceAttributeMultiprocessorCount, 63)    \
   X(hipDeviceAttributeMaxSharedMemoryPerBlock, 74) \
   X(hipDeviceAttributeSharedMemPerBlockOptin, 75)  \
-  X(hipDeviceAttributeWarpSize, 87)
+  X(hipDeviceAttributeWarpSize, 87)                \
+  X(hipDeviceAttributeMemoryPoolsSupported, 88)
 
 #define KILN_HIP_MEMCPY_KINDS(X)     \
   X(hipMemcpyHostToHost, 0)          \
@@ -255,6 +272,16 @@
  * passes or compares. */
 #define KILN_HIP_CAPTURE_MODES(X) X(hipStreamCaptureModeRelaxed, 2)
 #define KILN_HIP_CAPTURE_STATUSES(X) X(hipStreamCaptureStatusActive, 1)
+
+/* Of the memory pools' enumerations (pool.c), the values kiln passes:
+ * ROCm 5's numbers, which ROCm 6 keeps. */
+#define KILN_HIP_MEM_POOL_ATTRS(X)         \
+  X(hipMemPoolAttrReleaseThreshold, 0x4)   \
+  X(hipMemPoolAttrReservedMemCurrent, 0x5) \
+  X(hipMemPoolAttrUsedMemCurrent, 0x7)
+#define KILN_HIP_MEM_LOCATION_TYPES(X) X(hipMemLocationTypeDevice, 1)
+#define KILN_HIP_MEM_ALLOCATION_TYPES(X) X(hipMemAllocationTypePinned, 0x1)
+#define KILN_HIP_MEM_HANDLE_TYPES(X) X(hipMemHandleTypeNone, 0x0)
 
 /* Those of ROCm 6's graphs. */
 #define KILN_HIP_FLAGS_ROCM6(X)   \

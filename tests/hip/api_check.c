@@ -17,6 +17,10 @@ KILN_HIP_LIMITS(KILN_CHECK_VALUE)
 KILN_HIP_FLAGS(KILN_CHECK_VALUE)
 KILN_HIP_CAPTURE_MODES(KILN_CHECK_VALUE)
 KILN_HIP_CAPTURE_STATUSES(KILN_CHECK_VALUE)
+KILN_HIP_MEM_POOL_ATTRS(KILN_CHECK_VALUE)
+KILN_HIP_MEM_LOCATION_TYPES(KILN_CHECK_VALUE)
+KILN_HIP_MEM_ALLOCATION_TYPES(KILN_CHECK_VALUE)
+KILN_HIP_MEM_HANDLE_TYPES(KILN_CHECK_VALUE)
 
 #define KILN_CHECK_PROTOTYPE(ret, name, params)                      \
   _Static_assert(                                                    \
@@ -53,6 +57,21 @@ _Static_assert(__builtin_types_compatible_p(hipGraphNode_t,
 _Static_assert(__builtin_types_compatible_p(hipGraphExec_t,
                                             struct hipGraphExec *),
                "hipGraphExec_t differs from ROCm's");
+_Static_assert(__builtin_types_compatible_p(hipMemPool_t,
+                                            struct ihipMemPoolHandle_t *),
+               "hipMemPool_t differs from ROCm's");
+/* hip.h's layouts of the pool's properties (hipMemPoolProps also asserted
+ * there): ROCm 6's maxSize lies in what hip.h calls reserved. */
+_Static_assert(sizeof(hipMemLocation) == 8 &&
+                   offsetof(hipMemLocation, type) == 0 &&
+                   offsetof(hipMemLocation, id) == 4,
+               "hipMemLocation differs from ROCm's");
+_Static_assert(sizeof(hipMemPoolProps) == 88 &&
+                   offsetof(hipMemPoolProps, allocType) == 0 &&
+                   offsetof(hipMemPoolProps, handleTypes) == 4 &&
+                   offsetof(hipMemPoolProps, location) == 8 &&
+                   offsetof(hipMemPoolProps, win32SecurityAttributes) == 16,
+               "hipMemPoolProps differs from ROCm's");
 /* hip.h's layout of hipKernelNodeParams (also asserted there). */
 _Static_assert(sizeof(hipKernelNodeParams) == 64 &&
                    offsetof(hipKernelNodeParams, blockDim) == 0 &&
@@ -68,7 +87,11 @@ _Static_assert(sizeof(hipError_t) == sizeof(int) &&
                    sizeof(hipDeviceAttribute_t) == sizeof(int) &&
                    sizeof(hipMemcpyKind) == sizeof(int) &&
                    sizeof(hipFuncAttribute) == sizeof(int) &&
-                   sizeof(enum hipLimit_t) == sizeof(int),
+                   sizeof(enum hipLimit_t) == sizeof(int) &&
+                   sizeof(hipMemPoolAttr) == sizeof(int) &&
+                   sizeof(hipMemLocationType) == sizeof(int) &&
+                   sizeof(hipMemAllocationType) == sizeof(int) &&
+                   sizeof(hipMemAllocationHandleType) == sizeof(int),
                "an enumeration's size differs from ROCm's");
 /* device.c finds the architecture name after the device name. */
 _Static_assert(offsetof(hipDeviceProp_t, name) == 0 &&
