@@ -182,6 +182,12 @@ static hipError_t make_current(CUcontext ctx) {
   return shim_error(shim_cu.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
 }
 
+hipError_t shim_device(int device, CUdevice *out) {
+  hipError_t err = check_device(device);
+  if (err == hipSuccess) *out = devices[device];
+  return err;
+}
+
 hipError_t shim_device_context(int device, CUcontext *out) {
   hipError_t err = check_device(device);
   if (err != hipSuccess) return err;
@@ -425,6 +431,9 @@ hipError_t hipDeviceGetAttribute(int *value, hipDeviceAttribute_t attr,
     break;
   case hipDeviceAttributeWarpSize:
     cu_attr = CU_DEVICE_ATTRIBUTE_WARP_SIZE;
+    break;
+  case hipDeviceAttributeMemoryPoolsSupported:
+    cu_attr = CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED;
     break;
   default: return hipErrorInvalidValue;
   }

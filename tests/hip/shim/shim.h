@@ -13,7 +13,8 @@
  *
  * shim.c: loading, errors, devices and the per-thread current device.
  * shim_ops.c: memory, transfers, modules and their globals, limits,
- * launches, streams and events. shim_graph.c: stream capture and graphs.
+ * launches, streams and events. shim_pool.c: memory pools and
+ * stream-ordered allocation. shim_graph.c: stream capture and graphs.
  * shim_rtc.c (shim_rtc.h): HIPRTC, which ROCm 5's libamdhip64 carries too,
  * on NVRTC.
  */
@@ -101,7 +102,14 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuStreamCreateWithPriority, 5050)   \
   X(cuGraphExecKernelNodeSetParams, 12000) \
   X(cuGraphExecDestroy, 10000)             \
-  X(cuGraphDestroy, 10000)
+  X(cuGraphDestroy, 10000)                 \
+  X(cuMemPoolCreate, 11020)                \
+  X(cuMemPoolDestroy, 11020)               \
+  X(cuMemAllocFromPoolAsync, 11020)        \
+  X(cuMemFreeAsync, 11020)                 \
+  X(cuMemPoolTrimTo, 11020)                \
+  X(cuMemPoolSetAttribute, 11020)          \
+  X(cuMemPoolGetAttribute, 11020)
 
 /* cuda.h #defines some names to versioned ones (cuMemAlloc to
  * cuMemAlloc_v2). The type is pasted from the name as written (## stops
@@ -127,6 +135,9 @@ hipError_t shim_enter(void);
 /* Device `device`'s CUDA context (retained on first use, not made
  * current), for calls that name a device other than the current one. */
 hipError_t shim_device_context(int device, CUcontext *out);
+/* The CUdevice of HIP device `device`, for calls that name a device by
+ * ordinal in a struct (a pool's location). */
+hipError_t shim_device(int device, CUdevice *out);
 /* The context of `stream`'s device made current: HIP runs work on the
  * stream's device whatever the thread's current device is. The null
  * stream means the current device's. */
