@@ -135,7 +135,9 @@ void fake_graph_ops(kiln_backend_ops *ops);
 
 /* Fills the native-handle ops of a fake's table (fake_interop.c): device
  * memory is host memory, so an imported buffer is the caller's malloc'd
- * block, freed by kiln only when adopted. The context ops are left NULL. */
+ * block, freed by kiln only when adopted; a context's native handles name
+ * its device by vk_physical_device, a pointer to its properties in the
+ * fake, whatever the kind. */
 void fake_interop_ops(kiln_backend_ops *ops);
 
 /* Resets `fb` to an available fake of `kind` with one discrete GPU. */

@@ -3,6 +3,40 @@
 
 #include "fake_objects.h"
 
+/* A context's native handles name the fake's device: vk_physical_device
+ * points at its properties (for every kind: the fake has one rule), and
+ * vk_device is the context. */
+static kiln_status context_native(kiln_context *ctx, kiln_native_context *out) {
+  fake_backend *fb = (fake_backend *)ctx->ops;
+  out->vk_physical_device = &fb->devices[ctx->device_index];
+  out->vk_device = ctx;
+  return KILN_OK;
+}
+
+static kiln_status context_import_device(const kiln_native_context *native,
+                                         size_t *out_index) {
+  const fake_backend *fb = fake_installed(native->backend);
+  for (size_t i = 0; fb && i < fb->device_count && i < FAKE_MAX_DEVICES; i++)
+    if (native->vk_physical_device == &fb->devices[i]) {
+      *out_index = i;
+      return KILN_OK;
+    }
+  return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                        "fake: native->vk_physical_device names no device of "
+                        "the fake %s backend",
+                        kiln_backend_name(native->backend));
+}
+
+/* The fake's device is its own, so there is nothing of the caller's to
+ * keep or, adopted, to free: an import is a context_init. */
+static kiln_status context_import(kiln_context *ctx,
+                                  const kiln_native_context *native,
+                                  bool adopt) {
+  (void)native;
+  (void)adopt;
+  return ctx->ops->context_init(ctx);
+}
+
 /* Native handles: device memory is host memory, so an imported buffer is
  * the caller's malloc'd block, which deinit frees only when adopted. */
 static kiln_status buffer_import(kiln_buffer *buf,
@@ -47,6 +81,9 @@ static kiln_status stream_wait_native(kiln_stream *s, uint64_t handle,
 }
 
 void fake_interop_ops(kiln_backend_ops *o) {
+  o->context_native = context_native;
+  o->context_import_device = context_import_device;
+  o->context_import = context_import;
   o->buffer_native = buffer_native;
   o->buffer_import = buffer_import;
   o->stream_native = stream_native;

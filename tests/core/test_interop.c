@@ -2,8 +2,9 @@
  * whose device memory is host memory: the address handed out is past
  * KILN_DEBUG=guard's leading guard, a borrowed import is never freed and
  * an adopted one is (AddressSanitizer sees a double free or a leak
- * otherwise), the stream waits reach the backend as given, and a backend
- * without the ops answers KILN_ERROR_UNSUPPORTED in words. */
+ * otherwise), the stream waits reach the backend as given, a context
+ * goes out and comes back in, and a backend without the ops answers
+ * KILN_ERROR_UNSUPPORTED in words. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -81,15 +82,45 @@ static void streams_import_and_wait(void **state) {
   check_ok(kiln_stream_destroy(s));
 }
 
-/* The fake has no context ops of these, and a table may lack any. */
+/* A context's handles open a second context on the same device (the
+ * fake's handles name it), borrowed or adopted; handles that name no
+ * device are refused in words. */
+static void contexts_export_and_import(void **state) {
+  kiln_context *ctx = ctx_of(state);
+  kiln_native_context nc;
+  check_ok(kiln_context_get_native(ctx, &nc));
+  assert_int_equal(nc.backend, KILN_BACKEND_VULKAN);
+  assert_ptr_equal(nc.vk_device, ctx);
+  for (uint32_t flags = 0; flags <= KILN_NATIVE_ADOPT;
+       flags += KILN_NATIVE_ADOPT) {
+    kiln_context *other = NULL;
+    check_ok(kiln_context_create_from_native(&nc, flags, &other));
+    assert_ptr_not_equal(other, ctx);
+    kiln_device_properties mine, theirs;
+    check_ok(kiln_context_get_properties(ctx, &mine));
+    check_ok(kiln_context_get_properties(other, &theirs));
+    assert_string_equal(theirs.name, mine.name);
+    check_ok(kiln_context_destroy(other));
+  }
+  nc.vk_physical_device = &nc;
+  kiln_context *none = NULL;
+  check_fails(kiln_context_create_from_native(&nc, 0, &none),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_message_has("kiln_context_create_from_native");
+  check_message_has("names no device");
+  assert_null(none);
+}
+
+/* A table may lack any of these. */
 static void missing_ops_are_unsupported(void **state) {
   fake_backend *fb = &((fake_fixture *)*state)->fb;
   kiln_context *ctx = ctx_of(state);
   kiln_native_context nc;
-  memset(&nc, 0, sizeof nc);
+  check_ok(kiln_context_get_native(ctx, &nc));
+  fb->ops.context_native = NULL;
+  fb->ops.context_import = NULL;
   check_fails(kiln_context_get_native(ctx, &nc), KILN_ERROR_UNSUPPORTED);
   check_message_has("kiln_context_get_native");
-  nc.backend = KILN_BACKEND_VULKAN;
   kiln_context *other = NULL;
   check_fails(kiln_context_create_from_native(&nc, 0, &other),
               KILN_ERROR_UNSUPPORTED);
@@ -112,6 +143,9 @@ int main(void) {
                                       fake_fixture_setup,
                                       fake_fixture_teardown),
       cmocka_unit_test_setup_teardown(streams_import_and_wait,
+                                      fake_fixture_setup,
+                                      fake_fixture_teardown),
+      cmocka_unit_test_setup_teardown(contexts_export_and_import,
                                       fake_fixture_setup,
                                       fake_fixture_teardown),
       cmocka_unit_test_setup_teardown(missing_ops_are_unsupported,
