@@ -1,5 +1,7 @@
 /*
- * The contract between kiln's core and its backends.
+ * The contract between kiln's core and its backends. Past 600 lines for a
+ * reason: it is the whole of what a backend author reads, objects, commands
+ * and the ops table together.
  *
  * The core (the files of core/) checks every argument of every public call once —
  * handles, contexts, ranges, overflow, alignment, limits — and only then
@@ -413,16 +415,198 @@ int kiln_log_head(const char *log);
 
 /* ---- The ops table --------------------------------------------------------- */
 
-/* Every op is required except these, which a backend may leave NULL:
- *   buffer_fill            the core fills through kiln_fill_with_kernel();
- *   buffer_write_async,    the core does a synchronous write/read from the
- *   buffer_read_async      host buffer's mapping (correct, only slower);
- *   stream_wait_event      the core waits for the event on the host;
- *   host_buffer_init/deinit, buffer_copy, event_elapsed_ms,
- *   context_set_limit/get_limit, module_global, buffer_copy_peer
- *                          the call answers KILN_ERROR_UNSUPPORTED;
- *   peer_direct            copies between contexts count as staged.
- * A backend missing a required op is reported unavailable by the registry. */
+/* What a backend may leave out follows one rule. Every op in
+ * kiln_backend_ops itself is required. An ability a backend may lack is a
+ * sub-table it has or lacks as a whole: the pointer to it is NULL when the
+ * backend lacks the ability, and the comment at the pointer says what the
+ * core does then (a fallback, or KILN_ERROR_UNSUPPORTED naming the backend
+ * and the ability, through kiln_unsupported in core/internal.h); every
+ * member of a sub-table that is there is set (its ops non-NULL, its sizes
+ * non-zero). The registry checks both before the first probe
+ * (core/base/registry.c): a table that lacks a required op or has a
+ * half-filled sub-table makes its backend unavailable, the member named
+ * ("the vulkan backend's interop table lacks stream_import"). Backends
+ * keep their sub-tables `static const` in ops.c. */
+
+/* Page-locked host memory the device reaches (core/api/host_buffer.c).
+ * hb->size > 0 is set; init sets hb->data. */
+typedef struct kiln_host_buffer_ops {
+  size_t host_buffer_size; /* the backend's struct (>= the core's) */
+  kiln_status (*host_buffer_init)(kiln_host_buffer *hb, uint32_t flags);
+  void (*host_buffer_deinit)(kiln_host_buffer *hb);
+} kiln_host_buffer_ops;
+
+/* Transfers between a buffer and a host buffer that return before they
+ * are done, ordered on the stream: ranges checked, size > 0. */
+typedef struct kiln_async_transfer_ops {
+  kiln_status (*buffer_write_async)(kiln_stream *s, kiln_buffer *dst,
+                                    size_t dst_off,
+                                    const kiln_host_buffer *src,
+                                    size_t src_off, size_t size);
+  kiln_status (*buffer_read_async)(kiln_stream *s, const kiln_buffer *src,
+                                   size_t src_off, kiln_host_buffer *dst,
+                                   size_t dst_off, size_t size);
+} kiln_async_transfer_ops;
+
+/* Fills by the device's own means. `pattern` holds pattern_size bytes in
+ * its low bytes, in memory order (as memcpy'd from the caller);
+ * pattern_size is one of fill_sizes, and off and size are multiples of it.
+ * The core narrows each pattern first (core/api/buffer.c) and fills
+ * through kiln_fill_with_kernel() (core/submit/submit.c) what no size of
+ * fill_sizes can do, so the op does only what the hardware does. */
+typedef struct kiln_fill_ops {
+  /* The pattern sizes buffer_fill takes, each as its own bit: 1 | 2 | 4
+   * for 1-, 2- and 4-byte patterns. */
+  uint32_t fill_sizes;
+  kiln_status (*buffer_fill)(kiln_stream *s, kiln_buffer *dst, size_t off,
+                             size_t size, uint64_t pattern,
+                             size_t pattern_size);
+} kiln_fill_ops;
+
+/* Copies between two contexts of this backend (kiln_buffer_copy_peer; the
+ * core does one context itself, through buffer_copy).
+ * buffer_copy_peer: dst_s and src_s are streams of dst's and src's
+ *   contexts, ranges checked, size > 0, neither capturing. The copy goes
+ *   on dst_s after the earlier work of both streams, and later work on
+ *   both waits for it (kiln.h).
+ * peer_copy_waits: the op waits on the host, without a bound, for src_s's
+ *   earlier work (and, as a write from the host does, for room behind
+ *   dst_s's), so the core first waits for both streams within
+ *   KILN_SYNC_TIMEOUT_MS when that is set. (Not checked: false is a value.)
+ * peer_direct: whether buffer_copy_peer between two distinct contexts of
+ *   this backend goes device to device both ways. */
+typedef struct kiln_peer_ops {
+  kiln_status (*buffer_copy_peer)(kiln_stream *dst_s, kiln_buffer *dst,
+                                  size_t dst_off, kiln_stream *src_s,
+                                  const kiln_buffer *src, size_t src_off,
+                                  size_t size);
+  bool peer_copy_waits;
+  kiln_status (*peer_direct)(const kiln_context *a, const kiln_context *b,
+                             bool *out_direct);
+} kiln_peer_ops;
+
+/* Device-side waits: later work on s waits for e (recorded) to complete,
+ * without the host waiting. */
+typedef struct kiln_event_wait_ops {
+  kiln_status (*stream_wait_event)(kiln_stream *s, kiln_event *e);
+} kiln_event_wait_ops;
+
+/* Timestamps of events: the time between two recorded events, both done.
+ * The core answers for KILN_EVENT_NO_TIMING events itself. */
+typedef struct kiln_timing_ops {
+  kiln_status (*event_elapsed_ms)(kiln_event *start, kiln_event *end,
+                                  float *out_ms);
+} kiln_timing_ops;
+
+/* Device limits (core/api/limit.c): `limit` is a known kiln_limit. set may
+ * wait for the device (the core has waited within its bound first).
+ * KILN_ERROR_UNSUPPORTED, in words, for a limit the runtime lacks. */
+typedef struct kiln_limit_ops {
+  kiln_status (*context_set_limit)(kiln_context *ctx, kiln_limit limit,
+                                   size_t value);
+  kiln_status (*context_get_limit)(kiln_context *ctx, kiln_limit limit,
+                                   size_t *out_value);
+} kiln_limit_ops;
+
+/* Module globals (core/api/global.c makes a buffer of them), for a backend
+ * whose buffer ops need nothing but device_address: the address and size
+ * of the module's global variable `name`, KILN_ERROR_NOT_FOUND with a
+ * message that starts "kiln_module_get_global: " when the module lacks
+ * it. */
+typedef struct kiln_global_ops {
+  kiln_status (*module_global)(kiln_module *m, const char *name,
+                               uint64_t *out_address, size_t *out_size);
+} kiln_global_ops;
+
+/* Native handles in and out (core/api/interop.c).
+ * context_native, stream_native: fill the backend's fields of *out
+ *   (the core zeroed it and set `backend`); stream_native submits what
+ *   is queued where the backend batches.
+ * buffer_native: likewise; the core set device_address (the caller's
+ *   first byte, buf->guard past the allocation's start) and size.
+ * stream_wait_native: later work on s waits for the foreign handle
+ *   (checked non-zero; value 0 except on Vulkan).
+ * buffer_import: as buffer_init, but on the caller's memory described by
+ *   `native` (backend and size checked, buf->size set, buf->borrowed set
+ *   unless `adopt`): check it in words, set buf->device_address. On
+ *   failure nothing is freed, whatever `adopt` says.
+ * context_import_device: the index, among the backend's devices, of the
+ *   device under `native` (probe has run; backend checked); words when
+ *   none is.
+ * context_import: as context_init (ctx->device_index and properties
+ *   set), on the caller's context or device in `native`; `adopt` as
+ *   asked (refuse it in words where it means nothing).
+ * stream_import: as stream_init, on the caller's stream in `native`
+ *   (backend checked, s->borrowed set unless `adopt`); checks it in
+ *   words. On failure nothing is destroyed. */
+typedef struct kiln_interop_ops {
+  kiln_status (*context_native)(kiln_context *ctx, kiln_native_context *out);
+  kiln_status (*buffer_native)(const kiln_buffer *buf,
+                               kiln_native_buffer *out);
+  kiln_status (*stream_native)(kiln_stream *s, kiln_native_stream *out);
+  kiln_status (*stream_wait_native)(kiln_stream *s, uint64_t handle,
+                                    uint64_t value);
+  kiln_status (*buffer_import)(kiln_buffer *buf,
+                               const kiln_native_buffer *native, bool adopt);
+  kiln_status (*context_import_device)(const kiln_native_context *native,
+                                       size_t *out_index);
+  kiln_status (*context_import)(kiln_context *ctx,
+                                const kiln_native_context *native,
+                                bool adopt);
+  kiln_status (*stream_import)(kiln_stream *s,
+                               const kiln_native_stream *native, bool adopt);
+} kiln_interop_ops;
+
+/* Graphs (core/api/graph.c). The core builds a graph by issuing its
+ * recorded work through the ops above on an internal stream s
+ * (s->building is g): graph_begin, then the ops in capture order (with
+ * the graph_updates table's graph_launched after each launch), then
+ * graph_end. graph_end with keep false discards what was built (an op
+ * failed); with keep true it makes the graph replayable, or fails and
+ * discards it. graph_launch replays a built graph on s, in stream order,
+ * with the captured event records and waits; a replay while earlier ones
+ * run is valid. graph_begin on a graph already built (g->built) builds it
+ * again and replaces the old build once no replay uses it. graph_deinit
+ * waits for replays in flight; it is called for every graph, also one
+ * never built or whose build failed. */
+typedef struct kiln_graph_ops {
+  size_t graph_size; /* the backend's struct (>= the core's) */
+  kiln_status (*graph_begin)(kiln_graph *g, kiln_stream *s);
+  kiln_status (*graph_end)(kiln_graph *g, kiln_stream *s, bool keep);
+  kiln_status (*graph_launch)(kiln_graph *g, kiln_stream *s);
+  void (*graph_deinit)(kiln_graph *g);
+} kiln_graph_ops;
+
+/* Changing a built graph's launch arguments in place. graph_launched is
+ * called during a build after the launch of g->cmds[index] (its node, for
+ * updates); graph_update passes the new g->cmds[index].packed of that
+ * launch into the built graph. Only with the graphs table. */
+typedef struct kiln_graph_update_ops {
+  kiln_status (*graph_launched)(kiln_graph *g, kiln_stream *s, size_t index);
+  kiln_status (*graph_update)(kiln_graph *g, size_t index);
+} kiln_graph_update_ops;
+
+/* Run-time compilation (core/compile/compile.c). `languages` lists what it
+ * compiles, preferred first, ended by 0 (HIP: HIP C++, then CUDA C++).
+ * compiler_load: loads the compiler library once per process (a failure
+ *   is retried on the next call, so fixing KILN_*_LIBRARY takes effect);
+ *   KILN_OK with "NVRTC 13.0 (libnvrtc.so.13)" in `description`, or
+ *   KILN_ERROR_UNAVAILABLE with the reason, naming the library and the
+ *   package that provides it. Called under the core's compiler lock.
+ *   The description is part of every cache key.
+ * compile_target: the target for the context's device when the caller
+ *   gives none ("sm_90", "gfx90a", "spv1.6"); the compiler is loaded.
+ * compile: one source to one image. On KILN_ERROR_COMPILE the message
+ *   holds the head of the log; out->log (malloc'd, the core frees it)
+ *   holds all of it, on success too (NULL when the compiler said
+ *   nothing). out->image is malloc'd and owned by the core after. */
+typedef struct kiln_compiler_ops {
+  kiln_source_language languages[3];
+  kiln_status (*compiler_load)(char *description, size_t description_size);
+  kiln_status (*compile_target)(const kiln_context *ctx, char *target,
+                                size_t target_size);
+  kiln_status (*compile)(const kiln_compile_job *job, kiln_compiled *out);
+} kiln_compiler_ops;
 
 struct kiln_backend_ops {
   kiln_backend kind;
@@ -440,8 +624,8 @@ struct kiln_backend_ops {
                                    kiln_device_properties *out);
 
   /* The sizes of the backend's object structs (each >= the core's). */
-  size_t context_size, buffer_size, host_buffer_size, module_size,
-      kernel_size, stream_size, event_size;
+  size_t context_size, buffer_size, module_size, kernel_size, stream_size,
+      event_size;
 
   /* ctx->device_index, ctx->properties and ctx->sync are set. Init may
    * complete the properties with what only a context tells (CUDA's and
@@ -459,9 +643,6 @@ struct kiln_backend_ops {
    * KILN_BUFFER_ZERO. */
   kiln_status (*buffer_init)(kiln_buffer *buf, uint32_t flags);
   void (*buffer_deinit)(kiln_buffer *buf);
-  /* hb->size > 0 is set; init sets hb->data. */
-  kiln_status (*host_buffer_init)(kiln_host_buffer *hb, uint32_t flags);
-  void (*host_buffer_deinit)(kiln_host_buffer *hb);
 
   /* Transfers: ranges checked, size > 0, stream of the same context.
    * write: `src` may be reused once it returns. read: complete on return. */
@@ -472,48 +653,12 @@ struct kiln_backend_ops {
   kiln_status (*buffer_copy)(kiln_stream *s, kiln_buffer *dst, size_t dst_off,
                              const kiln_buffer *src, size_t src_off,
                              size_t size);
-  /* `pattern` holds pattern_size bytes in its low bytes, in memory order
-   * (as memcpy'd from the caller); pattern_size is one of fill_sizes, and
-   * off and size are multiples of it. The core narrows each pattern first
-   * (core/api/buffer.c) and fills through kiln_fill_with_kernel()
-   * (core/submit/submit.c) what no size of fill_sizes can do, so the op does only
-   * what the hardware does. */
-  kiln_status (*buffer_fill)(kiln_stream *s, kiln_buffer *dst, size_t off,
-                             size_t size, uint64_t pattern,
-                             size_t pattern_size);
-  /* The pattern sizes buffer_fill takes, each as its own bit: 1 | 2 | 4
-   * for 1-, 2- and 4-byte patterns. */
-  uint32_t fill_sizes;
   /* 0, or the size from which the core copies whole 32-bit words between
    * buffers with the built-in kernel kiln_copy_f32 instead of buffer_copy:
    * for a backend whose copy command moves device memory slower than a
    * kernel does (NVIDIA's Vulkan vkCmdCopyBuffer: 0.28 of the memory's
    * bandwidth). */
   size_t copy_kernel_bytes;
-  kiln_status (*buffer_write_async)(kiln_stream *s, kiln_buffer *dst,
-                                    size_t dst_off,
-                                    const kiln_host_buffer *src,
-                                    size_t src_off, size_t size);
-  kiln_status (*buffer_read_async)(kiln_stream *s, const kiln_buffer *src,
-                                   size_t src_off, kiln_host_buffer *dst,
-                                   size_t dst_off, size_t size);
-  /* kiln_buffer_copy_peer between two contexts of this backend (the core
-   * does one context itself): dst_s and src_s are streams of dst's and
-   * src's contexts, ranges checked, size > 0, neither capturing. The copy
-   * goes on dst_s after the earlier work of both streams, and later work
-   * on both waits for it (kiln.h). peer_copy_waits: the op waits on the
-   * host, without a bound, for src_s's earlier work (and, as a write from
-   * the host does, for room behind dst_s's), so the core first waits for
-   * both streams within KILN_SYNC_TIMEOUT_MS when that is set. */
-  kiln_status (*buffer_copy_peer)(kiln_stream *dst_s, kiln_buffer *dst,
-                                  size_t dst_off, kiln_stream *src_s,
-                                  const kiln_buffer *src, size_t src_off,
-                                  size_t size);
-  bool peer_copy_waits;
-  /* Whether buffer_copy_peer between two distinct contexts of this backend
-   * goes device to device both ways. */
-  kiln_status (*peer_direct)(const kiln_context *a, const kiln_context *b,
-                             bool *out_direct);
 
   /* Modules. `image_formats` is a mask of (1u << kiln_image_format) the
    * backend loads; module_init gets only images of those formats, at least
@@ -540,108 +685,41 @@ struct kiln_backend_ops {
   kiln_status (*event_init)(kiln_event *e);
   void (*event_deinit)(kiln_event *e);
   kiln_status (*event_record)(kiln_event *e, kiln_stream *s);
-  /* e->recorded is true for the three below. */
-  kiln_status (*stream_wait_event)(kiln_stream *s, kiln_event *e);
+  /* e->recorded is true for these two. */
   kiln_status (*event_synchronize)(kiln_event *e, uint64_t timeout_ns);
   kiln_status (*event_query)(kiln_event *e); /* KILN_OK or NOT_READY */
-  kiln_status (*event_elapsed_ms)(kiln_event *start, kiln_event *end,
-                                  float *out_ms);
 
-  /* Device limits (core/api/limit.c): `limit` is a known kiln_limit. set may
-   * wait for the device (the core has waited within its bound first).
-   * KILN_ERROR_UNSUPPORTED, in words, for a limit the runtime lacks. */
-  kiln_status (*context_set_limit)(kiln_context *ctx, kiln_limit limit,
-                                   size_t value);
-  kiln_status (*context_get_limit)(kiln_context *ctx, kiln_limit limit,
-                                   size_t *out_value);
-  /* The address and size of the module's global variable `name` (core/
-   * global.c makes a buffer of them). KILN_ERROR_NOT_FOUND, with a message
-   * that starts "kiln_module_get_global: ", when the module lacks it.
-   * Only for a backend whose buffer ops need nothing but device_address. */
-  kiln_status (*module_global)(kiln_module *m, const char *name,
-                               uint64_t *out_address, size_t *out_size);
-
-  /* Native handles (core/api/interop.c); each may be NULL, and the call then
-   * answers KILN_ERROR_UNSUPPORTED.
-   * context_native, stream_native: fill the backend's fields of *out
-   *   (the core zeroed it and set `backend`); stream_native submits what
-   *   is queued where the backend batches.
-   * buffer_native: likewise; the core set device_address (the caller's
-   *   first byte, buf->guard past the allocation's start) and size.
-   * stream_wait_native: later work on s waits for the foreign handle
-   *   (checked non-zero; value 0 except on Vulkan).
-   * buffer_import: as buffer_init, but on the caller's memory described by
-   *   `native` (backend and size checked, buf->size set, buf->borrowed set
-   *   unless `adopt`): check it in words, set buf->device_address. On
-   *   failure nothing is freed, whatever `adopt` says.
-   * context_import_device: the index, among the backend's devices, of the
-   *   device under `native` (probe has run; backend checked); words when
-   *   none is.
-   * context_import: as context_init (ctx->device_index and properties
-   *   set), on the caller's context or device in `native`; `adopt` as
-   *   asked (refuse it in words where it means nothing).
-   * stream_import: as stream_init, on the caller's stream in `native`
-   *   (backend checked, s->borrowed set unless `adopt`); checks it in
-   *   words. On failure nothing is destroyed. */
-  kiln_status (*context_native)(kiln_context *ctx, kiln_native_context *out);
-  kiln_status (*buffer_native)(const kiln_buffer *buf,
-                               kiln_native_buffer *out);
-  kiln_status (*stream_native)(kiln_stream *s, kiln_native_stream *out);
-  kiln_status (*stream_wait_native)(kiln_stream *s, uint64_t handle,
-                                    uint64_t value);
-  kiln_status (*buffer_import)(kiln_buffer *buf,
-                               const kiln_native_buffer *native, bool adopt);
-  kiln_status (*context_import_device)(const kiln_native_context *native,
-                                       size_t *out_index);
-  kiln_status (*context_import)(kiln_context *ctx,
-                                const kiln_native_context *native,
-                                bool adopt);
-  kiln_status (*stream_import)(kiln_stream *s,
-                               const kiln_native_stream *native, bool adopt);
-
-  /* Graphs (core/api/graph.c); all NULL for a backend without them (the
-   * capture calls then answer KILN_ERROR_UNSUPPORTED), except graph_update.
-   * The core builds a graph by issuing its recorded work through the ops
-   * above on an internal stream s (s->building is g): graph_begin, then
-   * the ops in capture order, graph_launched after each launch of
-   * g->cmds[index] (its node, for updates), then graph_end. graph_end
-   * with keep false discards what was built (an op failed); with keep
-   * true it makes the graph replayable, or fails and discards it.
-   * graph_launch replays a built graph on s, in stream order, with the
-   * captured event records and waits; a replay while earlier ones run is
-   * valid. graph_update passes the new g->cmds[index].packed of a launch
-   * into the built graph; when NULL, the core builds the graph again
-   * (graph_begin then sees g->built and replaces the old build once no
-   * replay uses it). graph_deinit waits for replays in flight; it is
-   * called for every graph, also one never built or whose build failed. */
-  size_t graph_size;
-  kiln_status (*graph_begin)(kiln_graph *g, kiln_stream *s);
-  kiln_status (*graph_launched)(kiln_graph *g, kiln_stream *s, size_t index);
-  kiln_status (*graph_end)(kiln_graph *g, kiln_stream *s, bool keep);
-  kiln_status (*graph_launch)(kiln_graph *g, kiln_stream *s);
-  kiln_status (*graph_update)(kiln_graph *g, size_t index);
-  void (*graph_deinit)(kiln_graph *g);
-
-  /* Run-time compilation (core/compile/compile.c); all NULL for a backend that
-   * has no compiler. `languages` lists what it compiles, preferred first,
-   * ended by 0 (HIP: HIP C++, then CUDA C++).
-   * compiler_load: loads the compiler library once per process (a failure
-   *   is retried on the next call, so fixing KILN_*_LIBRARY takes effect);
-   *   KILN_OK with "NVRTC 13.0 (libnvrtc.so.13)" in `description`, or
-   *   KILN_ERROR_UNAVAILABLE with the reason, naming the library and the
-   *   package that provides it. Called under the core's compiler lock.
-   *   The description is part of every cache key.
-   * compile_target: the target for the context's device when the caller
-   *   gives none ("sm_90", "gfx90a", "spv1.6"); the compiler is loaded.
-   * compile: one source to one image. On KILN_ERROR_COMPILE the message
-   *   holds the head of the log; out->log (malloc'd, the core frees it)
-   *   holds all of it, on success too (NULL when the compiler said
-   *   nothing). out->image is malloc'd and owned by the core after. */
-  kiln_source_language languages[3];
-  kiln_status (*compiler_load)(char *description, size_t description_size);
-  kiln_status (*compile_target)(const kiln_context *ctx, char *target,
-                                size_t target_size);
-  kiln_status (*compile)(const kiln_compile_job *job, kiln_compiled *out);
+  /* The abilities a backend may lack, each NULL when it does. */
+  /* NULL: kiln_host_buffer_create answers KILN_ERROR_UNSUPPORTED. */
+  const kiln_host_buffer_ops *host_buffers;
+  /* NULL: the core writes or reads through the host buffer's mapping, done
+   * before the call returns (a valid async transfer, only slower). */
+  const kiln_async_transfer_ops *async_transfers;
+  /* NULL: the core fills through kiln_fill_with_kernel(). */
+  const kiln_fill_ops *fills;
+  /* NULL: copies between two contexts, and the question whether they go
+   * device to device, answer KILN_ERROR_UNSUPPORTED. */
+  const kiln_peer_ops *peers;
+  /* NULL: the host waits for the event instead (kiln_stream_wait_event,
+   * and the core's own fences between streams). */
+  const kiln_event_wait_ops *event_waits;
+  /* NULL: kiln_event_elapsed_ms answers KILN_ERROR_UNSUPPORTED. */
+  const kiln_timing_ops *timing;
+  /* NULL: kiln_context_set_limit and get_limit answer
+   * KILN_ERROR_UNSUPPORTED. */
+  const kiln_limit_ops *limits;
+  /* NULL: kiln_module_get_global answers KILN_ERROR_UNSUPPORTED. */
+  const kiln_global_ops *globals;
+  /* NULL: the native-handle calls answer KILN_ERROR_UNSUPPORTED. */
+  const kiln_interop_ops *interop;
+  /* NULL: kiln_stream_begin_capture answers KILN_ERROR_UNSUPPORTED. */
+  const kiln_graph_ops *graphs;
+  /* NULL: the core builds the graph again to change a launch's arguments.
+   * Only with `graphs`. */
+  const kiln_graph_update_ops *graph_updates;
+  /* NULL: kiln_compiler_available answers KILN_ERROR_UNAVAILABLE, and
+   * sources find no compiler (images still load). */
+  const kiln_compiler_ops *compiler;
 
   /* kiln's built-in kernels for this backend, embedded at build time by
    * tools/kiln-embed: a list ended by an entry whose format is 0. NULL when

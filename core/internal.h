@@ -337,11 +337,18 @@ kiln_status kiln_guard_check_all(kiln_context *ctx, const char *fn);
 /* The backend registered for `backend`, or NULL when not compiled in. */
 const kiln_backend_ops *kiln_registry_get(kiln_backend backend);
 
+/* KILN_ERROR_UNSUPPORTED for a call that needs an ability whose sub-table
+ * the backend lacks (core/backend.h, "The ops table"), in one shape for
+ * every call: "<fn>: the <backend> backend has no <ability>", then ":
+ * <advice>" where advice is not NULL (core/base/registry.c). */
+kiln_status kiln_unsupported(const kiln_backend_ops *ops, const char *fn,
+                             const char *ability, const char *advice);
+
 /* kiln_context_create's work once the backend and device are chosen
  * (core/api/context.c): a context on device `device` of `ops`, made by
- * ops->context_init, or by ops->context_import on `native` when that is
- * not NULL (core/api/interop.c), waiting as `asked` says (KILN_SYNC_DEFAULT:
- * as KILN_SYNC says). Failures name `fn`. */
+ * ops->context_init, or by its interop table's context_import on `native`
+ * when that is not NULL (core/api/interop.c), waiting as `asked` says
+ * (KILN_SYNC_DEFAULT: as KILN_SYNC says). Failures name `fn`. */
 kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
                               size_t device, kiln_sync_policy asked,
                               const kiln_native_context *native, bool adopt,

@@ -10,6 +10,77 @@ extern const kiln_module_image kiln_hip_builtin_images[];
 #define KILN_HIP_BUILTIN_IMAGES NULL
 #endif
 
+/* The abilities a backend may lack, each whole (core/backend.h, "The ops
+ * table"). */
+static const kiln_host_buffer_ops hip_host_buffers = {
+    .host_buffer_size = sizeof(kiln_host_buffer),
+    .host_buffer_init = kiln_hip_host_buffer_init,
+    .host_buffer_deinit = kiln_hip_host_buffer_deinit,
+};
+
+static const kiln_async_transfer_ops hip_async_transfers = {
+    .buffer_write_async = kiln_hip_buffer_write_async,
+    .buffer_read_async = kiln_hip_buffer_read_async,
+};
+
+static const kiln_fill_ops hip_fills = {
+    .fill_sizes = 1 | 2 | 4,
+    .buffer_fill = kiln_hip_buffer_fill,
+};
+
+static const kiln_peer_ops hip_peers = {
+    .buffer_copy_peer = kiln_hip_buffer_copy_peer,
+    .peer_direct = kiln_hip_peer_direct,
+};
+
+static const kiln_event_wait_ops hip_event_waits = {
+    .stream_wait_event = kiln_hip_stream_wait_event,
+};
+
+static const kiln_timing_ops hip_timing = {
+    .event_elapsed_ms = kiln_hip_event_elapsed_ms,
+};
+
+static const kiln_limit_ops hip_limits = {
+    .context_set_limit = kiln_hip_context_set_limit,
+    .context_get_limit = kiln_hip_context_get_limit,
+};
+
+static const kiln_global_ops hip_globals = {
+    .module_global = kiln_hip_module_global,
+};
+
+static const kiln_interop_ops hip_interop = {
+    .context_native = kiln_hip_context_native,
+    .context_import_device = kiln_hip_context_import_device,
+    .context_import = kiln_hip_context_import,
+    .buffer_native = kiln_hip_buffer_native,
+    .stream_native = kiln_hip_stream_native,
+    .stream_wait_native = kiln_hip_stream_wait_native,
+    .buffer_import = kiln_hip_buffer_import,
+    .stream_import = kiln_hip_stream_import,
+};
+
+static const kiln_graph_ops hip_graphs = {
+    .graph_size = sizeof(kiln_hip_graph),
+    .graph_begin = kiln_hip_graph_begin,
+    .graph_end = kiln_hip_graph_end,
+    .graph_launch = kiln_hip_graph_launch,
+    .graph_deinit = kiln_hip_graph_deinit,
+};
+
+static const kiln_graph_update_ops hip_graph_updates = {
+    .graph_launched = kiln_hip_graph_launched,
+    .graph_update = kiln_hip_graph_update,
+};
+
+static const kiln_compiler_ops hip_compiler = {
+    .languages = {KILN_SOURCE_HIP, KILN_SOURCE_CUDA, 0},
+    .compiler_load = kiln_hip_compiler_load,
+    .compile_target = kiln_hip_compile_target,
+    .compile = kiln_hip_compile,
+};
+
 const kiln_backend_ops kiln_hip_ops = {
     .kind = KILN_BACKEND_HIP,
     .name = "hip",
@@ -20,7 +91,6 @@ const kiln_backend_ops kiln_hip_ops = {
 
     .context_size = sizeof(kiln_hip_context),
     .buffer_size = sizeof(kiln_buffer),
-    .host_buffer_size = sizeof(kiln_host_buffer),
     .module_size = sizeof(kiln_hip_module),
     .kernel_size = sizeof(kiln_hip_kernel),
     .stream_size = sizeof(kiln_hip_stream),
@@ -32,18 +102,10 @@ const kiln_backend_ops kiln_hip_ops = {
 
     .buffer_init = kiln_hip_buffer_init,
     .buffer_deinit = kiln_hip_buffer_deinit,
-    .host_buffer_init = kiln_hip_host_buffer_init,
-    .host_buffer_deinit = kiln_hip_host_buffer_deinit,
 
     .buffer_write = kiln_hip_buffer_write,
     .buffer_read = kiln_hip_buffer_read,
     .buffer_copy = kiln_hip_buffer_copy,
-    .buffer_fill = kiln_hip_buffer_fill,
-    .fill_sizes = 1 | 2 | 4,
-    .buffer_write_async = kiln_hip_buffer_write_async,
-    .buffer_read_async = kiln_hip_buffer_read_async,
-    .buffer_copy_peer = kiln_hip_buffer_copy_peer,
-    .peer_direct = kiln_hip_peer_direct,
 
     .image_formats = 1u << KILN_IMAGE_HIP_CODE_OBJECT,
     .module_init = kiln_hip_module_init,
@@ -59,36 +121,21 @@ const kiln_backend_ops kiln_hip_ops = {
     .event_init = kiln_hip_event_init,
     .event_deinit = kiln_hip_event_deinit,
     .event_record = kiln_hip_event_record,
-    .stream_wait_event = kiln_hip_stream_wait_event,
     .event_synchronize = kiln_hip_event_synchronize,
     .event_query = kiln_hip_event_query,
-    .event_elapsed_ms = kiln_hip_event_elapsed_ms,
 
-    .context_native = kiln_hip_context_native,
-    .context_import_device = kiln_hip_context_import_device,
-    .context_import = kiln_hip_context_import,
-    .buffer_native = kiln_hip_buffer_native,
-    .stream_native = kiln_hip_stream_native,
-    .stream_wait_native = kiln_hip_stream_wait_native,
-    .buffer_import = kiln_hip_buffer_import,
-    .stream_import = kiln_hip_stream_import,
-
-    .graph_size = sizeof(kiln_hip_graph),
-    .graph_begin = kiln_hip_graph_begin,
-    .graph_launched = kiln_hip_graph_launched,
-    .graph_end = kiln_hip_graph_end,
-    .graph_launch = kiln_hip_graph_launch,
-    .graph_update = kiln_hip_graph_update,
-    .graph_deinit = kiln_hip_graph_deinit,
-
-    .context_set_limit = kiln_hip_context_set_limit,
-    .context_get_limit = kiln_hip_context_get_limit,
-    .module_global = kiln_hip_module_global,
-
-    .languages = {KILN_SOURCE_HIP, KILN_SOURCE_CUDA, 0},
-    .compiler_load = kiln_hip_compiler_load,
-    .compile_target = kiln_hip_compile_target,
-    .compile = kiln_hip_compile,
+    .host_buffers = &hip_host_buffers,
+    .async_transfers = &hip_async_transfers,
+    .fills = &hip_fills,
+    .peers = &hip_peers,
+    .event_waits = &hip_event_waits,
+    .timing = &hip_timing,
+    .limits = &hip_limits,
+    .globals = &hip_globals,
+    .interop = &hip_interop,
+    .graphs = &hip_graphs,
+    .graph_updates = &hip_graph_updates,
+    .compiler = &hip_compiler,
 
     .builtin_images = KILN_HIP_BUILTIN_IMAGES,
 };

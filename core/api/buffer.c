@@ -168,10 +168,6 @@ kiln_status kiln_buffer_copy(kiln_stream *stream, kiln_buffer *dst,
                           fn, src_offset, src_offset + size, dst_offset,
                           dst_offset + size);
   if (size == 0) return KILN_OK;
-  if (!ctx->ops->buffer_copy)
-    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                          "%s: the %s backend cannot copy between buffers", fn,
-                          ctx->ops->name);
   const kiln_command c = {.kind = KILN_COMMAND_COPY,
                           .fn = fn,
                           .dst = dst,

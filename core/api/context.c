@@ -139,7 +139,7 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
   st = ops->device_properties(device, &ctx->properties);
   if (st == KILN_OK) {
     ctx->properties.backend = ops->kind;
-    st = native ? ops->context_import(ctx, native, adopt)
+    st = native ? ops->interop->context_import(ctx, native, adopt)
                 : ops->context_init(ctx);
   }
   if (st != KILN_OK) {

@@ -141,11 +141,9 @@ kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
         "%s: the %s event was created with "
         "KILN_EVENT_NO_TIMING and has no timestamp",
         fn, start->flags & KILN_EVENT_NO_TIMING ? "start" : "end");
-  if (!ctx->ops->event_elapsed_ms)
-    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                          "%s: the %s backend cannot time events", fn,
-                          ctx->ops->name);
-  st = ctx->ops->event_elapsed_ms(start, end, out_ms);
+  if (!ctx->ops->timing)
+    return kiln_unsupported(ctx->ops, fn, "event timing", NULL);
+  st = ctx->ops->timing->event_elapsed_ms(start, end, out_ms);
   if (st == KILN_ERROR_NOT_READY)
     return kiln_set_error(st, "%s: an event's work has not completed yet; "
                               "synchronize on the end event first",

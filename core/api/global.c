@@ -21,14 +21,11 @@ kiln_status kiln_module_get_global(kiln_module *m, const char *name,
                                         "empty");
   kiln_context *ctx = m->base.context;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  if (!ctx->ops->module_global)
-    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                          "%s: the %s backend's kernels have no global "
-                          "variables the host can reach ('%.96s'): pass such "
-                          "values as kernel arguments (push constants, up to "
-                          "max_kernel_argument_bytes) or in a buffer whose "
-                          "address is an argument",
-                          fn, ctx->ops->name, name);
+  if (!ctx->ops->globals)
+    return kiln_unsupported(ctx->ops, fn, "global variables the host can reach",
+                            "pass such values as kernel arguments (push "
+                            "constants, up to max_kernel_argument_bytes) or "
+                            "in a buffer whose address is an argument");
 
   pthread_mutex_lock(&ctx->lock);
   for (kiln_buffer *g = m->globals; g; g = g->next_global) {
@@ -40,8 +37,8 @@ kiln_status kiln_module_get_global(kiln_module *m, const char *name,
   }
   uint64_t address = 0;
   size_t size = 0;
-  st = kiln_context_result(ctx,
-                           ctx->ops->module_global(m, name, &address, &size));
+  st = kiln_context_result(
+      ctx, ctx->ops->globals->module_global(m, name, &address, &size));
   if (st != KILN_OK) {
     pthread_mutex_unlock(&ctx->lock);
     return st;

@@ -44,7 +44,7 @@ static void free_launch(const kiln_command *c) {
 
 void kiln_graph_release(kiln_graph *g) {
   kiln_context *ctx = g->base.context;
-  ctx->ops->graph_deinit(g);
+  ctx->ops->graphs->graph_deinit(g);
   for (size_t i = 0; i < g->cmd_count; i++) {
     kiln_command_objects(&g->cmds[i], drop);
     free_launch(&g->cmds[i]);
@@ -67,14 +67,11 @@ kiln_status kiln_stream_begin_capture(kiln_stream *s) {
   kiln_status st = check_stream(s, fn);
   if (st != KILN_OK) return st;
   kiln_context *ctx = s->base.context;
-  if (!ctx->ops->graph_begin)
-    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                          "%s: the %s backend has no graphs", fn,
-                          ctx->ops->name);
+  if (!ctx->ops->graphs) return kiln_unsupported(ctx->ops, fn, "graphs", NULL);
   /* Internal until it is handed out: a capture is no object of the
    * caller's, and context destroy releases it without counting it. */
-  kiln_graph *g =
-      kiln_object_alloc(ctx, KILN_OBJECT_GRAPH, ctx->ops->graph_size, true);
+  kiln_graph *g = kiln_object_alloc(ctx, KILN_OBJECT_GRAPH,
+                                    ctx->ops->graphs->graph_size, true);
   if (!g) return kiln_error_in(fn, KILN_ERROR_OUT_OF_HOST_MEMORY);
   if (pthread_mutex_init(&g->lock, NULL) != 0) {
     kiln_object_free(g);
@@ -100,8 +97,8 @@ static kiln_status issue(kiln_graph *g, kiln_stream *s, size_t i) {
   const kiln_command *c = &g->cmds[i];
   kiln_status st = kiln_submit(s, c);
   if (st == KILN_OK && c->kind == KILN_COMMAND_LAUNCH && launches(c) &&
-      ops->graph_launched)
-    st = ops->graph_launched(g, s, i);
+      ops->graph_updates)
+    st = ops->graph_updates->graph_launched(g, s, i);
   return st;
 }
 
@@ -118,12 +115,12 @@ static kiln_status build(kiln_graph *g) {
     return st;
   }
   s->building = g;
-  st = kiln_context_result(ctx, ops->graph_begin(g, s));
+  st = kiln_context_result(ctx, ops->graphs->graph_begin(g, s));
   if (st == KILN_OK) {
     for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++)
       st = kiln_context_result(ctx, issue(g, s, i));
     kiln_status end =
-        kiln_context_result(ctx, ops->graph_end(g, s, st == KILN_OK));
+        kiln_context_result(ctx, ops->graphs->graph_end(g, s, st == KILN_OK));
     if (st == KILN_OK) st = end;
   }
   g->built = st == KILN_OK;
@@ -186,7 +183,7 @@ kiln_status kiln_graph_launch(kiln_graph *g, kiln_stream *stream) {
                           "the capture goes on",
                           fn);
   pthread_mutex_lock(&g->lock);
-  st = g->built ? kiln_context_result(ctx, ctx->ops->graph_launch(g, s))
+  st = g->built ? kiln_context_result(ctx, ctx->ops->graphs->graph_launch(g, s))
                 : kiln_set_error(KILN_ERROR_INVALID_STATE,
                                  "%s: the graph could not be built again "
                                  "after an update failed; destroy it",
@@ -225,9 +222,10 @@ static kiln_status update(kiln_graph *g, size_t i, kiln_arg *args,
   hold_args(args, c->arg_count, true);
   c->args = args;
   *c->packed = *packed;
-  kiln_status st = !launches(c)             ? KILN_OK
-                   : ctx->ops->graph_update ? ctx->ops->graph_update(g, i)
-                                            : build(g);
+  const kiln_graph_update_ops *updates = ctx->ops->graph_updates;
+  kiln_status st = !launches(c) ? KILN_OK
+                   : updates    ? updates->graph_update(g, i)
+                                : build(g);
   st = kiln_context_result(ctx, st);
   if (st == KILN_OK) {
     hold_args(old_args, c->arg_count, false);

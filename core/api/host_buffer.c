@@ -20,16 +20,14 @@ kiln_status kiln_host_buffer_create(kiln_context *ctx, size_t size,
                           "%s: unknown flags 0x%x (none are defined yet)", fn,
                           (unsigned)flags);
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  if (!ctx->ops->host_buffer_init)
-    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                          "%s: the %s backend has no host buffers", fn,
-                          ctx->ops->name);
+  const kiln_host_buffer_ops *ops = ctx->ops->host_buffers;
+  if (!ops) return kiln_unsupported(ctx->ops, fn, "host buffers", NULL);
   kiln_host_buffer *hb = kiln_object_alloc(ctx, KILN_OBJECT_HOST_BUFFER,
-                                           ctx->ops->host_buffer_size, false);
+                                           ops->host_buffer_size, false);
   if (!hb) return KILN_ERROR_OUT_OF_HOST_MEMORY;
   hb->size = size;
-  st = kiln_context_result(
-      ctx, kiln_error_in(fn, ctx->ops->host_buffer_init(hb, flags)));
+  st = kiln_context_result(ctx,
+                           kiln_error_in(fn, ops->host_buffer_init(hb, flags)));
   if (st != KILN_OK) {
     kiln_object_free(hb);
     return st;
@@ -39,7 +37,7 @@ kiln_status kiln_host_buffer_create(kiln_context *ctx, size_t size,
 }
 
 void kiln_host_buffer_release(kiln_host_buffer *hb) {
-  hb->base.context->ops->host_buffer_deinit(hb);
+  hb->base.context->ops->host_buffers->host_buffer_deinit(hb);
   kiln_object_free(hb);
 }
 

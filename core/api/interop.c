@@ -4,12 +4,6 @@
 
 #include "core/internal.h"
 
-static kiln_status unsupported(const kiln_context *ctx, const char *fn) {
-  return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                        "%s: the %s backend cannot do this", fn,
-                        ctx->ops->name);
-}
-
 /* What every import checks first: `native` and the out-parameter given,
  * only known flags, and (for imports into a context, ctx not NULL) a
  * native handle of the context's own backend. */
@@ -40,11 +34,12 @@ kiln_status kiln_context_get_native(kiln_context *ctx,
   if (!out_native)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_native is NULL",
                           fn);
-  if (!ctx->ops->context_native) return unsupported(ctx, fn);
+  const kiln_interop_ops *interop = ctx->ops->interop;
+  if (!interop) return kiln_unsupported(ctx->ops, fn, "native handles", NULL);
   kiln_native_context n;
   memset(&n, 0, sizeof n);
   n.backend = ctx->ops->kind;
-  st = kiln_context_result(ctx, ctx->ops->context_native(ctx, &n));
+  st = kiln_context_result(ctx, interop->context_native(ctx, &n));
   if (st != KILN_OK) return kiln_error_in(fn, st);
   *out_native = n;
   return KILN_OK;
@@ -71,11 +66,9 @@ kiln_status kiln_context_create_from_native(const kiln_native_context *native,
                           "unavailable: %s",
                           fn, kiln_backend_name(native->backend), reason);
   const kiln_backend_ops *ops = kiln_registry_get(native->backend);
-  if (!ops->context_import_device || !ops->context_import)
-    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                          "%s: the %s backend cannot do this", fn, ops->name);
+  if (!ops->interop) return kiln_unsupported(ops, fn, "native handles", NULL);
   size_t device;
-  st = ops->context_import_device(native, &device);
+  st = ops->interop->context_import_device(native, &device);
   if (st != KILN_OK) return kiln_error_in(fn, st);
   st = kiln_context_open(fn, ops, device, KILN_SYNC_DEFAULT, native,
                          (flags & KILN_NATIVE_ADOPT) != 0, out_context);
@@ -91,13 +84,14 @@ kiln_status kiln_buffer_get_native(const kiln_buffer *buf,
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_native is NULL",
                           fn);
   kiln_context *ctx = buf->base.context;
-  if (!ctx->ops->buffer_native) return unsupported(ctx, fn);
+  const kiln_interop_ops *interop = ctx->ops->interop;
+  if (!interop) return kiln_unsupported(ctx->ops, fn, "native handles", NULL);
   kiln_native_buffer n;
   memset(&n, 0, sizeof n);
   n.backend = ctx->ops->kind;
   n.device_address = buf->device_address + buf->guard;
   n.size = buf->size;
-  st = kiln_context_result(ctx, ctx->ops->buffer_native(buf, &n));
+  st = kiln_context_result(ctx, interop->buffer_native(buf, &n));
   if (st != KILN_OK) return kiln_error_in(fn, st);
   *out_native = n;
   return KILN_OK;
@@ -126,7 +120,8 @@ kiln_status kiln_buffer_create_from_native(kiln_context *ctx,
                           fn, (unsigned long long)native->device_address,
                           native->size);
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  if (!ctx->ops->buffer_import) return unsupported(ctx, fn);
+  const kiln_interop_ops *interop = ctx->ops->interop;
+  if (!interop) return kiln_unsupported(ctx->ops, fn, "native handles", NULL);
   kiln_buffer *buf =
       kiln_object_alloc(ctx, KILN_OBJECT_BUFFER, ctx->ops->buffer_size, false);
   if (!buf) return KILN_ERROR_OUT_OF_HOST_MEMORY;
@@ -134,7 +129,7 @@ kiln_status kiln_buffer_create_from_native(kiln_context *ctx,
   buf->size = native->size;
   const bool adopt = (flags & KILN_NATIVE_ADOPT) != 0;
   buf->borrowed = !adopt;
-  st = kiln_context_result(ctx, ctx->ops->buffer_import(buf, native, adopt));
+  st = kiln_context_result(ctx, interop->buffer_import(buf, native, adopt));
   if (st != KILN_OK) {
     kiln_object_free(buf);
     return kiln_error_in(fn, st);
@@ -155,11 +150,12 @@ kiln_status kiln_stream_get_native(kiln_stream *s,
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   /* Foreign work ordered on a capturing stream would land in no graph. */
   if ((st = kiln_capture_refuse(s, fn)) != KILN_OK) return st;
-  if (!ctx->ops->stream_native) return unsupported(ctx, fn);
+  const kiln_interop_ops *interop = ctx->ops->interop;
+  if (!interop) return kiln_unsupported(ctx->ops, fn, "native handles", NULL);
   kiln_native_stream n;
   memset(&n, 0, sizeof n);
   n.backend = ctx->ops->kind;
-  st = kiln_context_result(ctx, ctx->ops->stream_native(s, &n));
+  st = kiln_context_result(ctx, interop->stream_native(s, &n));
   if (st != KILN_OK) return kiln_error_in(fn, st);
   *out_native = n;
   return KILN_OK;
@@ -177,13 +173,14 @@ kiln_status kiln_stream_create_from_native(kiln_context *ctx,
       KILN_OK)
     return st;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  if (!ctx->ops->stream_import) return unsupported(ctx, fn);
+  const kiln_interop_ops *interop = ctx->ops->interop;
+  if (!interop) return kiln_unsupported(ctx->ops, fn, "native handles", NULL);
   kiln_stream *s =
       kiln_object_alloc(ctx, KILN_OBJECT_STREAM, ctx->ops->stream_size, false);
   if (!s) return KILN_ERROR_OUT_OF_HOST_MEMORY;
   const bool adopt = (flags & KILN_NATIVE_ADOPT) != 0;
   s->borrowed = !adopt;
-  st = kiln_context_result(ctx, ctx->ops->stream_import(s, native, adopt));
+  st = kiln_context_result(ctx, interop->stream_import(s, native, adopt));
   if (st != KILN_OK) {
     kiln_object_free(s);
     return kiln_error_in(fn, st);

@@ -26,15 +26,13 @@ static kiln_status check(kiln_context *ctx, kiln_limit limit,
 }
 
 /* A usable context on a backend that has limits. */
-static kiln_status check_backend(kiln_context *ctx, kiln_limit limit,
-                                 bool has_op, const char *fn) {
+static kiln_status check_backend(kiln_context *ctx, const char *fn) {
   kiln_status st = kiln_context_check_usable(ctx);
-  if (st != KILN_OK || has_op) return st;
-  return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                        "%s: the %s backend has no %s: its kernels have no "
-                        "device-side stack, printf or malloc for kiln to "
-                        "size (Vulkan drivers size shader stacks themselves)",
-                        fn, ctx->ops->name, limit_name(limit));
+  if (st != KILN_OK || ctx->ops->limits) return st;
+  return kiln_unsupported(ctx->ops, fn, "device limits",
+                          "its kernels have no device-side stack, printf "
+                          "FIFO or malloc heap for kiln to size (Vulkan "
+                          "drivers size shader stacks themselves)");
 }
 
 kiln_status kiln_context_set_limit(kiln_context *ctx, kiln_limit limit,
@@ -42,7 +40,7 @@ kiln_status kiln_context_set_limit(kiln_context *ctx, kiln_limit limit,
   static const char fn[] = "kiln_context_set_limit";
   kiln_status st = check(ctx, limit, fn);
   if (st != KILN_OK) return st;
-  st = check_backend(ctx, limit, ctx->ops->context_set_limit != NULL, fn);
+  st = check_backend(ctx, fn);
   if (st != KILN_OK) return st;
   /* The driver may wait for the device's work without a bound of its own
    * (CUDA does, for the stack size). */
@@ -51,8 +49,8 @@ kiln_status kiln_context_set_limit(kiln_context *ctx, kiln_limit limit,
                               "the limit was not changed; the work goes on "
                               "and the context stays usable")) != KILN_OK)
     return st;
-  return kiln_context_result(ctx,
-                             ctx->ops->context_set_limit(ctx, limit, value));
+  return kiln_context_result(
+      ctx, ctx->ops->limits->context_set_limit(ctx, limit, value));
 }
 
 kiln_status kiln_context_get_limit(kiln_context *ctx, kiln_limit limit,
@@ -63,9 +61,8 @@ kiln_status kiln_context_get_limit(kiln_context *ctx, kiln_limit limit,
   if (!out_value)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: out_value is NULL", fn);
-  st = check_backend(ctx, limit, ctx->ops->context_get_limit != NULL, fn);
+  st = check_backend(ctx, fn);
   if (st != KILN_OK) return st;
-  return kiln_context_result(ctx,
-                             ctx->ops->context_get_limit(ctx, limit,
-                                                         out_value));
+  return kiln_context_result(
+      ctx, ctx->ops->limits->context_get_limit(ctx, limit, out_value));
 }

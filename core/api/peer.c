@@ -89,8 +89,9 @@ kiln_status kiln_context_can_copy_peer(const kiln_context *a,
                           "one; kiln copies between contexts of one backend",
                           fn, a->ops->name, b->ops->name);
   bool direct = a == b;
-  if (!direct && a->ops->peer_direct &&
-      (st = a->ops->peer_direct(a, b, &direct)) != KILN_OK)
+  if (!direct && !a->ops->peers)
+    return kiln_unsupported(a->ops, fn, "copies between contexts", NULL);
+  if (!direct && (st = a->ops->peers->peer_direct(a, b, &direct)) != KILN_OK)
     return kiln_error_in(fn, st);
   *out_direct = direct;
   return KILN_OK;

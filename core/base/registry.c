@@ -111,6 +111,13 @@ bool kiln_backend_compiled(kiln_backend backend) {
   return kiln_registry_get(backend) != NULL;
 }
 
+kiln_status kiln_unsupported(const kiln_backend_ops *ops, const char *fn,
+                             const char *ability, const char *advice) {
+  return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                        "%s: the %s backend has no %s%s%s", fn, ops->name,
+                        ability, advice ? ": " : "", advice ? advice : "");
+}
+
 /* Called with reg_lock held. */
 static const char *compiled_list(char *buf, size_t size) {
   buf[0] = '\0';
@@ -124,21 +131,117 @@ static const char *compiled_list(char *buf, size_t size) {
   return buf;
 }
 
-/* The name of the first required op (core/backend.h) a table lacks. */
-static const char *missing_required_op(const kiln_backend_ops *o) {
-#define REQUIRE(op) \
-  if (!o->op) return #op;
-  REQUIRE(probe) REQUIRE(device_count) REQUIRE(device_properties)
-  REQUIRE(context_init) REQUIRE(context_deinit) REQUIRE(context_synchronize)
-  REQUIRE(buffer_init) REQUIRE(buffer_deinit) REQUIRE(buffer_write)
-  REQUIRE(buffer_read) REQUIRE(module_init) REQUIRE(module_deinit)
-  REQUIRE(kernel_init) REQUIRE(kernel_deinit) REQUIRE(launch)
-  REQUIRE(stream_init) REQUIRE(stream_deinit) REQUIRE(stream_synchronize)
-  REQUIRE(event_init) REQUIRE(event_deinit) REQUIRE(event_record)
-  REQUIRE(event_synchronize) REQUIRE(event_query)
-#undef REQUIRE
-  if (!o->host_buffer_init != !o->host_buffer_deinit)
-    return o->host_buffer_init ? "host_buffer_deinit" : "host_buffer_init";
+/* The first member a backend's table lacks (core/backend.h, "The ops
+ * table"): a required op, or a member of a sub-table the backend has; its
+ * table's name ("ops" for the table itself) in *out_table. NULL when the
+ * table is whole. */
+static const char *missing_member(const kiln_backend_ops *ops,
+                                  const char **out_table) {
+#define NEED(table, member) \
+  do {                      \
+    if (!table->member) {   \
+      *out_table = #table;  \
+      return #member;       \
+    }                       \
+  } while (0)
+  NEED(ops, probe);
+  NEED(ops, device_count);
+  NEED(ops, device_properties);
+  NEED(ops, context_size);
+  NEED(ops, buffer_size);
+  NEED(ops, module_size);
+  NEED(ops, kernel_size);
+  NEED(ops, stream_size);
+  NEED(ops, event_size);
+  NEED(ops, context_init);
+  NEED(ops, context_deinit);
+  NEED(ops, context_synchronize);
+  NEED(ops, buffer_init);
+  NEED(ops, buffer_deinit);
+  NEED(ops, buffer_write);
+  NEED(ops, buffer_read);
+  NEED(ops, buffer_copy);
+  NEED(ops, image_formats);
+  NEED(ops, module_init);
+  NEED(ops, module_deinit);
+  NEED(ops, kernel_init);
+  NEED(ops, kernel_deinit);
+  NEED(ops, launch);
+  NEED(ops, stream_init);
+  NEED(ops, stream_deinit);
+  NEED(ops, stream_synchronize);
+  NEED(ops, event_init);
+  NEED(ops, event_deinit);
+  NEED(ops, event_record);
+  NEED(ops, event_synchronize);
+  NEED(ops, event_query);
+  const kiln_host_buffer_ops *host_buffers = ops->host_buffers;
+  if (host_buffers) {
+    NEED(host_buffers, host_buffer_size);
+    NEED(host_buffers, host_buffer_init);
+    NEED(host_buffers, host_buffer_deinit);
+  }
+  const kiln_async_transfer_ops *async_transfers = ops->async_transfers;
+  if (async_transfers) {
+    NEED(async_transfers, buffer_write_async);
+    NEED(async_transfers, buffer_read_async);
+  }
+  const kiln_fill_ops *fills = ops->fills;
+  if (fills) {
+    NEED(fills, fill_sizes);
+    NEED(fills, buffer_fill);
+  }
+  const kiln_peer_ops *peers = ops->peers;
+  if (peers) {
+    NEED(peers, buffer_copy_peer);
+    NEED(peers, peer_direct);
+  }
+  const kiln_event_wait_ops *event_waits = ops->event_waits;
+  if (event_waits) NEED(event_waits, stream_wait_event);
+  const kiln_timing_ops *timing = ops->timing;
+  if (timing) NEED(timing, event_elapsed_ms);
+  const kiln_limit_ops *limits = ops->limits;
+  if (limits) {
+    NEED(limits, context_set_limit);
+    NEED(limits, context_get_limit);
+  }
+  const kiln_global_ops *globals = ops->globals;
+  if (globals) NEED(globals, module_global);
+  const kiln_interop_ops *interop = ops->interop;
+  if (interop) {
+    NEED(interop, context_native);
+    NEED(interop, buffer_native);
+    NEED(interop, stream_native);
+    NEED(interop, stream_wait_native);
+    NEED(interop, buffer_import);
+    NEED(interop, context_import_device);
+    NEED(interop, context_import);
+    NEED(interop, stream_import);
+  }
+  const kiln_graph_ops *graphs = ops->graphs;
+  if (graphs) {
+    NEED(graphs, graph_size);
+    NEED(graphs, graph_begin);
+    NEED(graphs, graph_end);
+    NEED(graphs, graph_launch);
+    NEED(graphs, graph_deinit);
+  }
+  const kiln_graph_update_ops *graph_updates = ops->graph_updates;
+  if (graph_updates) {
+    /* Updates change built graphs: without graphs they are half an
+     * ability. */
+    NEED(ops, graphs);
+    NEED(graph_updates, graph_launched);
+    NEED(graph_updates, graph_update);
+  }
+  const kiln_compiler_ops *compiler = ops->compiler;
+  if (compiler) {
+    NEED(compiler, languages[0]);
+    NEED(compiler, compiler_load);
+    NEED(compiler, compile_target);
+    NEED(compiler, compile);
+  }
+#undef NEED
   return NULL;
 }
 
@@ -151,17 +254,17 @@ kiln_status kiln_registry_probe(kiln_backend backend,
       strcmp(p->library, library_setting(backend)) != 0)
     p->done = false;
   if (!p->done) {
+    const char *table, *member;
     if (!ops) {
       char list[64];
       p->status = KILN_ERROR_UNAVAILABLE;
       compiled_list(list, sizeof list);
       snprintf(p->reason, sizeof p->reason,
                "not compiled into this build of kiln (it has: %s)", list);
-    } else if (missing_required_op(ops)) {
+    } else if ((member = missing_member(ops, &table)) != NULL) {
       p->status = KILN_ERROR_UNAVAILABLE;
       snprintf(p->reason, sizeof p->reason,
-               "the %s backend's ops table lacks the required op %s",
-               ops->name, missing_required_op(ops));
+               "the %s backend's %s table lacks %s", ops->name, table, member);
     } else {
       p->reason[0] = '\0';
       p->status = ops->probe(p->reason, sizeof p->reason);

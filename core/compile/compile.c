@@ -2,9 +2,10 @@
  * Kernels from source at run time. The core owns what is the same on every
  * backend: checking the caller's sources and options, the cache key, the
  * disk cache (core/compile/cache.c), the logs and the timing. The backend owns its
- * compiler (ops->compiler_load, compile_target, compile). A compiled image
- * then goes down the same path as an ahead-of-time one
- * (kiln_module_create_checked), so there is one loader of images.
+ * compiler (its compiler table: compiler_load, compile_target, compile), or
+ * has none (no compiler table). A compiled image then goes down the same
+ * path as an ahead-of-time one (kiln_module_create_checked), so there is
+ * one loader of images.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -75,7 +76,7 @@ static kiln_status load_compiler(const kiln_backend_ops *ops,
                                  const char **out_description) {
   char *text = descriptions[ops->kind];
   pthread_mutex_lock(&compiler_lock);
-  kiln_status st = ops->compiler_load(text, sizeof descriptions[0]);
+  kiln_status st = ops->compiler->compiler_load(text, sizeof descriptions[0]);
   pthread_mutex_unlock(&compiler_lock);
   *out_description = text;
   return st;
@@ -99,7 +100,7 @@ kiln_status kiln_compiler_available(kiln_backend backend,
                           "build of kiln",
                           fn, kiln_backend_name(backend));
   }
-  if (!ops->compiler_load) {
+  if (!ops->compiler) {
     *out_description = "this backend has no run-time compiler";
     return kiln_set_error(KILN_ERROR_UNAVAILABLE,
                           "%s: the %s backend has no run-time compiler", fn,
@@ -431,6 +432,14 @@ static char *stem_of(const char *name) {
   return stem;
 }
 
+/* The backend's l-th source language, preferred first; 0 past the last,
+ * and for a backend without a compiler. */
+static kiln_source_language language_at(const kiln_backend_ops *ops, size_t l) {
+  const kiln_compiler_ops *c = ops->compiler;
+  const size_t n = c ? sizeof c->languages / sizeof c->languages[0] : 0;
+  return l < n ? c->languages[l] : 0;
+}
+
 /* Compiles one source (or takes it from the cache) into *out. */
 static kiln_status compile_one(const kiln_backend_ops *ops,
                                const char *compiler,
@@ -444,7 +453,7 @@ static kiln_status compile_one(const kiln_backend_ops *ops,
              job->target);
     return KILN_OK;
   }
-  kiln_status st = ops->compile(job, out);
+  kiln_status st = ops->compiler->compile(job, out);
   if (st == KILN_OK && use_cache) store_entry(&key, out);
   return st;
 }
@@ -460,20 +469,20 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
   /* The first language of the backend's list that any source is in. */
   kiln_source_language language = 0;
   size_t chosen = 0;
-  for (size_t l = 0; ops->compile && ops->languages[l] && !chosen; l++) {
+  for (size_t l = 0; language_at(ops, l) && !chosen; l++) {
     for (size_t i = 0; i < source_count; i++)
-      if (sources[i].language == ops->languages[l]) chosen++;
-    if (chosen) language = ops->languages[l];
+      if (sources[i].language == language_at(ops, l)) chosen++;
+    if (chosen) language = language_at(ops, l);
   }
   size_t usable_images = 0;
   for (size_t i = 0; i < image_count; i++)
     if (ops->image_formats & (1u << images[i].format)) usable_images++;
   if (!chosen && !usable_images) {
     char langs[96] = "";
-    for (size_t l = 0; ops->compile && ops->languages[l]; l++) {
+    for (size_t l = 0; language_at(ops, l); l++) {
       size_t used = strlen(langs);
       snprintf(langs + used, sizeof langs - used, "%s%s", l ? ", " : "",
-               kiln_source_language_name(ops->languages[l]));
+               kiln_source_language_name(language_at(ops, l)));
     }
     return kiln_set_error(
         KILN_ERROR_NO_IMAGE,
@@ -496,8 +505,8 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
   char target[64] = "";
   if (chosen && options->target)
     kiln_strlcpy(target, options->target, sizeof target);
-  else if (chosen &&
-           (st = ops->compile_target(ctx, target, sizeof target)) != KILN_OK)
+  else if (chosen && (st = ops->compiler->compile_target(
+                          ctx, target, sizeof target)) != KILN_OK)
     return kiln_error_in(fn, st);
 
   kiln_module_image *all = calloc(chosen + image_count, sizeof *all);

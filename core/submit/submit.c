@@ -228,11 +228,11 @@ static uint64_t widen_pattern(uint64_t pattern, size_t size, size_t to) {
  * words), else the fill kernel. */
 static kiln_status fill_native(kiln_stream *s, kiln_buffer *dst, size_t offset,
                                size_t size, uint64_t pattern, size_t width) {
-  const kiln_backend_ops *ops = dst->base.context->ops;
-  for (size_t w = width; ops->buffer_fill && w <= 8; w *= 2)
-    if ((ops->fill_sizes & w) && offset % w == 0 && size % w == 0)
-      return ops->buffer_fill(s, dst, offset, size,
-                              widen_pattern(pattern, width, w), w);
+  const kiln_fill_ops *fills = dst->base.context->ops->fills;
+  for (size_t w = width; fills && w <= 8; w *= 2)
+    if ((fills->fill_sizes & w) && offset % w == 0 && size % w == 0)
+      return fills->buffer_fill(s, dst, offset, size,
+                                widen_pattern(pattern, width, w), w);
   return kiln_fill_with_kernel(s, dst, offset, size, pattern, width);
 }
 
@@ -253,8 +253,8 @@ static kiln_status order_after(kiln_stream *later, kiln_stream *earlier) {
   st = ops->event_record(e, earlier);
   if (st == KILN_OK) {
     e->recorded = true;
-    st = ops->stream_wait_event ? ops->stream_wait_event(later, e)
-                                : ops->event_synchronize(e, KILN_WAIT_FOREVER);
+    st = ops->event_waits ? ops->event_waits->stream_wait_event(later, e)
+                          : ops->event_synchronize(e, KILN_WAIT_FOREVER);
   }
   ops->event_deinit(e);
   kiln_object_free(e);
@@ -290,27 +290,17 @@ static bool empty(const kiln_command *c) {
   }
 }
 
-static kiln_status unsupported(const kiln_context *ctx, const char *fn,
-                               const char *what) {
-  return kiln_set_error(KILN_ERROR_UNSUPPORTED, "%s: the %s backend %s", fn,
-                        ctx->ops->name, what);
-}
-
-/* KILN_ERROR_UNSUPPORTED where the backend lacks the op c needs and no
- * other path does the work. */
+/* KILN_ERROR_UNSUPPORTED where the backend lacks the ability c needs and
+ * no other path does the work. */
 static kiln_status check_backend(const kiln_stream *s, const kiln_command *c) {
   const kiln_context *ctx = s->base.context;
   const kiln_backend_ops *ops = ctx->ops;
-  if (c->kind == KILN_COMMAND_WAIT_NATIVE && !ops->stream_wait_native)
-    return unsupported(ctx, c->fn, "cannot do this");
-  if (c->kind != KILN_COMMAND_COPY_PEER) return KILN_OK;
-  if (c->src->base.context == ctx)
-    return ops->buffer_copy
-               ? KILN_OK
-               : unsupported(ctx, c->fn, "cannot copy between buffers");
-  return ops->buffer_copy_peer
-             ? KILN_OK
-             : unsupported(ctx, c->fn, "cannot copy between contexts");
+  if (c->kind == KILN_COMMAND_WAIT_NATIVE && !ops->interop)
+    return kiln_unsupported(ops, c->fn, "native handles", NULL);
+  if (c->kind == KILN_COMMAND_COPY_PEER && c->src->base.context != ctx &&
+      !ops->peers)
+    return kiln_unsupported(ops, c->fn, "copies between contexts", NULL);
+  return KILN_OK;
 }
 
 /* With a bound on waits, a backend op that waits for the stream's earlier
@@ -321,10 +311,8 @@ static kiln_status wait_first(kiln_stream *s, const kiln_command *c) {
   const kiln_backend_ops *ops = s->base.context->ops;
   switch (c->kind) {
   case KILN_COMMAND_WRITE_ASYNC:
-    if (ops->buffer_write_async) return KILN_OK;
-    break;
   case KILN_COMMAND_READ_ASYNC:
-    if (ops->buffer_read_async) return KILN_OK;
+    if (ops->async_transfers) return KILN_OK;
     break;
   case KILN_COMMAND_WRITE:
   case KILN_COMMAND_READ:
@@ -334,7 +322,7 @@ static kiln_status wait_first(kiln_stream *s, const kiln_command *c) {
         "nothing was copied; the work goes on and the contexts stay usable";
     kiln_stream *ss = c->src_stream;
     kiln_status st = KILN_OK;
-    if (c->src->base.context == s->base.context || !ops->peer_copy_waits)
+    if (c->src->base.context == s->base.context || !ops->peers->peer_copy_waits)
       return KILN_OK;
     if (kiln_waits_bounded(ss->base.context))
       st = kiln_stream_wait(ss, c->fn, after);
@@ -363,34 +351,35 @@ static kiln_status issue(kiln_stream *s, const kiln_command *c) {
     return fill_native(s, c->dst, c->dst_offset, c->size, c->pattern,
                        c->pattern_size);
   case KILN_COMMAND_RECORD: return ops->event_record(c->event, s);
-  case KILN_COMMAND_WAIT: return ops->stream_wait_event(s, c->event);
+  case KILN_COMMAND_WAIT:
+    return ops->event_waits->stream_wait_event(s, c->event);
   case KILN_COMMAND_WRITE:
     return ops->buffer_write(s, c->dst, c->dst_offset, c->from, c->size);
   case KILN_COMMAND_READ:
     return ops->buffer_read(s, c->src, c->src_offset, c->to, c->size);
   case KILN_COMMAND_WRITE_ASYNC: /* synchronous is a valid async */
-    if (!ops->buffer_write_async)
+    if (!ops->async_transfers)
       return ops->buffer_write(
           s, c->dst, c->dst_offset,
           (const char *)c->host_from->data + c->host_offset, c->size);
-    return ops->buffer_write_async(s, c->dst, c->dst_offset, c->host_from,
-                                   c->host_offset, c->size);
+    return ops->async_transfers->buffer_write_async(
+        s, c->dst, c->dst_offset, c->host_from, c->host_offset, c->size);
   case KILN_COMMAND_READ_ASYNC:
-    if (!ops->buffer_read_async)
+    if (!ops->async_transfers)
       return ops->buffer_read(s, c->src, c->src_offset,
                               (char *)c->host_to->data + c->host_offset,
                               c->size);
-    return ops->buffer_read_async(s, c->src, c->src_offset, c->host_to,
-                                  c->host_offset, c->size);
+    return ops->async_transfers->buffer_read_async(
+        s, c->src, c->src_offset, c->host_to, c->host_offset, c->size);
   case KILN_COMMAND_FILL_HOST:
     return global_fill(s, c->dst, c->dst_offset, c->size, c->pattern,
                        c->pattern_size);
   case KILN_COMMAND_COPY_PEER:
     if (c->src->base.context == s->base.context) return copy_within(s, c);
-    return ops->buffer_copy_peer(s, c->dst, c->dst_offset, c->src_stream,
-                                 c->src, c->src_offset, c->size);
+    return ops->peers->buffer_copy_peer(s, c->dst, c->dst_offset, c->src_stream,
+                                        c->src, c->src_offset, c->size);
   case KILN_COMMAND_WAIT_NATIVE:
-    return ops->stream_wait_native(s, c->handle, c->value);
+    return ops->interop->stream_wait_native(s, c->handle, c->value);
   }
   return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                         "a command of unknown kind %d", (int)c->kind);
@@ -415,7 +404,7 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   const bool now = !s->building;
   if (c->kind == KILN_COMMAND_LAUNCH && ctx->guard && now)
     kiln_guard_note_launch(s, c->args, c->arg_count);
-  if (c->kind == KILN_COMMAND_WAIT && !ctx->ops->stream_wait_event)
+  if (c->kind == KILN_COMMAND_WAIT && !ctx->ops->event_waits)
     st = kiln_event_wait(c->event, c->fn, NULL); /* the host waits */
   else
     st = kiln_context_result(ctx, issue(s, c));

@@ -741,6 +741,32 @@ static kiln_status event_elapsed_ms(kiln_event *start, kiln_event *end,
 
 /* ---- Set-up -------------------------------------------------------------- */
 
+/* The fake's abilities kept in this file (core/backend.h, "The ops
+ * table"); tests switch one off by clearing its pointer in fb->ops. */
+static const kiln_host_buffer_ops host_buffers = {
+    .host_buffer_size = sizeof(fake_host_buffer),
+    .host_buffer_init = host_buffer_init,
+    .host_buffer_deinit = host_buffer_deinit,
+};
+
+static const kiln_async_transfer_ops async_transfers = {
+    .buffer_write_async = buffer_write_async,
+    .buffer_read_async = buffer_read_async,
+};
+
+static const kiln_fill_ops fills = {
+    .fill_sizes = 1 | 2 | 4 | 8,
+    .buffer_fill = buffer_fill,
+};
+
+static const kiln_event_wait_ops event_waits = {
+    .stream_wait_event = stream_wait_event,
+};
+
+static const kiln_timing_ops timing = {
+    .event_elapsed_ms = event_elapsed_ms,
+};
+
 void fake_set_devices(fake_backend *fb, size_t count,
                       const kiln_device_type *types) {
   fb->device_count = count;
@@ -804,7 +830,6 @@ void fake_init(fake_backend *fb, kiln_backend kind) {
   }
   o->context_size = sizeof(fake_context);
   o->buffer_size = sizeof(fake_buffer);
-  o->host_buffer_size = sizeof(fake_host_buffer);
   o->module_size = sizeof(fake_module);
   o->kernel_size = sizeof(fake_kernel);
   o->stream_size = sizeof(fake_stream);
@@ -814,15 +839,9 @@ void fake_init(fake_backend *fb, kiln_backend kind) {
   o->context_synchronize = context_synchronize;
   o->buffer_init = buffer_init;
   o->buffer_deinit = buffer_deinit;
-  o->host_buffer_init = host_buffer_init;
-  o->host_buffer_deinit = host_buffer_deinit;
   o->buffer_write = buffer_write;
   o->buffer_read = buffer_read;
   o->buffer_copy = buffer_copy;
-  o->buffer_fill = buffer_fill;
-  o->fill_sizes = 1 | 2 | 4 | 8;
-  o->buffer_write_async = buffer_write_async;
-  o->buffer_read_async = buffer_read_async;
   o->image_formats = 1u << KILN_IMAGE_SPIRV;
   o->module_init = module_init;
   o->module_deinit = module_deinit;
@@ -835,12 +854,15 @@ void fake_init(fake_backend *fb, kiln_backend kind) {
   o->event_init = event_init;
   o->event_deinit = event_deinit;
   o->event_record = event_record;
-  o->stream_wait_event = stream_wait_event;
-  fake_graph_ops(o);
-  fake_interop_ops(o);
   o->event_synchronize = event_synchronize;
   o->event_query = event_query;
-  o->event_elapsed_ms = event_elapsed_ms;
+  o->host_buffers = &host_buffers;
+  o->async_transfers = &async_transfers;
+  o->fills = &fills;
+  o->event_waits = &event_waits;
+  o->timing = &timing;
+  fake_graph_ops(o);
+  fake_interop_ops(o);
   o->builtin_images = builtin_images;
   fake_compiler_enable(fb);
   kiln_device_type discrete = KILN_DEVICE_TYPE_DISCRETE_GPU;

@@ -19,7 +19,7 @@
  * copied, and do no work; a replay issues the nodes through the same ops,
  * so it does the work then. graph_update puts a launch's new arguments
  * into its node, so a replay sees them only if the core passed them on;
- * a test that clears ops.graph_update gets the core's rebuild instead.
+ * a test that clears ops.graph_updates gets the core's rebuild instead.
  *
  * KILN_DEBUG=reorder (fake_queue.c): the ops hold each stream's commands
  * and the host waits (synchronizes, event queries, blocking reads) and
@@ -79,7 +79,8 @@ typedef struct fake_launch {
 
 typedef struct fake_backend {
   /* First, so that a context's ops pointer leads back to its fake. Tests
-   * may change entries (e.g. clear an op) before installing. */
+   * may change entries (e.g. clear a sub-table: the fake then lacks that
+   * ability) before installing. */
   kiln_backend_ops ops;
   char name[16];
 
@@ -130,10 +131,11 @@ typedef struct fake_backend {
  * what every op of the fake does first. */
 kiln_status fake_enter(fake_backend *fb, fake_op op);
 
-/* Fills the graph ops of a fake's table (fake_graph.c). */
+/* Gives a fake's table the graphs and graph_updates sub-tables
+ * (fake_graph.c). */
 void fake_graph_ops(kiln_backend_ops *ops);
 
-/* Fills the native-handle ops of a fake's table (fake_interop.c): device
+/* Gives a fake's table the interop sub-table (fake_interop.c): device
  * memory is host memory, so an imported buffer is the caller's malloc'd
  * block, freed by kiln only when adopted; a context's native handles name
  * its device by vk_physical_device, a pointer to its properties in the

@@ -183,20 +183,35 @@ static kiln_status compile(const kiln_compile_job *job, kiln_compiled *out) {
   return KILN_OK;
 }
 
+/* One table per kind, which only the languages tell apart. */
+static const kiln_compiler_ops cuda_compiler = {
+    .languages = {KILN_SOURCE_CUDA, 0},
+    .compiler_load = compiler_load,
+    .compile_target = compile_target,
+    .compile = compile,
+};
+
+static const kiln_compiler_ops hip_compiler = {
+    .languages = {KILN_SOURCE_HIP, KILN_SOURCE_CUDA, 0},
+    .compiler_load = compiler_load,
+    .compile_target = compile_target,
+    .compile = compile,
+};
+
+static const kiln_compiler_ops glsl_compiler = {
+    .languages = {KILN_SOURCE_GLSL, 0},
+    .compiler_load = compiler_load,
+    .compile_target = compile_target,
+    .compile = compile,
+};
+
 void fake_compiler_enable(fake_backend *fb) {
   kiln_backend_ops *o = &fb->ops;
-  memset(o->languages, 0, sizeof o->languages);
   switch (o->kind) {
-  case KILN_BACKEND_CUDA: o->languages[0] = KILN_SOURCE_CUDA; break;
-  case KILN_BACKEND_HIP:
-    o->languages[0] = KILN_SOURCE_HIP;
-    o->languages[1] = KILN_SOURCE_CUDA;
-    break;
-  default: o->languages[0] = KILN_SOURCE_GLSL; break;
+  case KILN_BACKEND_CUDA: o->compiler = &cuda_compiler; break;
+  case KILN_BACKEND_HIP: o->compiler = &hip_compiler; break;
+  default: o->compiler = &glsl_compiler; break;
   }
-  o->compiler_load = compiler_load;
-  o->compile_target = compile_target;
-  o->compile = compile;
   fb->compiler_available = true;
   snprintf(fb->compiler_reason, sizeof fb->compiler_reason,
            "libfakecc.so.1 could not be loaded (package fakecc-dev)");

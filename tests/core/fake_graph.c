@@ -93,11 +93,13 @@ static kiln_status graph_launch(kiln_graph *g, kiln_stream *s) {
                           n->size);
       break;
     case KILN_GRAPH_FILL:
-      st = o->buffer_fill(s, n->dst, n->dst_offset, n->size, n->pattern,
-                          n->pattern_size);
+      st = o->fills->buffer_fill(s, n->dst, n->dst_offset, n->size, n->pattern,
+                                 n->pattern_size);
       break;
     case KILN_GRAPH_RECORD: st = o->event_record(n->event, s); break;
-    case KILN_GRAPH_WAIT: st = o->stream_wait_event(s, n->event); break;
+    case KILN_GRAPH_WAIT:
+      st = o->event_waits->stream_wait_event(s, n->event);
+      break;
     }
   }
   return st;
@@ -123,12 +125,20 @@ static void graph_deinit(kiln_graph *g) {
   list_free(&fg->building);
 }
 
+static const kiln_graph_ops graphs = {
+    .graph_size = sizeof(fake_graph),
+    .graph_begin = graph_begin,
+    .graph_end = graph_end,
+    .graph_launch = graph_launch,
+    .graph_deinit = graph_deinit,
+};
+
+static const kiln_graph_update_ops graph_updates = {
+    .graph_launched = graph_launched,
+    .graph_update = graph_update,
+};
+
 void fake_graph_ops(kiln_backend_ops *o) {
-  o->graph_size = sizeof(fake_graph);
-  o->graph_begin = graph_begin;
-  o->graph_launched = graph_launched;
-  o->graph_end = graph_end;
-  o->graph_launch = graph_launch;
-  o->graph_update = graph_update;
-  o->graph_deinit = graph_deinit;
+  o->graphs = &graphs;
+  o->graph_updates = &graph_updates;
 }

@@ -80,13 +80,15 @@ static kiln_status stream_wait_native(kiln_stream *s, uint64_t handle,
   return KILN_OK;
 }
 
-void fake_interop_ops(kiln_backend_ops *o) {
-  o->context_native = context_native;
-  o->context_import_device = context_import_device;
-  o->context_import = context_import;
-  o->buffer_native = buffer_native;
-  o->buffer_import = buffer_import;
-  o->stream_native = stream_native;
-  o->stream_import = stream_import;
-  o->stream_wait_native = stream_wait_native;
-}
+static const kiln_interop_ops interop = {
+    .context_native = context_native,
+    .buffer_native = buffer_native,
+    .stream_native = stream_native,
+    .stream_wait_native = stream_wait_native,
+    .buffer_import = buffer_import,
+    .context_import_device = context_import_device,
+    .context_import = context_import,
+    .stream_import = stream_import,
+};
+
+void fake_interop_ops(kiln_backend_ops *o) { o->interop = &interop; }

@@ -510,8 +510,7 @@ static void a_missing_compiler_says_what_to_install(void **state) {
   check_fails(kiln_compiler_available(KILN_BACKEND_VULKAN, NULL),
               KILN_ERROR_INVALID_ARGUMENT);
   /* A backend without a compiler. */
-  c->f->fb.ops.compile = NULL;
-  c->f->fb.ops.compiler_load = NULL;
+  c->f->fb.ops.compiler = NULL;
   check_fails(kiln_compiler_available(KILN_BACKEND_VULKAN, &description),
               KILN_ERROR_UNAVAILABLE);
   check_fails(kiln_module_create_from_source(c->f->ctx, &src, 1, NULL, &m),

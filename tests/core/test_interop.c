@@ -3,8 +3,8 @@
  * KILN_DEBUG=guard's leading guard, a borrowed import is never freed and
  * an adopted one is (AddressSanitizer sees a double free or a leak
  * otherwise), the stream waits reach the backend as given, a context
- * goes out and comes back in, and a backend without the ops answers
- * KILN_ERROR_UNSUPPORTED in words. */
+ * goes out and comes back in, and a backend without the interop table
+ * answers KILN_ERROR_UNSUPPORTED in words. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -111,27 +111,50 @@ static void contexts_export_and_import(void **state) {
   assert_null(none);
 }
 
-/* A table may lack any of these. */
-static void missing_ops_are_unsupported(void **state) {
+/* Without the interop table every native-handle call answers
+ * KILN_ERROR_UNSUPPORTED, naming the call, the backend and the ability. */
+static void no_interop_is_unsupported(void **state) {
   fake_backend *fb = &((fake_fixture *)*state)->fb;
   kiln_context *ctx = ctx_of(state);
+  kiln_buffer *buf;
+  check_ok(kiln_buffer_create(ctx, 16, 0, &buf));
+  kiln_stream *s;
+  check_ok(kiln_stream_create(ctx, &s));
   kiln_native_context nc;
   check_ok(kiln_context_get_native(ctx, &nc));
-  fb->ops.context_native = NULL;
-  fb->ops.context_import = NULL;
+  kiln_native_buffer nb;
+  check_ok(kiln_buffer_get_native(buf, &nb));
+  kiln_native_stream ns;
+  check_ok(kiln_stream_get_native(s, &ns));
+  fb->ops.interop = NULL;
+  static const char words[] = "the vulkan backend has no native handles";
   check_fails(kiln_context_get_native(ctx, &nc), KILN_ERROR_UNSUPPORTED);
   check_message_has("kiln_context_get_native");
+  check_message_has(words);
   kiln_context *other = NULL;
   check_fails(kiln_context_create_from_native(&nc, 0, &other),
               KILN_ERROR_UNSUPPORTED);
   check_message_has("kiln_context_create_from_native");
+  check_message_has(words);
   assert_null(other);
-  kiln_buffer *buf;
-  check_ok(kiln_buffer_create(ctx, 16, 0, &buf));
-  fb->ops.buffer_native = NULL;
-  kiln_native_buffer nb;
   check_fails(kiln_buffer_get_native(buf, &nb), KILN_ERROR_UNSUPPORTED);
   check_message_has("kiln_buffer_get_native");
+  kiln_buffer *imported = NULL;
+  check_fails(kiln_buffer_create_from_native(ctx, &nb, 0, &imported),
+              KILN_ERROR_UNSUPPORTED);
+  check_message_has("kiln_buffer_create_from_native");
+  assert_null(imported);
+  check_fails(kiln_stream_get_native(s, &ns), KILN_ERROR_UNSUPPORTED);
+  check_message_has("kiln_stream_get_native");
+  kiln_stream *wrapped = NULL;
+  check_fails(kiln_stream_create_from_native(ctx, &ns, 0, &wrapped),
+              KILN_ERROR_UNSUPPORTED);
+  check_message_has("kiln_stream_create_from_native");
+  assert_null(wrapped);
+  check_fails(kiln_stream_wait_native(s, 0x1234, 1), KILN_ERROR_UNSUPPORTED);
+  check_message_has("kiln_stream_wait_native");
+  check_message_has(words);
+  check_ok(kiln_stream_destroy(s));
   check_ok(kiln_buffer_destroy(buf));
 }
 
@@ -148,7 +171,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(contexts_export_and_import,
                                       fake_fixture_setup,
                                       fake_fixture_teardown),
-      cmocka_unit_test_setup_teardown(missing_ops_are_unsupported,
+      cmocka_unit_test_setup_teardown(no_interop_is_unsupported,
                                       fake_fixture_setup,
                                       fake_fixture_teardown),
   };

@@ -646,15 +646,15 @@ static void threads_share_a_context(void **state) {
   assert_string_equal(kiln_last_error(), mine);
 }
 
-/* design.md: an operation a backend lacks is NULL in its table, and the
- * core answers KILN_ERROR_UNSUPPORTED or uses an honest fallback. Last in
+/* design.md: an ability a backend lacks is a NULL sub-table in its table,
+ * and the core answers KILN_ERROR_UNSUPPORTED or uses an honest fallback
+ * (test_table.c holds those that answer UNSUPPORTED). Last in
  * the list, with the other that can crash a faulty core. */
 static void missing_backend_operations(void **state) {
   fake_fixture *f = *state;
   kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
-  f->fb.ops.buffer_write_async = NULL;
-  f->fb.ops.buffer_read_async = NULL;
+  f->fb.ops.async_transfers = NULL;
   check_ok(kiln_context_create(&o, &ctx));
   kiln_buffer *b;
   kiln_host_buffer *h;

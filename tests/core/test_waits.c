@@ -222,9 +222,8 @@ static void host_side_waits_time_out(void **state) {
   (void)state;
   fake_backend fb;
   fake_init(&fb, KILN_BACKEND_VULKAN);
-  fb.ops.buffer_write_async = NULL;
-  fb.ops.buffer_read_async = NULL;
-  fb.ops.stream_wait_event = NULL;
+  fb.ops.async_transfers = NULL;
+  fb.ops.event_waits = NULL;
   fake_backend *list[] = {&fb};
   fake_install(list, 1);
   kiln_context *ctx = create_with("50");

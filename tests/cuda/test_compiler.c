@@ -44,7 +44,7 @@ static kiln_compile_job job_for(const char *text, const char *target,
 
 static kiln_status compile(const kiln_compile_job *job, kiln_compiled *out) {
   memset(out, 0, sizeof *out);
-  return kiln_cuda_ops.compile(job, out);
+  return kiln_cuda_ops.compiler->compile(job, out);
 }
 
 static void free_compiled(kiln_compiled *c) {
@@ -75,7 +75,8 @@ static void description_names_version_and_file(void **state) {
   assert_non_null(strstr(description, "(/"));
   assert_non_null(strstr(description, "libnvrtc"));
   char again[512];
-  assert_int_equal(kiln_cuda_ops.compiler_load(again, sizeof again), KILN_OK);
+  assert_int_equal(kiln_cuda_ops.compiler->compiler_load(again, sizeof again),
+                   KILN_OK);
   assert_string_equal(again, description);
 }
 
@@ -194,7 +195,7 @@ static kiln_status target_for(const char *arch, char *target) {
   memset(&ctx, 0, sizeof ctx);
   snprintf(ctx.properties.architecture, sizeof ctx.properties.architecture,
            "%s", arch);
-  return kiln_cuda_ops.compile_target(&ctx, target, 64);
+  return kiln_cuda_ops.compiler->compile_target(&ctx, target, 64);
 }
 
 /* NVRTC 13.0 compiles for sm_75 to sm_121; the expectations below follow
@@ -235,14 +236,14 @@ int main(void) {
   const char *original = getenv("KILN_NVRTC_LIBRARY");
   char *saved = original ? strdup(original) : NULL;
   setenv("KILN_NVRTC_LIBRARY", missing_path, 1);
-  missing_status =
-      kiln_cuda_ops.compiler_load(missing_reason, sizeof missing_reason);
+  missing_status = kiln_cuda_ops.compiler->compiler_load(missing_reason,
+                                                         sizeof missing_reason);
   if (saved)
     setenv("KILN_NVRTC_LIBRARY", saved, 1);
   else
     unsetenv("KILN_NVRTC_LIBRARY");
   free(saved);
-  if (kiln_cuda_ops.compiler_load(description, sizeof description) !=
+  if (kiln_cuda_ops.compiler->compiler_load(description, sizeof description) !=
       KILN_OK) {
     printf("skipped: NVRTC cannot be loaded here: %s\n", description);
     return 77;

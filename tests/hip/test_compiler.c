@@ -63,7 +63,7 @@ static kiln_compile_job job_for(kiln_source_language language,
 
 static kiln_status compile(const kiln_compile_job *job, kiln_compiled *out) {
   memset(out, 0, sizeof *out);
-  return kiln_hip_ops.compile(job, out);
+  return kiln_hip_ops.compiler->compile(job, out);
 }
 
 static void free_compiled(kiln_compiled *c) {
@@ -102,7 +102,8 @@ static void description_names_version_and_file(void **state) {
   assert_non_null(strstr(description, "HIPRTC"));
   assert_non_null(strstr(description, "(/"));
   char again[512];
-  assert_int_equal(kiln_hip_ops.compiler_load(again, sizeof again), KILN_OK);
+  assert_int_equal(kiln_hip_ops.compiler->compiler_load(again, sizeof again),
+                   KILN_OK);
   assert_string_equal(again, description);
 }
 
@@ -230,7 +231,7 @@ static kiln_status target_for(const char *arch, char *target) {
   memset(&ctx, 0, sizeof ctx);
   snprintf(ctx.properties.architecture, sizeof ctx.properties.architecture,
            "%s", arch);
-  return kiln_hip_ops.compile_target(&ctx, target, 64);
+  return kiln_hip_ops.compiler->compile_target(&ctx, target, 64);
 }
 
 static void targets_for_devices(void **state) {
@@ -328,14 +329,14 @@ int main(void) {
   const char *original = getenv("KILN_HIPRTC_LIBRARY");
   char *saved = original ? strdup(original) : NULL;
   setenv("KILN_HIPRTC_LIBRARY", missing_path, 1);
-  missing_status =
-      kiln_hip_ops.compiler_load(missing_reason, sizeof missing_reason);
+  missing_status = kiln_hip_ops.compiler->compiler_load(missing_reason,
+                                                        sizeof missing_reason);
   if (saved)
     setenv("KILN_HIPRTC_LIBRARY", saved, 1);
   else
     unsetenv("KILN_HIPRTC_LIBRARY");
   free(saved);
-  if (kiln_hip_ops.compiler_load(description, sizeof description) !=
+  if (kiln_hip_ops.compiler->compiler_load(description, sizeof description) !=
       KILN_OK) {
     printf("skipped: HIPRTC cannot be loaded here: %s\n", description);
     return 77;

@@ -63,7 +63,7 @@ static void free_compiled(kiln_compiled *c) {
 
 static kiln_status compile(const kiln_compile_job *job, kiln_compiled *out) {
   memset(out, 0, sizeof *out);
-  return kiln_vulkan_ops.compile(job, out);
+  return kiln_vulkan_ops.compiler->compile(job, out);
 }
 
 static void failure_is_reported_and_not_cached(void **state) {
@@ -80,7 +80,7 @@ static void description_names_version_and_file(void **state) {
   assert_non_null(strstr(description, "libshaderc"));
   assert_non_null(strstr(description, " bytes, "));
   char again[512];
-  assert_int_equal(kiln_vulkan_ops.compiler_load(again, sizeof again),
+  assert_int_equal(kiln_vulkan_ops.compiler->compiler_load(again, sizeof again),
                    KILN_OK);
   assert_string_equal(again, description);
 }
@@ -300,8 +300,8 @@ static void targets_for_devices(void **state) {
                                      "spv1.0"};
   for (size_t i = 0; i < 4; i++) {
     phys.api_version = apis[i];
-    assert_int_equal(kiln_vulkan_ops.compile_target(&ctx.base, target,
-                                                    sizeof target),
+    assert_int_equal(kiln_vulkan_ops.compiler->compile_target(&ctx.base, target,
+                                                              sizeof target),
                      KILN_OK);
     assert_string_equal(target, want[i]);
   }
@@ -410,15 +410,15 @@ int main(void) {
   const char *original = getenv("KILN_SHADERC_LIBRARY");
   char *saved = original ? strdup(original) : NULL;
   setenv("KILN_SHADERC_LIBRARY", missing_path, 1);
-  missing_status =
-      kiln_vulkan_ops.compiler_load(missing_reason, sizeof missing_reason);
+  missing_status = kiln_vulkan_ops.compiler->compiler_load(
+      missing_reason, sizeof missing_reason);
   if (saved)
     setenv("KILN_SHADERC_LIBRARY", saved, 1);
   else
     unsetenv("KILN_SHADERC_LIBRARY");
   free(saved);
-  if (kiln_vulkan_ops.compiler_load(description, sizeof description) !=
-      KILN_OK) {
+  if (kiln_vulkan_ops.compiler->compiler_load(description,
+                                              sizeof description) != KILN_OK) {
     printf("skipped: shaderc cannot be loaded here: %s\n", description);
     return 77;
   }
