@@ -19,12 +19,16 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
 
 #define RAW_STREAM_NON_BLOCKING 1u
 #define RAW_CAPTURE_MODE_RELAXED 2
 #define RAW_EVENT_DEFAULT 0u
 #define RAW_EVENT_DISABLE_TIMING 2u
 #define RAW_MAX_MODULES 8
+/* CUmemPool_attribute: values of type cuuint64_t. */
+#define RAW_POOL_RELEASE_THRESHOLD 4
+#define RAW_POOL_USED_MEM_CURRENT 7
 
 /* The entry points used, by their exported (versioned) names. */
 typedef struct cuda_api {
@@ -73,6 +77,11 @@ typedef struct cuda_api {
   CUresult (*CtxEnablePeerAccess)(CUcontext, unsigned);
   CUresult (*MemcpyPeerAsync)(raw_ptr, CUcontext, raw_ptr, CUcontext, size_t,
                               CUstream);
+  CUresult (*MemAllocAsync)(raw_ptr *, size_t, CUstream);
+  CUresult (*MemFreeAsync)(raw_ptr, CUstream);
+  CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
+  CUresult (*MemPoolSetAttribute)(CUmemoryPool, int, void *);
+  CUresult (*MemPoolGetAttribute)(CUmemoryPool, int, void *);
 } cuda_api;
 
 /* Each slot's exported name, and an older name for drivers without it. */
@@ -125,6 +134,11 @@ static const struct {
     RAW_SYMBOL(DeviceCanAccessPeer, "cuDeviceCanAccessPeer", NULL),
     RAW_SYMBOL(CtxEnablePeerAccess, "cuCtxEnablePeerAccess", NULL),
     RAW_SYMBOL(MemcpyPeerAsync, "cuMemcpyPeerAsync", NULL),
+    RAW_SYMBOL(MemAllocAsync, "cuMemAllocAsync", NULL),
+    RAW_SYMBOL(MemFreeAsync, "cuMemFreeAsync", NULL),
+    RAW_SYMBOL(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", NULL),
+    RAW_SYMBOL(MemPoolSetAttribute, "cuMemPoolSetAttribute", NULL),
+    RAW_SYMBOL(MemPoolGetAttribute, "cuMemPoolGetAttribute", NULL),
 #undef RAW_SYMBOL
 };
 
@@ -367,6 +381,37 @@ int cuda_raw_alloc(cuda_raw *r, size_t bytes, raw_ptr *out) {
 
 void cuda_raw_free(cuda_raw *r, raw_ptr p) {
   if (p != 0) r->api.MemFree(p);
+}
+
+int cuda_raw_free_checked(cuda_raw *r, raw_ptr p) {
+  RAW_CALL(r, MemFree(p));
+  return 0;
+}
+
+int cuda_raw_alloc_async(cuda_raw *r, size_t bytes, raw_ptr *out) {
+  RAW_CALL(r, MemAllocAsync(out, bytes, r->stream));
+  return 0;
+}
+
+int cuda_raw_free_async(cuda_raw *r, raw_ptr p) {
+  RAW_CALL(r, MemFreeAsync(p, r->stream));
+  return 0;
+}
+
+int cuda_raw_pool_keep(cuda_raw *r, uint64_t bytes, uint64_t *out_before) {
+  CUmemoryPool pool;
+  RAW_CALL(r, DeviceGetDefaultMemPool(&pool, r->device));
+  RAW_CALL(r, MemPoolGetAttribute(pool, RAW_POOL_RELEASE_THRESHOLD,
+                                  out_before));
+  RAW_CALL(r, MemPoolSetAttribute(pool, RAW_POOL_RELEASE_THRESHOLD, &bytes));
+  return 0;
+}
+
+int cuda_raw_pool_used(cuda_raw *r, uint64_t *out_used) {
+  CUmemoryPool pool;
+  RAW_CALL(r, DeviceGetDefaultMemPool(&pool, r->device));
+  RAW_CALL(r, MemPoolGetAttribute(pool, RAW_POOL_USED_MEM_CURRENT, out_used));
+  return 0;
 }
 
 int cuda_raw_host_alloc(cuda_raw *r, size_t bytes, void **out) {

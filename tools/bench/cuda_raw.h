@@ -91,6 +91,20 @@ int cuda_raw_peer_copy(cuda_raw *r, raw_ptr dst, raw_ptr src, size_t bytes,
 
 int cuda_raw_alloc(cuda_raw *r, size_t bytes, raw_ptr *out);
 void cuda_raw_free(cuda_raw *r, raw_ptr p);
+/* cuMemFree with its error reported, for timed loops; cuda_raw_free, for
+ * clean-up, ignores it. */
+int cuda_raw_free_checked(cuda_raw *r, raw_ptr p);
+
+/* cuMemAllocAsync and cuMemFreeAsync on the stream in use, from the
+ * device's default memory pool. */
+int cuda_raw_alloc_async(cuda_raw *r, size_t bytes, raw_ptr *out);
+int cuda_raw_free_async(cuda_raw *r, raw_ptr p);
+/* Sets the release threshold of the device's default pool (how many
+ * released bytes it keeps at a synchronize; UINT64_MAX keeps all) and
+ * stores the one before in *out_before, to be set back afterwards. */
+int cuda_raw_pool_keep(cuda_raw *r, uint64_t bytes, uint64_t *out_before);
+/* The default pool's bytes held by live allocations. */
+int cuda_raw_pool_used(cuda_raw *r, uint64_t *out_used);
 int cuda_raw_host_alloc(cuda_raw *r, size_t bytes, void **out);
 void cuda_raw_host_free(cuda_raw *r, void *p);
 
