@@ -107,6 +107,9 @@ struct kiln_context {
   unsigned debug;
   /* KILN_DEBUG=guard's state (core/submit/guard.c); NULL when the mode is off. */
   struct kiln_guard *guard;
+  /* The KILN_TRACE sinks in force for the context (core/submit/trace.c),
+   * set as it opens. */
+  unsigned trace_sinks;
 };
 
 /* A timeout of no limit. */

@@ -251,17 +251,40 @@ static inline void kiln_graph_hold(const void *o) {
   atomic_fetch_add(&((kiln_object *)(uintptr_t)o)->graph_refs, 1);
 }
 
-/* The trace handler in force (core/submit/trace.c), NULL when none: the door's
- * one look at tracing while it is off. */
-extern _Atomic(kiln_trace_handler) kiln_trace_current;
+/* ---- Trace hooks (core/submit/trace*.c) ---------------------------------- */
 
-/* Tells the trace handler in force of command c, just queued on s. */
-void kiln_trace(kiln_stream *s, const kiln_command *c);
+/* The sinks KILN_TRACE names, as bits of a context's trace_sinks. */
+#define KILN_TRACE_SINK_LOG 1u
+#define KILN_TRACE_SINK_NVTX 2u
 
-/* Reads KILN_TRACE for a new context: "log" sets kiln's own trace handler
- * when none is set; KILN_ERROR_INVALID_ARGUMENT, naming the value, for any
- * other but unset or empty. */
-kiln_status kiln_trace_from_env(void);
+/* Non-zero while a trace handler is set or a live context has a KILN_TRACE
+ * sink: the door's one look at tracing while it is off. */
+extern atomic_uint kiln_trace_on;
+
+/* What kiln_trace_begin hands kiln_trace_end about one command: the
+ * handler in force when it began. */
+typedef struct kiln_trace_mark {
+  kiln_trace_handler handler;
+  void *user_data;
+} kiln_trace_mark;
+
+/* Around the backend's work for command c on s, in the door, for commands
+ * that run now (not a graph's build): begin opens the command's profiler
+ * ranges; end closes them and, if `issued`, tells the handler and the
+ * sinks. */
+void kiln_trace_begin(kiln_stream *s, const kiln_command *c,
+                      kiln_trace_mark *m);
+void kiln_trace_end(kiln_stream *s, const kiln_command *c, kiln_trace_mark *m,
+                    bool issued);
+
+/* Reads KILN_TRACE for a new context into *out_sinks (KILN_TRACE_SINK_*
+ * bits); KILN_ERROR_INVALID_ARGUMENT, naming the value, for a word that
+ * is no sink or a sink this kiln cannot drive. */
+kiln_status kiln_trace_from_env(unsigned *out_sinks);
+/* A context opened with `sinks`, and one going (destroyed or abandoned):
+ * what tracing keeps for it. */
+void kiln_trace_context_open(kiln_context *ctx, unsigned sinks);
+void kiln_trace_context_close(kiln_context *ctx);
 
 /* Sends msg to the log handler (or stderr) at level l, whatever the level
  * in force: for what the user asked to see by name (KILN_TRACE=log). */

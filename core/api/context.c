@@ -114,9 +114,10 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
   uint64_t timeout_ns;
   unsigned debug;
   kiln_sync_policy sync = KILN_SYNC_AUTO;
+  unsigned trace_sinks;
   kiln_status st = sync_timeout_from_env(&timeout_ns);
   if (st != KILN_OK || (st = kiln_debug_from_env(&debug)) != KILN_OK ||
-      (st = kiln_trace_from_env()) != KILN_OK ||
+      (st = kiln_trace_from_env(&trace_sinks)) != KILN_OK ||
       (st = sync_policy(fn, asked, &sync)) != KILN_OK)
     return kiln_error_in(fn, st);
   kiln_context *ctx =
@@ -157,6 +158,7 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
     kiln_object_free(ctx);
     return st;
   }
+  kiln_trace_context_open(ctx, trace_sinks);
   kiln_log(KILN_LOG_INFO, "context on %s device %zu: %s", ops->name, device,
            ctx->properties.name);
   *out_context = ctx;
@@ -188,6 +190,7 @@ static kiln_context *abandoned;
  * what the running work cannot touch; frees nothing else. */
 static void abandon(kiln_context *ctx) {
   ctx->abandoned = true;
+  kiln_trace_context_close(ctx);
   for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next) {
     if (o->type == KILN_OBJECT_MODULE)
       for (kiln_kernel *k = ((kiln_module *)o)->kernels; k; k = k->next)
@@ -226,6 +229,7 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
   kiln_status guard_st = ctx->guard ? kiln_guard_check_all(ctx, fn) : KILN_OK;
   if (guard_st != KILN_OK)
     kiln_strlcpy(guard_report, kiln_last_error(), sizeof guard_report);
+  kiln_trace_context_close(ctx);
 
   size_t alive[KILN_OBJECT_GRAPH + 1] = {0};
   size_t total = 0;

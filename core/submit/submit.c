@@ -402,6 +402,12 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   /* A graph's build queues work that runs only at its replays, on a
    * stream that goes with the build: the replay does the bookkeeping. */
   const bool now = !s->building;
+  /* With no handler set and no KILN_TRACE sink, tracing costs this one
+   * look. */
+  const bool traced =
+      now && atomic_load_explicit(&kiln_trace_on, memory_order_relaxed);
+  kiln_trace_mark mark;
+  if (traced) kiln_trace_begin(s, c, &mark);
   if (c->kind == KILN_COMMAND_LAUNCH && ctx->guard && now)
     kiln_guard_note_launch(s, c->args, c->arg_count);
   if (c->kind == KILN_COMMAND_WAIT && !ctx->ops->event_waits)
@@ -410,7 +416,10 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
     st = kiln_context_result(ctx, issue(s, c));
   if (c->kind == KILN_COMMAND_COPY_PEER || c->kind == KILN_COMMAND_WAIT_NATIVE)
     st = kiln_error_in(c->fn, st);
-  if (st != KILN_OK || !now) return st;
+  if (st != KILN_OK || !now) {
+    if (traced) kiln_trace_end(s, c, &mark, false);
+    return st;
+  }
   if (c->kind == KILN_COMMAND_RECORD) {
     c->event->recorded = true;
     if (ctx->guard) kiln_guard_note_record(c->event, s);
@@ -418,8 +427,6 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
     /* The stream's earlier kernels are done: a sync point. */
     st = kiln_guard_check_stream(s, c->fn);
   }
-  /* With no handler set, tracing costs this one look. */
-  if (atomic_load_explicit(&kiln_trace_current, memory_order_relaxed))
-    kiln_trace(s, c);
+  if (traced) kiln_trace_end(s, c, &mark, true);
   return st;
 }

@@ -1,24 +1,51 @@
-/* Trace hooks: the door (core/submit/submit.c) tells the handler in force of each
- * command it queues; KILN_TRACE=log's handler writes a line to the log. */
+/* Trace hooks. The door (core/submit/submit.c) brackets each command it
+ * issues with kiln_trace_begin and kiln_trace_end, which tell the handler
+ * in force and the context's KILN_TRACE sinks (the log here, profiler
+ * ranges in trace_nvtx.c). */
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/submit/trace.h"
 
-_Atomic(kiln_trace_handler) kiln_trace_current;
+atomic_uint kiln_trace_on;
 
-/* The handler's user data, set with it: the door reads the pair under the
- * lock, only once its one look saw a handler. */
+/* The handler and its user data, set together under `lock` and read
+ * together without it (the door reads them at each command):
+ * a writer makes `version` odd while it changes them, and a reader that
+ * saw it odd, or changed, reads again. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static kiln_trace_handler handler;
-static void *handler_data;
+static atomic_uint version;
+static _Atomic(kiln_trace_handler) handler;
+static _Atomic(void *) handler_data;
 
 void kiln_set_trace_handler(kiln_trace_handler h, void *user_data) {
   pthread_mutex_lock(&lock);
-  handler = h;
-  handler_data = user_data;
-  atomic_store_explicit(&kiln_trace_current, h, memory_order_relaxed);
+  const bool had = atomic_load_explicit(&handler, memory_order_relaxed);
+  if (had != (h != NULL)) {
+    if (h)
+      atomic_fetch_add_explicit(&kiln_trace_on, 1, memory_order_relaxed);
+    else
+      atomic_fetch_sub_explicit(&kiln_trace_on, 1, memory_order_relaxed);
+  }
+  atomic_fetch_add_explicit(&version, 1, memory_order_relaxed);
+  atomic_thread_fence(memory_order_release);
+  atomic_store_explicit(&handler, h, memory_order_relaxed);
+  atomic_store_explicit(&handler_data, user_data, memory_order_relaxed);
+  atomic_fetch_add_explicit(&version, 1, memory_order_release);
   pthread_mutex_unlock(&lock);
+}
+
+/* The handler in force and its data, as one set call left them. */
+static void get_handler(kiln_trace_mark *m) {
+  for (;;) {
+    unsigned v = atomic_load_explicit(&version, memory_order_acquire);
+    m->handler = atomic_load_explicit(&handler, memory_order_relaxed);
+    m->user_data = atomic_load_explicit(&handler_data, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (!(v & 1) &&
+        v == atomic_load_explicit(&version, memory_order_relaxed))
+      return;
+  }
 }
 
 static kiln_trace_kind public_kind(kiln_command_kind kind) {
@@ -39,26 +66,24 @@ static kiln_trace_kind public_kind(kiln_command_kind kind) {
   return KILN_TRACE_LAUNCH;
 }
 
-void kiln_trace(kiln_stream *s, const kiln_command *c) {
-  pthread_mutex_lock(&lock);
-  kiln_trace_handler h = handler;
-  void *data = handler_data;
-  pthread_mutex_unlock(&lock);
-  if (!h) return;
-  kiln_trace_command t;
-  memset(&t, 0, sizeof t);
-  t.kind = public_kind(c->kind);
-  t.stream = s;
-  t.context = s->base.context;
+static void describe(kiln_stream *s, const kiln_command *c,
+                     kiln_trace_command *t) {
+  memset(t, 0, sizeof *t);
+  t->kind = public_kind(c->kind);
+  t->stream = s;
+  t->context = s->base.context;
   if (c->kind == KILN_COMMAND_LAUNCH) {
-    t.kernel_name = c->kernel->name;
-    t.grid = c->config.grid;
-    t.block = c->config.block;
-  } else if (c->kind != KILN_COMMAND_RECORD && c->kind != KILN_COMMAND_WAIT &&
-             c->kind != KILN_COMMAND_WAIT_NATIVE) {
-    t.bytes = c->size;
+    t->kernel_name = c->kernel->name;
+    t->grid = c->config.grid;
+    t->block = c->config.block;
+  } else if (kiln_command_moves_bytes(c->kind)) {
+    t->bytes = c->size;
   }
-  h(&t, data);
+}
+
+bool kiln_command_moves_bytes(kiln_command_kind kind) {
+  return kind != KILN_COMMAND_LAUNCH && kind != KILN_COMMAND_RECORD &&
+         kind != KILN_COMMAND_WAIT && kind != KILN_COMMAND_WAIT_NATIVE;
 }
 
 /* ---- KILN_TRACE=log ------------------------------------------------------ */
@@ -79,8 +104,7 @@ static const char *const kind_names[] = {
 
 /* "trace: launch 'saxpy' grid 4x1x1 block 256x1x1 on stream 0x... of
  * context 0x..." or "trace: copy of 4096 bytes on stream ...". */
-static void log_command(const kiln_trace_command *t, void *user_data) {
-  (void)user_data;
+static void log_command(const kiln_trace_command *t) {
   char what[192];
   if (t->kind == KILN_TRACE_LAUNCH)
     snprintf(what, sizeof what, "launch '%.96s' grid %ux%ux%u block %ux%ux%u",
@@ -97,21 +121,66 @@ static void log_command(const kiln_trace_command *t, void *user_data) {
   kiln_log_always(KILN_LOG_INFO, line);
 }
 
-kiln_status kiln_trace_from_env(void) {
+/* ---- The door's hooks ---------------------------------------------------- */
+
+void kiln_trace_begin(kiln_stream *s, const kiln_command *c,
+                      kiln_trace_mark *m) {
+  get_handler(m);
+  if (s->base.context->trace_sinks & KILN_TRACE_SINK_NVTX)
+    kiln_ranges_push(c);
+}
+
+void kiln_trace_end(kiln_stream *s, const kiln_command *c, kiln_trace_mark *m,
+                    bool issued) {
+  kiln_context *ctx = s->base.context;
+  if (ctx->trace_sinks & KILN_TRACE_SINK_NVTX) kiln_ranges_pop();
+  if (!issued) return;
+  kiln_trace_command t;
+  describe(s, c, &t);
+  if (ctx->trace_sinks & KILN_TRACE_SINK_LOG) log_command(&t);
+  if (m->handler) m->handler(&t, m->user_data);
+}
+
+/* ---- KILN_TRACE and contexts ---------------------------------------------- */
+
+static const struct {
+  const char *name;
+  unsigned bit;
+} sinks[] = {{"log", KILN_TRACE_SINK_LOG}, {"nvtx", KILN_TRACE_SINK_NVTX}};
+#define SINK_COUNT (sizeof sinks / sizeof sinks[0])
+
+kiln_status kiln_trace_from_env(unsigned *out_sinks) {
   const char *v = kiln_getenv("KILN_TRACE");
-  if (!v) return KILN_OK;
-  if (strcmp(v, "log") != 0)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "KILN_TRACE=\"%.64s\" is no trace mode; it takes: "
-                          "log (unset or empty: none)",
-                          v);
-  pthread_mutex_lock(&lock);
-  if (!handler) {
-    handler = log_command;
-    handler_data = NULL;
-    atomic_store_explicit(&kiln_trace_current, log_command,
-                          memory_order_relaxed);
+  unsigned on = 0;
+  for (const char *p = v; p;) {
+    size_t n = strcspn(p, ","), i = 0;
+    while (i < SINK_COUNT && !(strlen(sinks[i].name) == n &&
+                               strncmp(p, sinks[i].name, n) == 0))
+      i++;
+    if (i == SINK_COUNT)
+      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                            "KILN_TRACE=\"%.64s\" names \"%.*s\", which is "
+                            "no trace sink; it takes a comma-separated list "
+                            "of: log, nvtx (unset or empty: none)",
+                            v, (int)(n < 64 ? n : 64), p);
+    on |= sinks[i].bit;
+    p = p[n] ? p + n + 1 : NULL;
   }
-  pthread_mutex_unlock(&lock);
+  if (on & KILN_TRACE_SINK_NVTX) {
+    kiln_status st = kiln_ranges_open();
+    if (st != KILN_OK) return st;
+  }
+  *out_sinks = on;
   return KILN_OK;
+}
+
+void kiln_trace_context_open(kiln_context *ctx, unsigned on) {
+  ctx->trace_sinks = on;
+  if (on) atomic_fetch_add_explicit(&kiln_trace_on, 1, memory_order_relaxed);
+}
+
+void kiln_trace_context_close(kiln_context *ctx) {
+  if (ctx->trace_sinks)
+    atomic_fetch_sub_explicit(&kiln_trace_on, 1, memory_order_relaxed);
+  ctx->trace_sinks = 0;
 }

@@ -964,7 +964,8 @@ typedef enum kiln_trace_kind {
   KILN_TRACE_WAIT_NATIVE,  /* kiln_stream_wait_native */
 } kiln_trace_kind;
 
-/* One command, as the trace handler sees it; valid only during the call. */
+/* One command, as the trace handler sees it; valid only during the call.
+ * kiln fills it, and later versions add fields at its end only. */
 typedef struct kiln_trace_command {
   kiln_trace_kind kind;
   /* A launch's kernel name (owned by the kernel), else NULL. */
@@ -987,19 +988,34 @@ typedef void (*kiln_trace_handler)(const kiln_trace_command *command,
 
 /* Routes every command queued on a stream of any context to `handler`,
  * once the backend has taken it and before the call that queued it
- * returns; NULL turns tracing off, and with it its cost (one branch per
- * command). Not reported: calls that failed or did nothing (0 bytes, an
- * empty grid), commands kept by a graph's capture, and a graph's replays
- * (kiln_graph_launch). A copy or fill that kiln does
- * with one of its own kernels is also reported as that kernel's launch,
- * just before it. The handler and user_data stay the caller's; one handler
- * serves the whole process, and the last call wins. No errors.
+ * returns; NULL turns the handler off, and with it its cost (one branch
+ * per command while no KILN_TRACE sink is on either). Not reported: calls
+ * that failed or did nothing (0 bytes, an empty grid), commands kept by a
+ * graph's capture, and a graph's replays (kiln_graph_launch). A copy or
+ * fill that kiln does with one of its own kernels is also reported as
+ * that kernel's launch, just before it. The handler and user_data stay
+ * the caller's; one handler serves the whole process, and the last call
+ * wins. No errors.
  *
- * KILN_TRACE=log in the environment sets kiln's own handler for each
- * context created while no handler is set: one line per command, sent to
- * the log (stderr, or kiln_set_log_handler's handler) at the info level
- * whatever the level in force. Any other KILN_TRACE value makes creating
- * a context fail with KILN_ERROR_INVALID_ARGUMENT, naming it. */
+ * The handler works beside the sinks KILN_TRACE names, never in their
+ * place: a context created while KILN_TRACE is set keeps those sinks for
+ * its life, whatever handler is set or unset. KILN_TRACE is a
+ * comma-separated list of sinks:
+ *   log   one line per command, sent to the log (stderr, or
+ *         kiln_set_log_handler's handler) at the info level whatever the
+ *         level in force;
+ *   nvtx  a range around each command's enqueue, named after the kernel
+ *         for a launch and "<function> <bytes> B" for the others
+ *         ("kiln_buffer_copy 4096 B"), for Nsight Systems (NVTX 3, domain
+ *         "kiln"; each range costs a few loads while no tool is attached)
+ *         and for rocprof (rocTX, where libroctx64.so loads: the library
+ *         KILN_ROCTX_LIBRARY names, else libroctx64.so, .so.4 or
+ *         /opt/rocm/lib's; looked for once per process, and said once at
+ *         the info level when it is not found). A kiln built without
+ *         NVTX 3's headers emits rocTX ranges only.
+ * An unknown word, or nvtx where this kiln has neither NVTX nor rocTX,
+ * makes creating a context fail with KILN_ERROR_INVALID_ARGUMENT, naming
+ * it. */
 KILN_API void kiln_set_trace_handler(kiln_trace_handler handler,
                                      void *user_data);
 

@@ -1,5 +1,9 @@
 /* Trace hooks on the backend under test: the commands of a small program
- * as kiln_set_trace_handler's handler hears them. */
+ * as kiln_set_trace_handler's handler hears them, and KILN_TRACE=nvtx's
+ * ranges as NVTX's injection hook and rocTX receive them (through the
+ * recording libraries of tests/core, which meson names in
+ * KILN_TEST_NVTX_RECORDER and KILN_TEST_ROCTX_LIBRARY). */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -68,9 +72,91 @@ static void a_small_program_is_traced(void **state) {
   check_ok(kiln_buffer_destroy(b));
 }
 
+/* What the recording library at `path` recorded since the last look
+ * (malloc'd), through its function `fn`. */
+static char *recorded(const char *path, const char *fn) {
+  void *lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+  if (!lib) fail_msg("%s was never loaded: %s", path, dlerror());
+  void *sym = dlsym(lib, fn);
+  char *(*text)(void);
+  memcpy(&text, &sym, sizeof sym);
+  if (!text) fail_msg("%s lacks %s", path, fn);
+  char *copy = text();
+  dlclose(lib);
+  return copy;
+}
+
+static void check_recorded(const char *path, const char *fn,
+                           const char *expected) {
+  char *text = recorded(path, fn);
+  if (strcmp(text, expected) != 0)
+    fail_msg("%s recorded:\n%s\nexpected:\n%s", path, text, expected);
+  free(text);
+}
+
+/* KILN_TRACE=nvtx on the real backend: a context made with it names a
+ * write, a built-in kernel's launch and a read to NVTX (as the injection
+ * hook that Nsight Systems uses receives them) and to rocTX. NVTX reads
+ * its injection path once per process, at kiln's first NVTX call, which
+ * this test makes. */
+static void kiln_trace_nvtx_names_each_command(void **state) {
+  (void)state;
+  const char *recorder = getenv("KILN_TEST_NVTX_RECORDER");
+  const char *roctx = getenv("KILN_TEST_ROCTX_LIBRARY");
+  if (!roctx)
+    kiln_skip("KILN_TEST_ROCTX_LIBRARY is not set: run the suite through "
+              "meson test");
+  if (recorder) setenv("NVTX_INJECTION64_PATH", recorder, 1);
+  setenv("KILN_ROCTX_LIBRARY", roctx, 1);
+  setenv("KILN_TRACE", "nvtx", 1);
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = conf.backend;
+  kiln_context *ctx;
+  kiln_status st = kiln_context_create(&o, &ctx);
+  unsetenv("KILN_TRACE");
+  check_ok(st);
+  kiln_buffer *x, *y;
+  check_ok(kiln_buffer_create(ctx, WORDS * 4, 0, &x));
+  check_ok(kiln_buffer_create(ctx, WORDS * 4, 0, &y));
+  float data[WORDS];
+  for (uint32_t i = 0; i < WORDS; i++) data[i] = (float)i;
+  if (recorder) free(recorded(recorder, "nvtx_recorder_text"));
+  free(recorded(roctx, "fake_roctx_text"));
+  check_ok(kiln_buffer_write(NULL, x, 0, data, sizeof data));
+  check_ok(kiln_buffer_write(NULL, y, 0, data, sizeof data));
+  check_ok(kiln_axpy_f32(NULL, WORDS, 2.0f, x, 0, y, 0));
+  check_ok(kiln_buffer_read(NULL, y, 0, data, sizeof data));
+  check_ok(kiln_buffer_destroy(x));
+  check_ok(kiln_buffer_destroy(y));
+  check_ok(kiln_context_destroy(ctx));
+  for (uint32_t i = 0; i < WORDS; i++) assert_true(data[i] == 3.0f * (float)i);
+  check_recorded(roctx, "fake_roctx_text",
+                 "push kiln_buffer_write 1024 B\n"
+                 "pop\n"
+                 "push kiln_buffer_write 1024 B\n"
+                 "pop\n"
+                 "push kiln_axpy_f32\n"
+                 "pop\n"
+                 "push kiln_buffer_read 1024 B\n"
+                 "pop\n");
+  if (!recorder)
+    kiln_skip("rocTX checked; NVTX not: this kiln was built without NVTX "
+              "3's headers");
+  check_recorded(recorder, "nvtx_recorder_text",
+                 "push kiln: kiln_buffer_write 1024 B\n"
+                 "pop kiln\n"
+                 "push kiln: kiln_buffer_write 1024 B\n"
+                 "pop kiln\n"
+                 "push kiln: kiln_axpy_f32 (registered)\n"
+                 "pop kiln\n"
+                 "push kiln: kiln_buffer_read 1024 B\n"
+                 "pop kiln\n");
+}
+
 int conf_run_trace_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(a_small_program_is_traced),
+      CONF_TEST(kiln_trace_nvtx_names_each_command),
   };
   return cmocka_run_group_tests_name("trace", tests, NULL, NULL);
 }

@@ -1,5 +1,6 @@
 /* Trace hooks (kiln_set_trace_handler, KILN_TRACE=log): what the handler
- * hears of each command the door queues, and of what it does not queue. */
+ * hears of each command the door queues, and of what it does not queue.
+ * KILN_TRACE=nvtx: test_trace_nvtx.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -172,16 +173,20 @@ static void collect_log(kiln_log_level level, const char *message,
     snprintf(sink->lines[sink->count++], sizeof sink->lines[0], "%s", message);
 }
 
-/* KILN_TRACE=log sets kiln's own handler for a new context, which writes a
- * line per command to the log whatever its level; another value fails the
- * context's creation, naming it. */
+/* KILN_TRACE=log gives a new context a sink of kiln's own, which writes a
+ * line per command to the log whatever its level, beside the handler (set
+ * or not) and for the context's life; an unknown sink fails the context's
+ * creation, naming it. */
 static void kiln_trace_log_writes_a_line_per_command(void **state) {
-  (void)state;
+  fake_fixture *f = *state;
   kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
   kiln_context *ctx;
   setenv("KILN_TRACE", "logs", 1);
   check_fails(kiln_context_create(&o, &ctx), KILN_ERROR_INVALID_ARGUMENT);
   check_message_has("KILN_TRACE=\"logs\"");
+  setenv("KILN_TRACE", "log,bogus", 1);
+  check_fails(kiln_context_create(&o, &ctx), KILN_ERROR_INVALID_ARGUMENT);
+  check_message_has("\"bogus\", which is no trace sink");
 
   log_sink sink;
   memset(&sink, 0, sizeof sink);
@@ -189,17 +194,30 @@ static void kiln_trace_log_writes_a_line_per_command(void **state) {
   setenv("KILN_TRACE", "log", 1);
   check_ok(kiln_context_create(&o, &ctx));
   unsetenv("KILN_TRACE");
-  kiln_buffer *a;
+  kiln_buffer *a, *other;
   check_ok(kiln_buffer_create(ctx, 16, 0, &a));
+  check_ok(kiln_buffer_create(f->ctx, 16, 0, &other));
   unsigned char bytes[16] = {0};
   check_ok(kiln_buffer_write(NULL, a, 0, bytes, 16));
+  trace_sink seen;
+  memset(&seen, 0, sizeof seen);
+  kiln_set_trace_handler(collect, &seen);
+  check_ok(kiln_buffer_write(NULL, a, 0, bytes, 8));
   kiln_set_trace_handler(NULL, NULL);
-  check_ok(kiln_buffer_write(NULL, a, 0, bytes, 16));
-  kiln_set_log_handler(NULL, NULL);
-  assert_int_equal(sink.count, 1);
-  assert_non_null(strstr(sink.lines[0], "trace: write of 16 bytes on stream"));
+  check_ok(kiln_buffer_write(NULL, a, 0, bytes, 4));
+  /* The fixture's context was made without the variable. */
+  check_ok(kiln_buffer_write(NULL, other, 0, bytes, 16));
+  kiln_stream *s = default_stream(ctx);
   check_ok(kiln_buffer_destroy(a));
   check_ok(kiln_context_destroy(ctx));
+  kiln_set_log_handler(NULL, NULL);
+  assert_int_equal(sink.count, 3);
+  assert_non_null(strstr(sink.lines[0], "trace: write of 16 bytes on stream"));
+  assert_non_null(strstr(sink.lines[1], "trace: write of 8 bytes on stream"));
+  assert_non_null(strstr(sink.lines[2], "trace: write of 4 bytes on stream"));
+  assert_int_equal(seen.count, 1);
+  check_seen(&seen, 0, KILN_TRACE_WRITE, 8, s, ctx);
+  check_ok(kiln_buffer_destroy(other));
 }
 
 int main(void) {
