@@ -110,6 +110,9 @@ struct kiln_context {
   /* The KILN_TRACE sinks in force for the context (core/submit/trace.c),
    * set as it opens. */
   unsigned trace_sinks;
+  /* The timing of traced commands (core/submit/trace_timing.c), made when
+   * the context's first command is timed; NULL until then. */
+  _Atomic(struct kiln_trace_timing *) trace;
 };
 
 /* A timeout of no limit. */

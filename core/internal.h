@@ -262,16 +262,20 @@ static inline void kiln_graph_hold(const void *o) {
 extern atomic_uint kiln_trace_on;
 
 /* What kiln_trace_begin hands kiln_trace_end about one command: the
- * handler in force when it began. */
+ * handler in force when it began, and its timing start event (NULL when
+ * the command is not timed). */
 typedef struct kiln_trace_mark {
   kiln_trace_handler handler;
   void *user_data;
+  uint32_t flags;
+  uint64_t id;
+  kiln_event *start;
 } kiln_trace_mark;
 
 /* Around the backend's work for command c on s, in the door, for commands
  * that run now (not a graph's build): begin opens the command's profiler
- * ranges; end closes them and, if `issued`, tells the handler and the
- * sinks. */
+ * ranges and records its timing start; end closes them and, if `issued`,
+ * records its timing end and tells the handler and the sinks. */
 void kiln_trace_begin(kiln_stream *s, const kiln_command *c,
                       kiln_trace_mark *m);
 void kiln_trace_end(kiln_stream *s, const kiln_command *c, kiln_trace_mark *m,
@@ -281,10 +285,25 @@ void kiln_trace_end(kiln_stream *s, const kiln_command *c, kiln_trace_mark *m,
  * bits); KILN_ERROR_INVALID_ARGUMENT, naming the value, for a word that
  * is no sink or a sink this kiln cannot drive. */
 kiln_status kiln_trace_from_env(unsigned *out_sinks);
-/* A context opened with `sinks`, and one going (destroyed or abandoned):
- * what tracing keeps for it. */
+/* A context opened with `sinks`, and one going (destroyed or abandoned,
+ * its waits done): what tracing keeps for it. */
 void kiln_trace_context_open(kiln_context *ctx, unsigned sinks);
 void kiln_trace_context_close(kiln_context *ctx);
+
+/* Reports the completions a host wait that returned KILN_OK has made
+ * known (kiln_set_trace_handler_ex's KILN_TRACE_COMPLETIONS): the commands
+ * of stream s when s is given, those before event e's last record when e
+ * is, else all the context's. */
+void kiln_trace_completed(kiln_context *ctx, const kiln_stream *s,
+                          const kiln_event *e);
+static inline void kiln_trace_waited(kiln_context *ctx, const kiln_stream *s,
+                                     const kiln_event *e) {
+  if (atomic_load_explicit(&ctx->trace, memory_order_acquire))
+    kiln_trace_completed(ctx, s, e);
+}
+/* Stream s is done and going: its completions are reported, and tracing
+ * forgets it. */
+void kiln_trace_stream_release(kiln_stream *s);
 
 /* Sends msg to the log handler (or stderr) at level l, whatever the level
  * in force: for what the user asked to see by name (KILN_TRACE=log). */

@@ -65,6 +65,7 @@ void kiln_stream_release(kiln_stream *s) {
   if (!atomic_load(&ctx->lost))
     kiln_context_result(ctx,
                         ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER));
+  kiln_trace_stream_release(s);
   /* A graph that captured a helper on s still uses its workspace, which
    * then stays, internal, until the context goes. */
   for (int i = 0; i < KILN_SCRATCH_USES; i++)

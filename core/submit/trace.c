@@ -1,7 +1,9 @@
 /* Trace hooks. The door (core/submit/submit.c) brackets each command it
  * issues with kiln_trace_begin and kiln_trace_end, which tell the handler
  * in force and the context's KILN_TRACE sinks (the log here, profiler
- * ranges in trace_nvtx.c). */
+ * ranges in trace_nvtx.c) and, for a handler that asked for completions,
+ * time the command (trace_timing.c); the host waits then report the
+ * completions they made known through kiln_trace_completed. */
 #include <stdio.h>
 #include <string.h>
 
@@ -9,16 +11,20 @@
 
 atomic_uint kiln_trace_on;
 
-/* The handler and its user data, set together under `lock` and read
- * together without it (the door reads them at each command):
+/* The handler, its user data and its flags, set together under `lock`
+ * and read together without it (the door reads them at each command):
  * a writer makes `version` odd while it changes them, and a reader that
  * saw it odd, or changed, reads again. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint version;
 static _Atomic(kiln_trace_handler) handler;
 static _Atomic(void *) handler_data;
+static atomic_uint handler_flags;
 
-void kiln_set_trace_handler(kiln_trace_handler h, void *user_data) {
+/* The last id given to a timed command. */
+static _Atomic uint64_t last_id;
+
+static void set_handler(kiln_trace_handler h, uint32_t flags, void *data) {
   pthread_mutex_lock(&lock);
   const bool had = atomic_load_explicit(&handler, memory_order_relaxed);
   if (had != (h != NULL)) {
@@ -30,22 +36,41 @@ void kiln_set_trace_handler(kiln_trace_handler h, void *user_data) {
   atomic_fetch_add_explicit(&version, 1, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
   atomic_store_explicit(&handler, h, memory_order_relaxed);
-  atomic_store_explicit(&handler_data, user_data, memory_order_relaxed);
+  atomic_store_explicit(&handler_data, data, memory_order_relaxed);
+  atomic_store_explicit(&handler_flags, flags, memory_order_relaxed);
   atomic_fetch_add_explicit(&version, 1, memory_order_release);
   pthread_mutex_unlock(&lock);
 }
 
-/* The handler in force and its data, as one set call left them. */
+/* The handler in force, its data and flags, as one set call left them. */
 static void get_handler(kiln_trace_mark *m) {
   for (;;) {
     unsigned v = atomic_load_explicit(&version, memory_order_acquire);
     m->handler = atomic_load_explicit(&handler, memory_order_relaxed);
     m->user_data = atomic_load_explicit(&handler_data, memory_order_relaxed);
+    m->flags = atomic_load_explicit(&handler_flags, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
     if (!(v & 1) &&
         v == atomic_load_explicit(&version, memory_order_relaxed))
       return;
   }
+}
+
+void kiln_set_trace_handler(kiln_trace_handler h, void *user_data) {
+  set_handler(h, 0, user_data);
+}
+
+kiln_status kiln_set_trace_handler_ex(kiln_trace_handler h, uint32_t flags,
+                                      void *user_data) {
+  const uint32_t known = KILN_TRACE_COMPLETIONS;
+  if (flags & ~known)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "kiln_set_trace_handler_ex: flags 0x%x has bits "
+                          "that are no kiln_trace_flags (0x%x); the handler "
+                          "in force was kept",
+                          (unsigned)flags, (unsigned)(flags & ~known));
+  set_handler(h, flags, user_data);
+  return KILN_OK;
 }
 
 static kiln_trace_kind public_kind(kiln_command_kind kind) {
@@ -126,6 +151,13 @@ static void log_command(const kiln_trace_command *t) {
 void kiln_trace_begin(kiln_stream *s, const kiln_command *c,
                       kiln_trace_mark *m) {
   get_handler(m);
+  m->id = 0;
+  m->start = NULL;
+  if (m->handler && (m->flags & KILN_TRACE_COMPLETIONS)) {
+    m->start = kiln_timing_start(s);
+    if (m->start)
+      m->id = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
+  }
   if (s->base.context->trace_sinks & KILN_TRACE_SINK_NVTX)
     kiln_ranges_push(c);
 }
@@ -134,11 +166,40 @@ void kiln_trace_end(kiln_stream *s, const kiln_command *c, kiln_trace_mark *m,
                     bool issued) {
   kiln_context *ctx = s->base.context;
   if (ctx->trace_sinks & KILN_TRACE_SINK_NVTX) kiln_ranges_pop();
-  if (!issued) return;
+  if (!issued) {
+    if (m->start) kiln_timing_drop(s, m->start);
+    return;
+  }
   kiln_trace_command t;
   describe(s, c, &t);
+  t.id = m->id;
+  /* A read is done when it returns, and so is what came before it. */
+  if (c->kind == KILN_COMMAND_READ) kiln_trace_waited(ctx, s, NULL);
+  if (m->start &&
+      kiln_timing_end(s, m->start, &t,
+                      c->kind == KILN_COMMAND_RECORD ? c->event : NULL))
+    kiln_trace_completed(ctx, NULL, NULL);
   if (ctx->trace_sinks & KILN_TRACE_SINK_LOG) log_command(&t);
   if (m->handler) m->handler(&t, m->user_data);
+}
+
+void kiln_trace_completed(kiln_context *ctx, const kiln_stream *s,
+                          const kiln_event *e) {
+  kiln_trace_command *done;
+  size_t n = kiln_timing_collect(ctx, s, e, &done);
+  if (n == 0) return;
+  kiln_trace_mark m;
+  get_handler(&m);
+  if (m.handler && (m.flags & KILN_TRACE_COMPLETIONS))
+    for (size_t i = 0; i < n; i++) m.handler(&done[i], m.user_data);
+  kiln_timing_free(done, n);
+}
+
+void kiln_trace_stream_release(kiln_stream *s) {
+  kiln_context *ctx = s->base.context;
+  if (!atomic_load_explicit(&ctx->trace, memory_order_acquire)) return;
+  if (!atomic_load(&ctx->lost)) kiln_trace_completed(ctx, s, NULL);
+  kiln_timing_forget_stream(s);
 }
 
 /* ---- KILN_TRACE and contexts ---------------------------------------------- */
@@ -183,4 +244,5 @@ void kiln_trace_context_close(kiln_context *ctx) {
   if (ctx->trace_sinks)
     atomic_fetch_sub_explicit(&kiln_trace_on, 1, memory_order_relaxed);
   ctx->trace_sinks = 0;
+  kiln_timing_close(ctx);
 }

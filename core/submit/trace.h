@@ -1,5 +1,6 @@
-/* What core/submit/trace.c asks of its helper trace_nvtx.c (the profiler
- * ranges of KILN_TRACE=nvtx). Private to the two. */
+/* What core/submit/trace.c asks of its two helpers, trace_nvtx.c (the
+ * profiler ranges of KILN_TRACE=nvtx) and trace_timing.c (the completions
+ * of kiln_set_trace_handler_ex). Private to the three. */
 #ifndef KILN_CORE_SUBMIT_TRACE_H
 #define KILN_CORE_SUBMIT_TRACE_H
 
@@ -19,5 +20,30 @@ kiln_status kiln_ranges_open(void);
  * innermost. */
 void kiln_ranges_push(const kiln_command *c);
 void kiln_ranges_pop(void);
+
+/* ---- trace_timing.c -------------------------------------------------------- */
+
+/* A command's timing start: an event recorded on s, or NULL where that
+ * failed (logged once per context). */
+kiln_event *kiln_timing_start(kiln_stream *s);
+/* The command went to the backend: records its end on s and keeps t
+ * (copied, its kernel name too) until a wait reports it; `recorded` is
+ * the user's event of a record. True when the context's commands not yet
+ * reported reach another 1024: time to look for completions. */
+bool kiln_timing_end(kiln_stream *s, kiln_event *start,
+                     const kiln_trace_command *t, const kiln_event *recorded);
+/* The command failed: its start goes back to the pool. */
+void kiln_timing_drop(kiln_stream *s, kiln_event *start);
+/* Takes out the completed commands that kiln_trace_completed(ctx, s, e)
+ * covers, in their order, with their times, into *out (its own memory, 0
+ * commands: none); kiln_timing_free releases it. */
+size_t kiln_timing_collect(kiln_context *ctx, const kiln_stream *s,
+                           const kiln_event *e, kiln_trace_command **out);
+void kiln_timing_free(kiln_trace_command *list, size_t count);
+/* Forgets what is still kept of stream s's commands (it is going). */
+void kiln_timing_forget_stream(const kiln_stream *s);
+/* Frees the context's timing state; its events are the context's internal
+ * objects, which the context releases (or keeps, abandoned). */
+void kiln_timing_close(kiln_context *ctx);
 
 #endif /* KILN_CORE_SUBMIT_TRACE_H */

@@ -135,6 +135,7 @@ kiln_status kiln_context_wait(kiln_context *ctx, const char *fn,
   const uint64_t start = kiln_now_ns();
   kiln_status st = kiln_context_result(
       ctx, ctx->ops->context_synchronize(ctx, ctx->sync_timeout_ns));
+  if (st == KILN_OK) kiln_trace_waited(ctx, NULL, NULL);
   if (st != KILN_ERROR_TIMEOUT) return st;
   char subject[384];
   describe_context(ctx, subject, sizeof subject);
@@ -149,6 +150,7 @@ static kiln_status stream_wait(kiln_stream *s, uint64_t timeout_ns,
   const uint64_t start = kiln_now_ns();
   kiln_status st =
       kiln_context_result(ctx, ctx->ops->stream_synchronize(s, timeout_ns));
+  if (st == KILN_OK) kiln_trace_waited(ctx, s, NULL);
   if (st != KILN_ERROR_TIMEOUT) return st;
   char where[384], subject[448];
   describe_context(ctx, where, sizeof where);
@@ -171,6 +173,7 @@ kiln_status kiln_event_wait(kiln_event *e, const char *fn,
   const uint64_t start = kiln_now_ns();
   kiln_status st = kiln_context_result(
       ctx, ctx->ops->event_synchronize(e, ctx->sync_timeout_ns));
+  if (st == KILN_OK) kiln_trace_waited(ctx, NULL, e);
   if (st != KILN_ERROR_TIMEOUT) return st;
   char where[384], subject[448];
   describe_context(ctx, where, sizeof where);

@@ -964,11 +964,24 @@ typedef enum kiln_trace_kind {
   KILN_TRACE_WAIT_NATIVE,  /* kiln_stream_wait_native */
 } kiln_trace_kind;
 
+/* Which of a command's two moments a handler call tells of. */
+typedef enum kiln_trace_phase {
+  KILN_TRACE_QUEUED = 0,    /* the command was just queued */
+  KILN_TRACE_COMPLETED = 1, /* kiln learned that the device completed it */
+} kiln_trace_phase;
+
+/* The flags of kiln_set_trace_handler_ex. */
+typedef enum kiln_trace_flags {
+  /* Also tell of each command's completion, with device times. */
+  KILN_TRACE_COMPLETIONS = 1u << 0,
+} kiln_trace_flags;
+
 /* One command, as the trace handler sees it; valid only during the call.
  * kiln fills it, and later versions add fields at its end only. */
 typedef struct kiln_trace_command {
   kiln_trace_kind kind;
-  /* A launch's kernel name (owned by the kernel), else NULL. */
+  /* A launch's kernel name, else NULL. Owned by the kernel in the queued
+   * call, by kiln in the completed one (the kernel may be gone by then). */
   const char *kernel_name;
   /* A launch's grid and block, else zeros. */
   kiln_dim3 grid, block;
@@ -978,11 +991,30 @@ typedef struct kiln_trace_command {
    * that stream's context. */
   kiln_stream *stream;
   kiln_context *context;
+  /* The fields below came with kiln_set_trace_handler_ex. */
+  kiln_trace_phase phase;
+  /* Under KILN_TRACE_COMPLETIONS, the command's number (from 1, unique in
+   * the process), the same in its queued and its completed call; else 0. */
+  uint64_t id;
+  /* KILN_TRACE_COMPLETED: whether start_ns and end_ns hold device times
+   * (false where the device cannot time its work: a Vulkan queue without
+   * timestamps). */
+  bool timed;
+  /* KILN_TRACE_COMPLETED: when the device began and ended the command, in
+   * nanoseconds since the context's reference event. kiln records that
+   * event on a stream of its own, and waits for it, when the context's
+   * first command is timed; so a later command cannot begin before it
+   * (a time that the device's clocks put before it counts as 0). The
+   * times are those of two events kiln records on the command's stream
+   * just before and just after it, so they include what the stream does
+   * in between (a kernel's launch, a transfer's staging), and two
+   * commands of one stream come in their order. 0 in the queued call. */
+  uint64_t start_ns, end_ns;
 } kiln_trace_command;
 
-/* Receives one command. It may be called from any thread that queues work,
- * while that thread holds no lock of kiln's, and may call into kiln (work
- * it queues is traced too). */
+/* Receives one command. It may be called from any thread that queues work
+ * or waits for it, while that thread holds no lock of kiln's, and may call
+ * into kiln (work it queues is traced too). */
 typedef void (*kiln_trace_handler)(const kiln_trace_command *command,
                                    void *user_data);
 
@@ -995,7 +1027,7 @@ typedef void (*kiln_trace_handler)(const kiln_trace_command *command,
  * fill that kiln does with one of its own kernels is also reported as
  * that kernel's launch, just before it. The handler and user_data stay
  * the caller's; one handler serves the whole process, and the last call
- * wins. No errors.
+ * (of this or kiln_set_trace_handler_ex) wins. No errors.
  *
  * The handler works beside the sinks KILN_TRACE names, never in their
  * place: a context created while KILN_TRACE is set keeps those sinks for
@@ -1018,6 +1050,39 @@ typedef void (*kiln_trace_handler)(const kiln_trace_command *command,
  * it. */
 KILN_API void kiln_set_trace_handler(kiln_trace_handler handler,
                                      void *user_data);
+
+/* kiln_set_trace_handler with `flags`, a mask of kiln_trace_flags.
+ *
+ * KILN_TRACE_COMPLETIONS: each command reported as queued (phase
+ * KILN_TRACE_QUEUED) is also reported once more, phase
+ * KILN_TRACE_COMPLETED, with the device times of its start and end, when
+ * kiln learns that it completed. kiln learns it only in a host wait that
+ * returns KILN_OK, and reports there, before the wait returns, what that
+ * wait covers:
+ *   kiln_stream_synchronize (and _timeout), kiln_stream_destroy: the
+ *     stream's commands;
+ *   kiln_event_synchronize: the commands queued on the event's stream
+ *     before its last kiln_event_record (and kiln_stream_wait_event where
+ *     the backend waits for events on the host);
+ *   kiln_context_synchronize, kiln_context_destroy, and the waits for the
+ *     whole context that other calls make (destroying a buffer or a module
+ *     while work may use it): all the context's commands;
+ *   kiln_buffer_read: the commands queued on its stream before it.
+ * Commands of one stream are reported in the order they were queued;
+ * completions that two threads learn at once may interleave. A context
+ * with 1024 or more timed commands not yet reported also reports, as it
+ * queues each further 1024th, those already complete. A command of a lost
+ * context, or one that completes after the handler stopped asking for
+ * completions, is never reported completed.
+ * Each timed command costs two event records on its stream (the backend's
+ * own, not traced) and a host wait for the reference event once per
+ * context; with the flag off, none of that happens. Commands that graph
+ * capture keeps are not timed.
+ * KILN_ERROR_INVALID_ARGUMENT, and the handler in force left as it was,
+ * for an unknown flag. */
+KILN_API kiln_status kiln_set_trace_handler_ex(kiln_trace_handler handler,
+                                               uint32_t flags,
+                                               void *user_data);
 
 /* ------------------------------------------------------------------------ */
 /* Built-in kernels                                                           */

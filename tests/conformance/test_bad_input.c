@@ -272,6 +272,8 @@ static void bad_backend_and_device_calls(void **state) {
   kiln_set_log_level(level);
   VALUE("kiln_set_log_level", level_99 == KILN_LOG_DEBUG);
   VALUE("kiln_set_log_level", level_minus_1 <= KILN_LOG_DEBUG);
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_set_trace_handler_ex(NULL, 1u << 31, NULL));
 
   VALUE("kiln_backend_name",
         strcmp(kiln_backend_name((kiln_backend)-1), "unknown") == 0);

@@ -1,8 +1,8 @@
 /* Trace hooks on the backend under test: the commands of a small program
- * as kiln_set_trace_handler's handler hears them, and KILN_TRACE=nvtx's
- * ranges as NVTX's injection hook and rocTX receive them (through the
- * recording libraries of tests/core, which meson names in
- * KILN_TEST_NVTX_RECORDER and KILN_TEST_ROCTX_LIBRARY). */
+ * as kiln_set_trace_handler's handler hears them, their completions with
+ * device times, and KILN_TRACE=nvtx's ranges as NVTX's injection hook and
+ * rocTX receive them (through the recording libraries of tests/core, which
+ * meson names in KILN_TEST_NVTX_RECORDER and KILN_TEST_ROCTX_LIBRARY). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,14 +12,14 @@
 enum { WORDS = 256 };
 
 typedef struct trace_sink {
-  kiln_trace_command seen[8];
-  char names[8][32];
+  kiln_trace_command seen[16];
+  char names[16][32];
   size_t count;
 } trace_sink;
 
 static void collect(const kiln_trace_command *c, void *user_data) {
   trace_sink *sink = user_data;
-  if (sink->count == 8) return;
+  if (sink->count == 16) return;
   sink->seen[sink->count] = *c;
   snprintf(sink->names[sink->count], sizeof sink->names[0], "%s",
            c->kernel_name ? c->kernel_name : "");
@@ -68,6 +68,78 @@ static void a_small_program_is_traced(void **state) {
   assert_int_equal(sink.seen[1].block.x, 64);
   assert_int_equal(sink.seen[1].block.y, 1);
   assert_int_equal(sink.seen[1].block.z, 1);
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_buffer_destroy(b));
+}
+
+/* Whether the device times events: the answer of kiln_event_elapsed_ms
+ * on two events recorded back to back. */
+static bool device_times_events(void) {
+  kiln_event *a, *b;
+  check_ok(kiln_event_create(conf.ctx, &a));
+  check_ok(kiln_event_create(conf.ctx, &b));
+  check_ok(kiln_event_record(a, NULL));
+  check_ok(kiln_event_record(b, NULL));
+  check_ok(kiln_event_synchronize(b));
+  float ms;
+  kiln_status st = kiln_event_elapsed_ms(a, b, &ms);
+  check_ok(kiln_event_destroy(a));
+  check_ok(kiln_event_destroy(b));
+  if (st == KILN_ERROR_UNSUPPORTED) return false;
+  check_ok(st);
+  return true;
+}
+
+/* Two launches and a read on one stream, with completions asked: the read
+ * reports the launches, the stream's wait the read, each with the same
+ * number as when it was queued, in order, each starting no earlier than
+ * the one before it and ending no earlier than it started. */
+static void completions_come_with_device_times(void **state) {
+  (void)state;
+  kiln_buffer *b;
+  kiln_stream *s;
+  check_ok(kiln_buffer_create(conf.ctx, WORDS * 4, 0, &b));
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  uint32_t data[WORDS] = {0};
+  kiln_launch_config c = kiln_launch_config_1d(WORDS, 64);
+  const kiln_arg args[3] = {kiln_arg_buffer(b, 0), kiln_arg_u32(WORDS),
+                            kiln_arg_u32(1)};
+  kiln_kernel *k = conf_kernel("conf_add_u32");
+  check_ok(kiln_buffer_write(s, b, 0, data, sizeof data));
+  check_ok(kiln_stream_synchronize(s));
+
+  trace_sink sink;
+  memset(&sink, 0, sizeof sink);
+  check_ok(kiln_set_trace_handler_ex(collect, KILN_TRACE_COMPLETIONS, &sink));
+  check_ok(kiln_launch(s, k, &c, args, 3));
+  check_ok(kiln_launch(s, k, &c, args, 3));
+  check_ok(kiln_buffer_read(s, b, 0, data, sizeof data));
+  check_ok(kiln_stream_synchronize(s));
+  kiln_set_trace_handler(NULL, NULL);
+
+  for (uint32_t i = 0; i < WORDS; i++) assert_int_equal(data[i], 2);
+  /* launch, launch, their completions at the read, the read, its own. */
+  assert_int_equal(sink.count, 6);
+  const size_t queued[3] = {0, 1, 4}, completed[3] = {2, 3, 5};
+  const bool timed = device_times_events();
+  for (size_t i = 0; i < 3; i++) {
+    const kiln_trace_command *q = &sink.seen[queued[i]];
+    const kiln_trace_command *d = &sink.seen[completed[i]];
+    assert_int_equal(q->phase, KILN_TRACE_QUEUED);
+    assert_int_equal(d->phase, KILN_TRACE_COMPLETED);
+    assert_true(q->id != 0);
+    assert_int_equal(d->id, q->id);
+    assert_int_equal(d->kind, q->kind);
+    assert_ptr_equal(d->stream, s);
+    assert_int_equal(d->timed, timed);
+    assert_true(d->start_ns <= d->end_ns);
+    if (i > 0) {
+      assert_int_equal(q->id, sink.seen[queued[i - 1]].id + 1);
+      assert_true(d->start_ns >= sink.seen[completed[i - 1]].start_ns);
+    }
+  }
+  assert_string_equal(sink.names[2], "conf_add_u32");
+  assert_int_equal(sink.seen[5].kind, KILN_TRACE_READ);
   check_ok(kiln_stream_destroy(s));
   check_ok(kiln_buffer_destroy(b));
 }
@@ -156,6 +228,7 @@ static void kiln_trace_nvtx_names_each_command(void **state) {
 int conf_run_trace_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(a_small_program_is_traced),
+      CONF_TEST(completions_come_with_device_times),
       CONF_TEST(kiln_trace_nvtx_names_each_command),
   };
   return cmocka_run_group_tests_name("trace", tests, NULL, NULL);

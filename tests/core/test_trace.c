@@ -1,6 +1,7 @@
 /* Trace hooks (kiln_set_trace_handler, KILN_TRACE=log): what the handler
  * hears of each command the door queues, and of what it does not queue.
- * KILN_TRACE=nvtx: test_trace_nvtx.c. */
+ * Completions: test_trace_completions.c; KILN_TRACE=nvtx:
+ * test_trace_nvtx.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -220,6 +221,28 @@ static void kiln_trace_log_writes_a_line_per_command(void **state) {
   check_ok(kiln_buffer_destroy(other));
 }
 
+/* kiln_set_trace_handler_ex refuses a flag it does not know, keeping the
+ * handler in force. */
+static void unknown_trace_flags_are_refused(void **state) {
+  fake_fixture *f = *state;
+  kiln_buffer *a;
+  check_ok(kiln_buffer_create(f->ctx, 16, 0, &a));
+  unsigned char bytes[16] = {0};
+  trace_sink sink;
+  memset(&sink, 0, sizeof sink);
+  kiln_set_trace_handler(collect, &sink);
+  check_fails(kiln_set_trace_handler_ex(NULL, 1u << 7, NULL),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_message_has("0x80");
+  check_ok(kiln_buffer_write(NULL, a, 0, bytes, 16));
+  kiln_set_trace_handler(NULL, NULL);
+  assert_int_equal(sink.count, 1);
+  /* A plain handler hears the queued phase alone, without numbers. */
+  assert_int_equal(sink.seen[0].phase, KILN_TRACE_QUEUED);
+  assert_int_equal(sink.seen[0].id, 0);
+  check_ok(kiln_buffer_destroy(a));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(commands_are_traced_with_their_operands,
@@ -232,6 +255,9 @@ int main(void) {
                                       fake_fixture_setup,
                                       fake_fixture_teardown),
       cmocka_unit_test_setup_teardown(kiln_trace_log_writes_a_line_per_command,
+                                      fake_fixture_setup,
+                                      fake_fixture_teardown),
+      cmocka_unit_test_setup_teardown(unknown_trace_flags_are_refused,
                                       fake_fixture_setup,
                                       fake_fixture_teardown),
   };
