@@ -259,6 +259,16 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
       break;
     }
   }
+  PFN_vkVoidFunction requirements = kiln_vulkan_lib.vkGetDeviceProcAddr(
+      vc->device, "vkGetBufferMemoryRequirements2");
+  memcpy(&vc->memory.vkGetBufferMemoryRequirements2, &requirements,
+         sizeof requirements);
+  bool memory = false;
+  if (st == KILN_OK && !requirements)
+    st = kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                        "the Vulkan device has no "
+                        "vkGetBufferMemoryRequirements2 (Vulkan 1.1)");
+  if (st == KILN_OK) memory = (st = kiln_vulkan_memory_init(vc)) == KILN_OK;
   atomic_init(&vc->queues.next_compute, 0);
   atomic_init(&vc->queues.next_transfer, 0);
   atomic_init(&vc->streams.busy, 0);
@@ -306,6 +316,7 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
     if (vc->pipeline_cache.handle)
       vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache.handle,
                                     NULL);
+    if (memory) kiln_vulkan_memory_deinit(vc);
     destroy_queues(vc, queues, transfers);
     if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
   }
@@ -337,6 +348,9 @@ void kiln_vulkan_context_deinit(kiln_context *ctx) {
     if (r != VK_SUCCESS)
       kiln_vulkan_warn(r, "vkDeviceWaitIdle before destroying the device");
   }
+  /* Every buffer is gone, and the work that ranges given back for later
+   * waited for is over. */
+  kiln_vulkan_memory_deinit(vc);
   kiln_vulkan_pipeline_cache_save(vc);
   vc->vk.vkDestroyPipelineCache(vc->device, vc->pipeline_cache.handle, NULL);
   if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);

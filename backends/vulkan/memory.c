@@ -1,127 +1,11 @@
-/* Memory: VkBuffers with memory of their own, of the type that serves
- * their use best within the heaps' budgets; host memory imported for
- * copies between contexts, and device memory two contexts of one GPU
- * share. */
+/* Memory: VkBuffers bound to ranges of the memory blocks.c hands out
+ * (shared blocks, or memory of their own where the driver asks for it);
+ * host memory imported for copies between contexts, and device memory
+ * two contexts of one GPU share. */
 #include <string.h>
 #include <unistd.h>
 
 #include "backends/vulkan/vulkan.h"
-
-/* Lower is better; -1 when the type cannot serve `use`. */
-static int memory_rank(const kiln_vulkan_physical *p,
-                       VkMemoryPropertyFlags flags,
-                       kiln_vulkan_memory_use use) {
-  const VkMemoryPropertyFlags unusable =
-      VK_MEMORY_PROPERTY_PROTECTED_BIT |
-      VK_MEMORY_PROPERTY_LAZILY_ALLOCATED_BIT |
-      VK_MEMORY_PROPERTY_DEVICE_COHERENT_BIT_AMD |
-      VK_MEMORY_PROPERTY_DEVICE_UNCACHED_BIT_AMD |
-      VK_MEMORY_PROPERTY_RDMA_CAPABLE_BIT_NV;
-  const VkMemoryPropertyFlags mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  if (flags & unusable) return -1;
-  bool local = flags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-  bool host = (flags & mappable) == mappable;
-  bool cached = flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-  bool discrete = p->type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
-  if (use == KILN_VULKAN_MEMORY_DEVICE) {
-    if (!local) return 4;
-    /* A discrete GPU's host-visible window (BAR) is scarce and slow to
-     * read from the host; on shared memory a mapping is free and lets
-     * transfers skip the queue. */
-    if (discrete) return host ? 1 : 0;
-    return host ? 0 : 1;
-  }
-  if (!host) return -1;
-  /* Cached memory is fast for the host to read back; video memory is
-   * better left to buffers. */
-  return (cached ? 0 : 1) + (discrete && local ? 2 : 0);
-}
-
-/* The heaps' budgets and what this process uses of them, or false where
- * the device does not say. */
-static bool memory_budget(kiln_vulkan_context *vc,
-                          VkPhysicalDeviceMemoryBudgetPropertiesEXT *out) {
-  if (!vc->memory.budget) return false;
-  *out = (VkPhysicalDeviceMemoryBudgetPropertiesEXT){
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-  VkPhysicalDeviceMemoryProperties2 props = {
-      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
-      .pNext = out};
-  kiln_vulkan_lib.vkGetPhysicalDeviceMemoryProperties2(vc->phys->handle,
-                                                       &props);
-  return true;
-}
-
-static kiln_status allocate_memory(
-    kiln_vulkan_context *vc, const VkMemoryRequirements *req,
-    kiln_vulkan_memory_use use, bool device_address, const void *next,
-    VkDeviceMemory *out, VkMemoryPropertyFlags *out_flags, uint32_t *out_type) {
-  const VkPhysicalDeviceMemoryProperties *mem = &vc->phys->memory;
-  VkMemoryAllocateFlagsInfo flags_info = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
-      .pNext = next,
-      .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
-  };
-  VkMemoryAllocateInfo info = {
-      .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-      .pNext = device_address ? &flags_info : next,
-      .allocationSize = req->size,
-  };
-  VkPhysicalDeviceMemoryBudgetPropertiesEXT budget;
-  const bool budgeted = memory_budget(vc, &budget);
-  VkResult last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
-  bool tried = false;
-  int full_heap = -1;
-  for (int rank = 0; rank <= 4; rank++) {
-    /* Device memory that did not fit in video memory is refused rather
-     * than placed in system memory behind the caller's back. */
-    if (rank == 4 && (tried || full_heap >= 0)) break;
-    for (uint32_t i = 0; i < mem->memoryTypeCount; i++) {
-      const VkMemoryType *type = &mem->memoryTypes[i];
-      const uint32_t heap = type->heapIndex;
-      if (!(req->memoryTypeBits & (1u << i)) ||
-          memory_rank(vc->phys, type->propertyFlags, use) != rank ||
-          mem->memoryHeaps[heap].size < req->size)
-        continue;
-      if (budgeted && (budget.heapUsage[heap] > budget.heapBudget[heap] ||
-                       req->size > budget.heapBudget[heap] -
-                                       budget.heapUsage[heap])) {
-        full_heap = (int)heap;
-        continue;
-      }
-      info.memoryTypeIndex = i;
-      tried = true;
-      last = vc->vk.vkAllocateMemory(vc->device, &info, NULL, out);
-      if (last == VK_SUCCESS) {
-        *out_flags = type->propertyFlags;
-        *out_type = i;
-        return KILN_OK;
-      }
-      /* Another type, in another heap, may still have room. */
-      if (last != VK_ERROR_OUT_OF_DEVICE_MEMORY)
-        return kiln_vulkan_error(last, "vkAllocateMemory");
-    }
-  }
-  if (!tried && full_heap >= 0)
-    return kiln_set_error(
-        use == KILN_VULKAN_MEMORY_DEVICE ? KILN_ERROR_OUT_OF_DEVICE_MEMORY
-                                         : KILN_ERROR_OUT_OF_HOST_MEMORY,
-        "%llu bytes do not fit in the budget of the Vulkan device's memory "
-        "heap %d: %llu of its %llu bytes are in use (VK_EXT_memory_budget)",
-        (unsigned long long)req->size, full_heap,
-        (unsigned long long)budget.heapUsage[full_heap],
-        (unsigned long long)budget.heapBudget[full_heap]);
-  if (!tried)
-    return kiln_set_error(
-        use == KILN_VULKAN_MEMORY_DEVICE ? KILN_ERROR_OUT_OF_DEVICE_MEMORY
-                                         : KILN_ERROR_UNSUPPORTED,
-        "no Vulkan memory type can hold %llu bytes of %s "
-        "memory",
-        (unsigned long long)req->size,
-        use == KILN_VULKAN_MEMORY_DEVICE ? "device" : "host-visible");
-  return kiln_vulkan_error(last, "vkAllocateMemory");
-}
 
 /* A transfer-source and -destination VkBuffer of `size` bytes, used by both
  * the compute and the transfer family where the context has a transfer
@@ -168,28 +52,29 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
     out->buffer = VK_NULL_HANDLE;
     return kiln_vulkan_error(r, "vkCreateBuffer");
   }
-  VkMemoryRequirements req;
-  vc->vk.vkGetBufferMemoryRequirements(vc->device, out->buffer, &req);
-  VkMemoryPropertyFlags flags = 0;
-  uint32_t type = 0;
-  kiln_status st = allocate_memory(vc, &req, use, device_address, NULL,
-                                   &out->memory, &flags, &type);
+  /* The driver may want the buffer to have memory of its own (an
+   * allocation dedicated to it). */
+  VkMemoryDedicatedRequirements dedicated = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS};
+  VkMemoryRequirements2 req2 = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, .pNext = &dedicated};
+  VkBufferMemoryRequirementsInfo2 req_info = {
+      .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2,
+      .buffer = out->buffer};
+  vc->memory.vkGetBufferMemoryRequirements2(vc->device, &req_info, &req2);
+  const bool own = dedicated.prefersDedicatedAllocation ||
+                   dedicated.requiresDedicatedAllocation;
+  VkMemoryDedicatedAllocateInfo own_info = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+      .buffer = out->buffer};
+  uint32_t type;
+  kiln_status st =
+      kiln_vulkan_memory_get(vc, &req2.memoryRequirements, use, own,
+                             own ? &own_info : NULL, out, &type);
   if (st == KILN_OK &&
       (r = vc->vk.vkBindBufferMemory(vc->device, out->buffer, out->memory,
-                                     0)) != VK_SUCCESS)
+                                     out->memory_offset)) != VK_SUCCESS)
     st = kiln_vulkan_error(r, "vkBindBufferMemory");
-  const VkMemoryPropertyFlags mappable = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-  if (st == KILN_OK && (flags & mappable) == mappable) {
-    void *map = NULL;
-    r = vc->vk.vkMapMemory(vc->device, out->memory, 0, VK_WHOLE_SIZE, 0, &map);
-    if (r == VK_SUCCESS) {
-      out->map = map;
-      out->cached = flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
-    } else if (use == KILN_VULKAN_MEMORY_HOST) {
-      st = kiln_vulkan_error(r, "vkMapMemory");
-    }
-  }
   if (st == KILN_OK && device_address) {
     VkBufferDeviceAddressInfo addr = {
         .sType = VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO,
@@ -391,10 +276,9 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
       .pNext = from->phys->memory_fd_dedicated ? &dedicated : NULL,
       .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
   };
-  VkMemoryPropertyFlags flags;
   uint32_t type = 0;
-  st = allocate_memory(from, &req, KILN_VULKAN_MEMORY_DEVICE, true, &export,
-                       &on_from->memory, &flags, &type);
+  st = kiln_vulkan_memory_get(from, &req, KILN_VULKAN_MEMORY_DEVICE, true,
+                              &export, on_from, &type);
   if (st == KILN_OK) st = bind_shared(from, on_from);
   int fd = -1;
   if (st == KILN_OK) {
@@ -413,7 +297,16 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
 
 void kiln_vulkan_free(kiln_vulkan_context *vc, kiln_vulkan_allocation *alloc) {
   if (alloc->buffer) vc->vk.vkDestroyBuffer(vc->device, alloc->buffer, NULL);
-  /* Freeing mapped memory unmaps it. */
-  if (alloc->memory) vc->vk.vkFreeMemory(vc->device, alloc->memory, NULL);
+  if (alloc->range)
+    kiln_vulkan_memory_put(vc, alloc);
+  else if (alloc->memory)
+    vc->vk.vkFreeMemory(vc->device, alloc->memory, NULL);
+  memset(alloc, 0, sizeof *alloc);
+}
+
+void kiln_vulkan_free_after(kiln_vulkan_context *vc,
+                            kiln_vulkan_allocation *alloc,
+                            kiln_vulkan_timeline *timeline, uint64_t value) {
+  kiln_vulkan_memory_put_after(vc, alloc, timeline, value);
   memset(alloc, 0, sizeof *alloc);
 }

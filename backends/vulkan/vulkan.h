@@ -31,15 +31,23 @@
  *    for the copy (so a write is seen by any work submitted after it
  *    returns). Reads wait for the stream, then copy out of cached mapped
  *    memory or through the ring (buffer.c).
+ *  - Memory comes in blocks of 64 MiB per memory type, mapped once where
+ *    the type is host-visible; each buffer is a VkBuffer of its own bound
+ *    at its range of a block (blocks.c, the books in suballoc.c), and a
+ *    buffer the driver wants dedicated or too large to share gets memory
+ *    of its own. A range may be given back for later, once a stream's
+ *    timeline passes a value.
  *  - Freeing a buffer, host buffer or kernel first waits for every stream:
  *    a kernel may reach any buffer through its address.
  *  - KILN_DEBUG=reorder holds every submission back until the host waits
  *    for it, then makes it out of the program's order (reorder.c).
  *
  * Locks, always taken in this order: the context's streams.lock, then a
- * stream's lock, then the context's reorder.lock, then a queue's lock or
- * the context's writes.lock. No kiln core function that takes the context
- * lock is called while a stream lock is held.
+ * stream's lock, then the context's reorder.lock or a memory pool's lock,
+ * then a queue's lock or the context's writes.lock (a pool reclaiming a
+ * range may release a timeline, which drains the queues). No kiln core
+ * function that takes the context lock is called while a stream lock is
+ * held.
  *
  * The files, each calling only files below it, so that no two call each
  * other: interop.c (native handles) over context.c (the device and its
@@ -48,11 +56,12 @@
  * stream.c (streams' lives, context-wide waits), graph.c and launch.c;
  * all of them over submit.c (recording and submitting a stream's
  * commands); below it staging.c (the staging ring's books), wait.c (the
- * host's semaphore waits), reorder.c, timeline.c, memory.c,
- * pipeline_cache.c, device.c over features.c and instance.c (the physical
- * devices, their optional features, the instance), the SPIR-V and
- * compiler files, loader.c and error.c. ops.c only hands the others to
- * the core as its table.
+ * host's semaphore waits), reorder.c, memory.c (VkBuffers and their
+ * memory) over blocks.c (memory types, budgets, blocks) over suballoc.c
+ * (their books) and timeline.c, pipeline_cache.c, device.c over
+ * features.c and instance.c (the physical devices, their optional
+ * features, the instance), the SPIR-V and compiler files, loader.c and
+ * error.c. ops.c only hands the others to the core as its table.
  *
  * The one knot the design needs stays inside submit.c, which is why it
  * is one file: opening a batch on one lane flushes the other's, a flush
@@ -349,11 +358,11 @@ typedef struct kiln_vulkan_context {
     atomic_uint next_transfer;
   } queues;
 
-  /* What memory.c needs of the device's extensions, set when the device
-   * is created and only read after: no lock. */
+  /* Memory (memory.c, blocks.c): the fields are set when the device is
+   * created and only read after, with no lock; each pool has its own. */
   struct {
-    /* VK_EXT_memory_budget is enabled: allocations stay within the
-     * heap's budget. */
+    /* VK_EXT_memory_budget is enabled: blocks and memory of their own
+     * stay within the heap's budget. */
     bool budget;
     /* VK_EXT_external_memory_host is enabled (NULL: not): host memory
      * that two contexts both import carries copies between them. */
@@ -362,6 +371,16 @@ typedef struct kiln_vulkan_context {
      * that one context exports and another of the same GPU imports
      * carries copies between them. */
     PFN_vkGetMemoryFdKHR vkGetMemoryFdKHR;
+    /* Vulkan 1.1's, which says whether a buffer wants memory of its own
+     * (VkMemoryDedicatedRequirements). */
+    PFN_vkGetBufferMemoryRequirements2 vkGetBufferMemoryRequirements2;
+    /* One pool of blocks per memory type, sub-allocated (blocks.c). */
+    struct kiln_vulkan_pool *pools;
+    /* A test's ceiling on the bytes of each memory type's blocks and
+     * memory of its own (tests/vulkan/test_suballoc.c): past it a new one
+     * fails as the driver's VK_ERROR_OUT_OF_DEVICE_MEMORY would. 0: none.
+     * Set before any allocation of the test's, read under a pool's lock. */
+    VkDeviceSize test_limit;
   } memory;
 
   /* The pipeline cache (pipeline_cache.c). The handle is created at setup
@@ -426,10 +445,16 @@ typedef enum kiln_vulkan_memory_use {
   KILN_VULKAN_MEMORY_HOST,
 } kiln_vulkan_memory_use;
 
-/* A VkBuffer with its own memory, mapped when the memory allows. */
+struct kiln_vulkan_suballoc_range;
+
+/* A VkBuffer and the memory bound to it, mapped when the memory allows. */
 typedef struct kiln_vulkan_allocation {
   VkBuffer buffer;
   VkDeviceMemory memory;
+  VkDeviceSize memory_offset; /* where the buffer lies in `memory` */
+  /* Its range of a pool's block, or of a whole block of its own
+   * (blocks.c); NULL for memory kiln imported, freed by itself. */
+  struct kiln_vulkan_suballoc_range *range;
   unsigned char *map;      /* host-visible and host-coherent, else NULL */
   bool cached;             /* map is also HOST_CACHED: cheap to read */
   VkDeviceAddress address; /* only with device_address */
@@ -438,11 +463,23 @@ typedef struct kiln_vulkan_allocation {
   bool any_queue;
 } kiln_vulkan_allocation;
 
+/* A VkBuffer of `size` bytes in memory for `use`: a range of a block
+ * shared with other buffers, or, where the driver asks for it or the
+ * buffer is large, memory of its own. */
 kiln_status kiln_vulkan_allocate(kiln_vulkan_context *ctx, VkDeviceSize size,
                                  kiln_vulkan_memory_use use,
                                  bool device_address,
                                  kiln_vulkan_allocation *out);
+/* Destroys the VkBuffer and frees its memory at once: no work may still
+ * use them. */
 void kiln_vulkan_free(kiln_vulkan_context *ctx, kiln_vulkan_allocation *alloc);
+/* Frees them once `timeline` reaches `value`, which the work that may
+ * use them signals: until then their memory is not handed out again.
+ * Needs an allocation of kiln_vulkan_allocate's; takes a reference on
+ * `timeline` until then. */
+void kiln_vulkan_free_after(kiln_vulkan_context *ctx,
+                            kiln_vulkan_allocation *alloc,
+                            kiln_vulkan_timeline *timeline, uint64_t value);
 /* A VkBuffer over `size` bytes of host memory at `host` (both multiples of
  * the device's host_import_align), which stays the caller's and must
  * outlive the allocation; needs vkGetMemoryHostPointerPropertiesEXT. */
@@ -468,6 +505,37 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
                                      kiln_vulkan_context *to, VkDeviceSize size,
                                      kiln_vulkan_allocation *on_from,
                                      kiln_vulkan_allocation *on_to);
+
+/* ---- Device memory (blocks.c)
+ * ------------------------------------------------------------ */
+
+/* The pools, one per memory type; released with the context, after
+ * every allocation. */
+kiln_status kiln_vulkan_memory_init(kiln_vulkan_context *ctx);
+void kiln_vulkan_memory_deinit(kiln_vulkan_context *ctx);
+/* Memory for a resource that needs `req`, of the type that serves `use`
+ * best within the heaps' budgets: a range of a block, or with `own` (or
+ * for a large request) a whole block of its own, allocated with `next`
+ * chained. Sets out->memory, memory_offset, range, map and cached, and
+ * *out_type. When no heap has room, empty blocks kept and the ranges
+ * whose work is done are given back to the driver, and the whole tried
+ * once more: then KILN_ERROR_OUT_OF_DEVICE_MEMORY (of host memory for
+ * `use` host) saying how much of which type and heap. */
+kiln_status kiln_vulkan_memory_get(kiln_vulkan_context *ctx,
+                                   const VkMemoryRequirements *req,
+                                   kiln_vulkan_memory_use use, bool own,
+                                   const void *next,
+                                   kiln_vulkan_allocation *out,
+                                   uint32_t *out_type);
+/* Gives alloc->range back at once; its buffer is destroyed already. */
+void kiln_vulkan_memory_put(kiln_vulkan_context *ctx,
+                            kiln_vulkan_allocation *alloc);
+/* Gives alloc->range back, and destroys alloc->buffer, once `timeline`
+ * reaches `value` (a reference on it is taken until then). */
+void kiln_vulkan_memory_put_after(kiln_vulkan_context *ctx,
+                                  kiln_vulkan_allocation *alloc,
+                                  kiln_vulkan_timeline *timeline,
+                                  uint64_t value);
 
 /* ---- Pipeline cache (pipeline_cache.c)
  * -------------------------------------------- */

@@ -1,6 +1,11 @@
-/* The Vulkan sub-allocator's books alone, without a device (ranges,
+/* The Vulkan sub-allocator: its books alone, without a device (ranges,
  * alignment, merging, size classes, ranges given back for later, blocks
- * dropped), each step checked against the books' invariants. */
+ * dropped), each step checked against the books' invariants; then, on a
+ * device where there is one, the pools under a context: a range given
+ * back for later stays out of use until the stream's timeline passes its
+ * value, and a pool that has no room gives back what it holds, tries
+ * again, then fails in words and stays usable. The device part runs with
+ * the validation layer on (meson.build) and fails on its messages. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +17,7 @@
 #include <cmocka.h>
 
 #include "backends/vulkan/suballoc.h"
+#include "backends/vulkan/vulkan.h"
 #include "tests/core/kiln_check.h"
 
 #define G KILN_VULKAN_SUBALLOC_GRANULE
@@ -364,7 +370,143 @@ static void books_whole_blocks_and_trim(void **state) {
   kiln_vulkan_suballoc_deinit(&a, &o);
 }
 
+/* ---- The pools under a context ------------------------------------------ */
+
+static kiln_context *ctx;
+static int validation_messages;
+
+static void on_log(kiln_log_level level, const char *message, void *data) {
+  (void)level;
+  (void)data;
+  if (strncmp(message, "Vulkan validation: ", 19) == 0) {
+    validation_messages++;
+    fprintf(stderr, "%s\n", message);
+  }
+}
+
+static int device_setup(void **state) {
+  (void)state;
+  const char *reason;
+  if (kiln_backend_available(KILN_BACKEND_VULKAN, &reason) != KILN_OK)
+    return 0; /* each test says it is skipped, and why */
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = KILN_BACKEND_VULKAN;
+  return kiln_context_create(&o, &ctx) == KILN_OK ? 0 : -1;
+}
+
+static int device_teardown(void **state) {
+  (void)state;
+  if (ctx && kiln_context_destroy(ctx) != KILN_OK) return -1;
+  return validation_messages == 0 ? 0 : -1;
+}
+
+static kiln_vulkan_context *vulkan_context(void) {
+  if (!ctx) kiln_skip("Vulkan is unavailable here");
+  return kiln_vulkan_context_cast(ctx);
+}
+
+static void allocate(kiln_vulkan_context *vc, VkDeviceSize size,
+                     kiln_vulkan_allocation *out) {
+  check_ok(
+      kiln_vulkan_allocate(vc, size, KILN_VULKAN_MEMORY_DEVICE, true, out));
+  assert_non_null(out->range);
+}
+
+/* Makes the stream's timeline pass everything submitted so far and one
+ * submission more. */
+static void stream_passes_next(kiln_stream *s, kiln_buffer *b) {
+  const uint32_t zero = 0;
+  check_ok(kiln_buffer_fill(s, b, 0, 4, &zero, 4));
+  check_ok(kiln_stream_synchronize(s));
+}
+
+/* Memory given back for later is not handed out before the stream's
+ * timeline reaches the value (the pool would rather fail), and is once it
+ * has; the pool then fails in words when it has no room, gives back what
+ * it holds and tries again, and stays usable. */
+static void pool_given_back_for_later(void **state) {
+  (void)state;
+  kiln_vulkan_context *vc = vulkan_context();
+  kiln_stream *s;
+  kiln_buffer *small;
+  check_ok(kiln_stream_create(ctx, &s));
+  check_ok(kiln_buffer_create(ctx, 4, 0, &small));
+  kiln_vulkan_stream *vs = kiln_vulkan_stream_cast(s);
+  /* One block of 64 MiB, full: the small buffer, a, and b. */
+  const VkDeviceMemory block = kiln_vulkan_buffer_cast(small)->alloc.memory;
+  kiln_vulkan_allocation a, b, c, d;
+  allocate(vc, 32 * MIB, &a);
+  allocate(vc, 32 * MIB - G, &b);
+  assert_ptr_equal(a.memory, block);
+  assert_ptr_equal(b.memory, block);
+  assert_int_equal(a.memory_offset + 32 * MIB, b.memory_offset);
+  const VkDeviceMemory a_memory = a.memory;
+  const VkDeviceSize a_offset = a.memory_offset;
+  /* No new memory from now on. */
+  vc->memory.test_limit = 1;
+  kiln_vulkan_stream_lock(vs);
+  const uint64_t until = vs->submitted + 1;
+  kiln_vulkan_stream_unlock(vs);
+  kiln_vulkan_free_after(vc, &a, vs->timeline, until);
+  assert_null(a.range);
+  kiln_clear_error();
+  assert_int_equal(
+      kiln_vulkan_allocate(vc, 32 * MIB, KILN_VULKAN_MEMORY_DEVICE, true, &c),
+      KILN_ERROR_OUT_OF_DEVICE_MEMORY);
+  check_message_has("vkAllocateMemory");
+  check_message_has("memory type");
+  check_message_has("heap");
+  check_message_has("VK_ERROR_OUT_OF_DEVICE_MEMORY");
+  print_message("no room: %s\n", kiln_last_error());
+  assert_null(c.buffer);
+  stream_passes_next(s, small);
+  allocate(vc, 32 * MIB, &c);
+  assert_ptr_equal(c.memory, a_memory);
+  assert_int_equal(c.memory_offset, a_offset);
+  /* Given back at once, the room is there for the next. */
+  kiln_vulkan_free(vc, &c);
+  allocate(vc, 16 * MIB, &d);
+  assert_ptr_equal(d.memory, a_memory);
+  vc->memory.test_limit = 0;
+  kiln_vulkan_free(vc, &d);
+  /* One left waiting on a stream that goes first: the pool keeps the
+   * stream's timeline alive, and frees both at the context's end. */
+  kiln_vulkan_stream_lock(vs);
+  const uint64_t later = vs->submitted + 100;
+  kiln_vulkan_stream_unlock(vs);
+  kiln_vulkan_free_after(vc, &b, vs->timeline, later);
+  check_ok(kiln_buffer_destroy(small));
+  check_ok(kiln_stream_destroy(s));
+}
+
+/* An empty block kept is given back to the driver when a request finds
+ * no room for a block of its own: the try after that succeeds. */
+static void pool_gives_back_empty_blocks(void **state) {
+  (void)state;
+  kiln_vulkan_context *vc = vulkan_context();
+  /* A 64 MiB block, which then stays, empty. */
+  kiln_vulkan_allocation small, large;
+  allocate(vc, MIB, &small);
+  kiln_vulkan_free(vc, &small);
+  /* 100 MiB are given a block of 256 MiB, or of 128 where that does not
+   * fit; beside the 64 kept, neither fits under 160. */
+  vc->memory.test_limit = 160 * MIB;
+  allocate(vc, 100 * MIB, &large);
+  /* Only the block just made is left: with the one kept, 64 MiB would
+   * fit in it. */
+  kiln_vulkan_allocation again;
+  vc->memory.test_limit = 128 * MIB;
+  kiln_clear_error();
+  assert_int_equal(kiln_vulkan_allocate(vc, 64 * MIB, KILN_VULKAN_MEMORY_DEVICE,
+                                        true, &again),
+                   KILN_ERROR_OUT_OF_DEVICE_MEMORY);
+  vc->memory.test_limit = 0;
+  kiln_vulkan_free(vc, &large);
+}
+
 int main(void) {
+  kiln_set_log_handler(on_log, NULL);
+  if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
   const struct CMUnitTest books[] = {
       cmocka_unit_test(books_take_and_give),
       cmocka_unit_test(books_alignment),
@@ -374,6 +516,16 @@ int main(void) {
       cmocka_unit_test(books_reclaim_now_and_then),
       cmocka_unit_test(books_whole_blocks_and_trim),
   };
-  return cmocka_run_group_tests_name("vulkan-suballoc-books", books, NULL,
-                                     NULL);
+  /* The second leaves memory waiting until the context's end. */
+  const struct CMUnitTest pools[] = {
+      cmocka_unit_test(pool_gives_back_empty_blocks),
+      cmocka_unit_test(pool_given_back_for_later),
+  };
+  int failed =
+      cmocka_run_group_tests_name("vulkan-suballoc-books", books, NULL, NULL);
+  failed += cmocka_run_group_tests_name("vulkan-suballoc-pools", pools,
+                                        device_setup, device_teardown);
+  if (validation_messages)
+    fprintf(stderr, "%d Vulkan validation messages\n", validation_messages);
+  return failed || validation_messages ? 1 : 0;
 }
