@@ -89,6 +89,18 @@ static kiln_status make_pool(kiln_cuda_context *ctx, CUmemoryPool *out) {
    * again: keeping all is what makes a pool worth having. */
   st = set_threshold(&ctx->base, pool,
                      ctx->pool_keep_set ? ctx->pool_keep : UINT64_MAX);
+  /* Memory released on one stream may go to another only once the
+   * release is done, never by the driver making the second stream wait
+   * for the first: an allocation must not add a dependency between
+   * streams that the program did not ask for (kiln.h). */
+  int no = 0;
+  if (st == KILN_OK &&
+      (r = kiln_cuda_api.cuMemPoolSetAttribute(
+           pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, &no)) !=
+          CUDA_SUCCESS)
+    st = kiln_cuda_error(r, "cuMemPoolSetAttribute(REUSE_ALLOW_INTERNAL_"
+                            "DEPENDENCIES, 0) on %s",
+                         ctx->base.properties.name);
   if (st != KILN_OK) {
     r = kiln_cuda_api.cuMemPoolDestroy(pool);
     if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemPoolDestroy");

@@ -97,6 +97,18 @@ static kiln_status make_pool(kiln_hip_context *ctx, hipMemPool_t *out) {
      * device again: keeping all is what makes a pool worth having. */
     st = set_threshold(&ctx->base, pool,
                        ctx->pool_keep_set ? ctx->pool_keep : UINT64_MAX);
+    /* Memory released on one stream may go to another only once the
+     * release is done, never by the runtime making the second stream
+     * wait for the first: an allocation must not add a dependency
+     * between streams that the program did not ask for (kiln.h). */
+    int no = 0;
+    if (st == KILN_OK &&
+        (err = kiln_hip_api.hipMemPoolSetAttribute(
+             pool, hipMemPoolReuseAllowInternalDependencies, &no)) !=
+            hipSuccess)
+      st = kiln_hip_error(err, "hipMemPoolSetAttribute(hipMemPoolReuse"
+                               "AllowInternalDependencies, 0) on %s",
+                          ctx->base.properties.name);
     if (st != KILN_OK) {
       err = kiln_hip_api.hipMemPoolDestroy(pool);
       if (err != hipSuccess) kiln_hip_warn(err, "hipMemPoolDestroy");

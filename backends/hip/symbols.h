@@ -275,9 +275,10 @@
 
 /* Of the memory pools' enumerations (pool.c), the values kiln passes:
  * ROCm 5's numbers, which ROCm 6 keeps. */
-#define KILN_HIP_MEM_POOL_ATTRS(X)         \
-  X(hipMemPoolAttrReleaseThreshold, 0x4)   \
-  X(hipMemPoolAttrReservedMemCurrent, 0x5) \
+#define KILN_HIP_MEM_POOL_ATTRS(X)                   \
+  X(hipMemPoolReuseAllowInternalDependencies, 0x3) \
+  X(hipMemPoolAttrReleaseThreshold, 0x4)           \
+  X(hipMemPoolAttrReservedMemCurrent, 0x5)         \
   X(hipMemPoolAttrUsedMemCurrent, 0x7)
 #define KILN_HIP_MEM_LOCATION_TYPES(X) X(hipMemLocationTypeDevice, 1)
 #define KILN_HIP_MEM_ALLOCATION_TYPES(X) X(hipMemAllocationTypePinned, 0x1)

@@ -74,10 +74,13 @@ hipError_t hipMemPoolTrimTo(hipMemPool_t pool, size_t keep_bytes) {
       "cuMemPoolTrimTo");
 }
 
-/* The attributes kiln reads or sets, each a 64-bit count of bytes in both
- * APIs. */
+/* The attributes kiln reads or sets: the reuse rule an int, the others a
+ * 64-bit count of bytes, in both APIs. */
 static bool to_cuda_attr(hipMemPoolAttr attr, CUmemPool_attribute *out) {
   switch (attr) {
+  case hipMemPoolReuseAllowInternalDependencies:
+    *out = CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
+    return true;
   case hipMemPoolAttrReleaseThreshold:
     *out = CU_MEMPOOL_ATTR_RELEASE_THRESHOLD;
     return true;
@@ -93,15 +96,17 @@ static bool to_cuda_attr(hipMemPoolAttr attr, CUmemPool_attribute *out) {
 
 hipError_t hipMemPoolSetAttribute(hipMemPool_t pool, hipMemPoolAttr attr,
                                   void *value) {
-  /* Only the threshold of these is the program's to set. */
-  if (!pool || !value || attr != hipMemPoolAttrReleaseThreshold)
+  /* The counts of memory in use are the runtime's, not the program's. */
+  CUmemPool_attribute a;
+  if (!pool || !value || !to_cuda_attr(attr, &a) ||
+      attr == hipMemPoolAttrReservedMemCurrent ||
+      attr == hipMemPoolAttrUsedMemCurrent)
     return hipErrorInvalidValue;
   hipError_t err = shim_enter();
   if (err != hipSuccess) return err;
-  return shim_error(
-      shim_cu.cuMemPoolSetAttribute(SHIM_HANDLE(CUmemoryPool, pool),
-                                    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, value),
-      "cuMemPoolSetAttribute");
+  return shim_error(shim_cu.cuMemPoolSetAttribute(
+                        SHIM_HANDLE(CUmemoryPool, pool), a, value),
+                    "cuMemPoolSetAttribute");
 }
 
 hipError_t hipMemPoolGetAttribute(hipMemPool_t pool, hipMemPoolAttr attr,
