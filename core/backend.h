@@ -113,6 +113,9 @@ struct kiln_context {
   /* The timing of traced commands (core/submit/trace_timing.c), made when
    * the context's first command is timed; NULL until then. */
   _Atomic(struct kiln_trace_timing *) trace;
+  /* Memory in stream order: which pool serves the context, and the core's
+   * own (core/memory/pool.c); made with the context. */
+  struct kiln_pool *pool;
 };
 
 /* A timeout of no limit. */
@@ -157,6 +160,10 @@ struct kiln_buffer {
   /* Made by kiln_buffer_create_from_native without KILN_NATIVE_ADOPT:
    * buffer_deinit waits for the device as always but frees nothing. */
   bool borrowed;
+  /* Made by kiln_buffer_create_async: its memory is the context's pool's
+   * (core/memory/pool.c), through the backend's memory table or the
+   * core's own pool. buffer_deinit still frees it, after its wait. */
+  bool stream_ordered;
 };
 
 struct kiln_host_buffer {
@@ -301,6 +308,11 @@ typedef enum kiln_command_kind {
   KILN_COMMAND_FILL_HOST,
   KILN_COMMAND_COPY_PEER,   /* ordered on the stream and on src_stream */
   KILN_COMMAND_WAIT_NATIVE, /* for a native event or timeline value */
+  /* Memory in stream order (core/memory/pool.c): dst made (its size set,
+   * `flags` the caller's) or released; the core frees a released buffer's
+   * object once the command is queued. */
+  KILN_COMMAND_ALLOC,
+  KILN_COMMAND_FREE,
 } kiln_command_kind;
 
 typedef struct kiln_packed_args kiln_packed_args;
@@ -342,6 +354,8 @@ typedef struct kiln_command {
   kiln_stream *src_stream;
   /* WAIT_NATIVE. */
   uint64_t handle, value;
+  /* ALLOC: the kiln_buffer_flags. */
+  uint32_t flags;
 } kiln_command;
 
 struct kiln_graph {
@@ -614,6 +628,32 @@ typedef struct kiln_compiler_ops {
   kiln_status (*compile)(const kiln_compile_job *job, kiln_compiled *out);
 } kiln_compiler_ops;
 
+/* Memory in stream order from a pool of the backend's (core/memory/pool.c
+ * decides which pool serves a context, asking `supported` once).
+ * supported: KILN_OK where the device and driver have stream-ordered
+ *   pools, else KILN_ERROR_UNSUPPORTED in words; the core then keeps a
+ *   pool of its own for the context, over buffer_init and buffer_deinit.
+ * buffer_init_async: buf->size > 0 is set; allocates in s's order, sets
+ *   buf->device_address, zeroes in s's order for KILN_BUFFER_ZERO; when
+ *   the device is full, gives back what the pool keeps and tries once
+ *   more before KILN_ERROR_OUT_OF_DEVICE_MEMORY.
+ * buffer_deinit_async: releases a buffer of buffer_init_async in s's
+ *   order, without waiting; the core frees the object right after, so
+ *   nothing may refer to buf later. buffer_deinit (the synchronous
+ *   destroy, and a context's teardown) also frees such a buffer.
+ * trim, usage, set_keep: kiln_context_trim_pool, kiln_context_pool_usage
+ *   and kiln_context_set_pool_keep of kiln.h, for the backend's pool. */
+typedef struct kiln_memory_ops {
+  kiln_status (*supported)(kiln_context *ctx);
+  kiln_status (*buffer_init_async)(kiln_buffer *buf, kiln_stream *s,
+                                   uint32_t flags);
+  kiln_status (*buffer_deinit_async)(kiln_buffer *buf, kiln_stream *s);
+  kiln_status (*trim)(kiln_context *ctx, size_t keep_bytes);
+  kiln_status (*usage)(kiln_context *ctx, size_t *out_reserved,
+                       size_t *out_used);
+  kiln_status (*set_keep)(kiln_context *ctx, size_t keep_bytes);
+} kiln_memory_ops;
+
 struct kiln_backend_ops {
   kiln_backend kind;
   const char *name; /* "cuda", "hip", "vulkan" */
@@ -726,6 +766,9 @@ struct kiln_backend_ops {
   /* NULL: kiln_compiler_available answers KILN_ERROR_UNAVAILABLE, and
    * sources find no compiler (images still load). */
   const kiln_compiler_ops *compiler;
+  /* NULL: the core keeps a pool of its own for kiln_buffer_create_async
+   * (core/memory/pool.c), as it does where `supported` says no. */
+  const kiln_memory_ops *memory;
 
   /* kiln's built-in kernels for this backend, embedded at build time by
    * tools/kiln-embed: a list ended by an entry whose format is 0. NULL when

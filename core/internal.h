@@ -407,4 +407,27 @@ kiln_status kiln_registry_select(const kiln_context_options *options,
                                  const kiln_backend_ops **out_ops,
                                  size_t *out_device);
 
+/* ---- Memory in stream order (core/memory/pool.c) ------------------------ */
+
+typedef struct kiln_pool kiln_pool;
+
+/* Makes ctx->pool (with the context) and frees it (after the context's
+ * streams are done, before the backend's context_deinit). */
+kiln_status kiln_pool_open(kiln_context *ctx);
+void kiln_pool_close(kiln_context *ctx);
+/* The door's ALLOC and FREE commands: buf made, or released, in s's
+ * order, by whichever pool serves the context. */
+kiln_status kiln_pool_alloc(kiln_stream *s, kiln_buffer *buf, uint32_t flags);
+kiln_status kiln_pool_release(kiln_stream *s, kiln_buffer *buf);
+/* A buffer of the pool's freed by the synchronous destroy (its wait done):
+ * the core's pool stops counting it. */
+void kiln_pool_forget(kiln_buffer *buf);
+/* After a wait for the whole device: the core's pool frees what it parked
+ * beyond the amount it keeps. */
+void kiln_pool_synchronized(kiln_context *ctx);
+kiln_status kiln_pool_usage(kiln_context *ctx, size_t *reserved,
+                            size_t *used);
+kiln_status kiln_pool_set_keep(kiln_context *ctx, size_t bytes);
+kiln_status kiln_pool_trim(kiln_context *ctx, size_t keep_bytes);
+
 #endif /* KILN_CORE_INTERNAL_H */

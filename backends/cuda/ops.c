@@ -87,6 +87,15 @@ static const kiln_compiler_ops cuda_compiler = {
     .compile = kiln_cuda_compile,
 };
 
+static const kiln_memory_ops cuda_memory = {
+    .supported = kiln_cuda_pool_supported,
+    .buffer_init_async = kiln_cuda_buffer_init_async,
+    .buffer_deinit_async = kiln_cuda_buffer_deinit_async,
+    .trim = kiln_cuda_pool_trim,
+    .usage = kiln_cuda_pool_usage,
+    .set_keep = kiln_cuda_pool_set_keep,
+};
+
 const kiln_backend_ops kiln_cuda_ops = {
     .kind = KILN_BACKEND_CUDA,
     .name = "cuda",
@@ -143,6 +152,7 @@ const kiln_backend_ops kiln_cuda_ops = {
     .graphs = &cuda_graphs,
     .graph_updates = &cuda_graph_updates,
     .compiler = &cuda_compiler,
+    .memory = &cuda_memory,
 
     .builtin_images = KILN_CUDA_BUILTINS,
     .builtin_matrix_images = KILN_CUDA_MATRIX_BUILTINS,

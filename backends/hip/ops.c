@@ -81,6 +81,15 @@ static const kiln_compiler_ops hip_compiler = {
     .compile = kiln_hip_compile,
 };
 
+static const kiln_memory_ops hip_memory = {
+    .supported = kiln_hip_pool_supported,
+    .buffer_init_async = kiln_hip_buffer_init_async,
+    .buffer_deinit_async = kiln_hip_buffer_deinit_async,
+    .trim = kiln_hip_pool_trim,
+    .usage = kiln_hip_pool_usage,
+    .set_keep = kiln_hip_pool_set_keep,
+};
+
 const kiln_backend_ops kiln_hip_ops = {
     .kind = KILN_BACKEND_HIP,
     .name = "hip",
@@ -136,6 +145,7 @@ const kiln_backend_ops kiln_hip_ops = {
     .graphs = &hip_graphs,
     .graph_updates = &hip_graph_updates,
     .compiler = &hip_compiler,
+    .memory = &hip_memory,
 
     .builtin_images = KILN_HIP_BUILTIN_IMAGES,
 };

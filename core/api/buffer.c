@@ -58,6 +58,7 @@ kiln_status kiln_buffer_create_internal(kiln_context *ctx, size_t size,
 
 void kiln_buffer_release(kiln_buffer *buf) {
   if (buf->guard) kiln_guard_forget(buf);
+  if (buf->stream_ordered) kiln_pool_forget(buf);
   buf->base.context->ops->buffer_deinit(buf);
   kiln_object_free(buf);
 }

@@ -148,11 +148,14 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
     kiln_object_free(ctx);
     return st;
   }
-  st = kiln_stream_create_internal(ctx, true, 0, &ctx->default_stream);
-  if (st == KILN_OK && (debug & KILN_DEBUG_GUARD) &&
-      (st = guard_init(ctx)) != KILN_OK)
+  st = kiln_pool_open(ctx);
+  if (st == KILN_OK &&
+      (st = kiln_stream_create_internal(ctx, true, 0, &ctx->default_stream)) ==
+          KILN_OK &&
+      (debug & KILN_DEBUG_GUARD) && (st = guard_init(ctx)) != KILN_OK)
     kiln_stream_release(ctx->default_stream);
   if (st != KILN_OK) {
+    kiln_pool_close(ctx);
     ops->context_deinit(ctx);
     pthread_mutex_destroy(&ctx->lock);
     kiln_object_free(ctx);
@@ -230,6 +233,9 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
   if (guard_st != KILN_OK)
     kiln_strlcpy(guard_report, kiln_last_error(), sizeof guard_report);
   kiln_trace_context_close(ctx);
+  /* What the core's pool parked is done with (the wait above, or the
+   * device is lost); it holds events of the context, released next. */
+  kiln_pool_close(ctx);
 
   size_t alive[KILN_OBJECT_GRAPH + 1] = {0};
   size_t total = 0;
@@ -302,6 +308,7 @@ kiln_status kiln_context_synchronize(kiln_context *ctx) {
   if (st != KILN_OK) return st;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   st = kiln_context_wait(ctx, fn, NULL);
+  if (st == KILN_OK) kiln_pool_synchronized(ctx);
   if (st == KILN_OK && ctx->guard) st = kiln_guard_check_launched(ctx, fn);
   return st;
 }

@@ -241,6 +241,15 @@ static const char *missing_member(const kiln_backend_ops *ops,
     NEED(compiler, compile_target);
     NEED(compiler, compile);
   }
+  const kiln_memory_ops *memory = ops->memory;
+  if (memory) {
+    NEED(memory, supported);
+    NEED(memory, buffer_init_async);
+    NEED(memory, buffer_deinit_async);
+    NEED(memory, trim);
+    NEED(memory, usage);
+    NEED(memory, set_keep);
+  }
 #undef NEED
   return NULL;
 }

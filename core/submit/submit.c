@@ -380,6 +380,8 @@ static kiln_status issue(kiln_stream *s, const kiln_command *c) {
                                         c->src, c->src_offset, c->size);
   case KILN_COMMAND_WAIT_NATIVE:
     return ops->interop->stream_wait_native(s, c->handle, c->value);
+  case KILN_COMMAND_ALLOC: return kiln_pool_alloc(s, c->dst, c->flags);
+  case KILN_COMMAND_FREE: return kiln_pool_release(s, c->dst);
   }
   return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                         "a command of unknown kind %d", (int)c->kind);
@@ -389,6 +391,13 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   kiln_context *ctx = s->base.context;
   if (kiln_stream_capturing(s) ||
       (c->src_stream && kiln_stream_capturing(c->src_stream))) {
+    if (c->kind == KILN_COMMAND_ALLOC || c->kind == KILN_COMMAND_FREE)
+      return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                            "%s: a graph cannot hold memory made or "
+                            "released in stream order yet; make the buffer "
+                            "before the capture (release it after); "
+                            "nothing was done and the capture goes on",
+                            c->fn);
     if (!capturable(c->kind)) {
       kiln_status st = kiln_capture_refuse(s, c->fn);
       return st != KILN_OK ? st : kiln_capture_refuse(c->src_stream, c->fn);

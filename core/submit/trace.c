@@ -87,6 +87,8 @@ static kiln_trace_kind public_kind(kiln_command_kind kind) {
   case KILN_COMMAND_READ_ASYNC: return KILN_TRACE_READ_ASYNC;
   case KILN_COMMAND_COPY_PEER: return KILN_TRACE_COPY_PEER;
   case KILN_COMMAND_WAIT_NATIVE: return KILN_TRACE_WAIT_NATIVE;
+  case KILN_COMMAND_ALLOC: return KILN_TRACE_ALLOC;
+  case KILN_COMMAND_FREE: return KILN_TRACE_FREE;
   }
   return KILN_TRACE_LAUNCH;
 }
@@ -125,6 +127,8 @@ static const char *const kind_names[] = {
     [KILN_TRACE_READ_ASYNC] = "async read",
     [KILN_TRACE_COPY_PEER] = "peer copy",
     [KILN_TRACE_WAIT_NATIVE] = "native wait",
+    [KILN_TRACE_ALLOC] = "allocation",
+    [KILN_TRACE_FREE] = "release",
 };
 
 /* "trace: launch 'saxpy' grid 4x1x1 block 256x1x1 on stream 0x... of

@@ -517,7 +517,14 @@ KILN_API kiln_status kiln_buffer_create(kiln_context *context, size_t size,
                                         uint32_t flags,
                                         kiln_buffer **out_buffer);
 
-/* Waits for work that may use the buffer, then frees it. NULL is a no-op. */
+/* Waits for work that may use the buffer, then frees it. NULL is a no-op.
+ * "Work that may use it" is all the work queued on every stream of the
+ * context, since kernels may reach a buffer through an address stored in
+ * another one, where kiln cannot see it: a destroy inside a pipeline waits
+ * for the whole device. kiln_buffer_destroy_async ("Memory in stream
+ * order") releases a buffer in one stream's order instead, without
+ * waiting. A buffer of kiln_buffer_create_async may be destroyed here
+ * too. */
 KILN_API kiln_status kiln_buffer_destroy(kiln_buffer *buffer);
 
 /* The buffer's size in bytes; 0 for NULL. */
@@ -619,6 +626,73 @@ KILN_API kiln_status kiln_buffer_read_async(kiln_stream *stream,
                                             size_t src_offset,
                                             kiln_host_buffer *dst,
                                             size_t dst_offset, size_t size);
+
+/* ------------------------------------------------------------------------ */
+/* Memory in stream order                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Buffers made and released in a stream's order, from a pool the context
+ * keeps: neither call waits for the device, and releasing a buffer used
+ * only on stream B returns at once while stream A is busy (the synchronous
+ * kiln_buffer_destroy waits for every stream, since a buffer's address may
+ * be stored in another buffer where kiln cannot see it). The pool is
+ * CUDA's cuMemPool (one of kiln's own per context, not the device's
+ * default), HIP's hipMallocAsync pool, kiln's sub-allocator on Vulkan.
+ *
+ * What the caller owes, as with cudaMallocAsync: a buffer made on stream S
+ * may be used by work queued on S after the create, and by other streams
+ * only after they wait for an event recorded on S after it; work that
+ * uses a buffer must be ordered before its release (queued on the release
+ * stream earlier, or waited for by it through an event). kiln does not
+ * detect a use outside that order: it reads or writes memory that may
+ * already belong to another buffer. */
+
+/* Allocates `size` bytes (> 0) of device memory in `stream`'s order (see
+ * above); KILN_BUFFER_ZERO zeroes it, also in stream order. Memory released
+ * on any stream of the context is reused once the work queued before its
+ * release is done, and memory released on `stream` itself at once. When
+ * the device is full the pool gives back what it keeps and tries once
+ * more, then fails with KILN_ERROR_OUT_OF_DEVICE_MEMORY; the context stays
+ * usable. Release with kiln_buffer_destroy_async, or kiln_buffer_destroy
+ * (which waits). KILN_ERROR_UNSUPPORTED inside a graph's capture. */
+KILN_API kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
+                                              uint32_t flags,
+                                              kiln_buffer **out_buffer);
+
+/* Releases `buffer`, made by kiln_buffer_create_async on any stream of
+ * the same context, in `stream`'s order (NULL: the context's default
+ * stream), without waiting: the handle is invalid at once, and the memory
+ * returns to the pool when the work queued on `stream` before this call is
+ * done. Errors, in words and with nothing freed: KILN_ERROR_INVALID_ARGUMENT
+ * for a buffer made by kiln_buffer_create (release it with
+ * kiln_buffer_destroy) or one a graph holds, KILN_ERROR_WRONG_CONTEXT for
+ * a stream of another context, KILN_ERROR_INVALID_HANDLE for a buffer
+ * already released. NULL buffer: no-op. KILN_ERROR_UNSUPPORTED inside a graph's
+ * capture. Under KILN_DEBUG=guard both this call and
+ * kiln_buffer_create_async are the synchronous ones, so that the guard
+ * bytes are checked when the buffer goes. */
+KILN_API kiln_status kiln_buffer_destroy_async(kiln_stream *stream,
+                                               kiln_buffer *buffer);
+
+/* The pool's device memory in bytes: reserved from the driver, and of that
+ * in use by live buffers of kiln_buffer_create_async. Either out-parameter
+ * may be NULL. */
+KILN_API kiln_status kiln_context_pool_usage(kiln_context *context,
+                                             size_t *out_reserved,
+                                             size_t *out_used);
+
+/* How many bytes of released memory the pool keeps reserved when the
+ * device is synchronized (kiln_context_synchronize, kiln_stream_synchronize
+ * of every stream), as CUDA's release threshold: SIZE_MAX (the default)
+ * keeps all, for the fastest reuse; 0 gives all back at each
+ * synchronize. */
+KILN_API kiln_status kiln_context_set_pool_keep(kiln_context *context,
+                                                size_t bytes);
+
+/* Gives released memory back to the driver now, until the pool reserves
+ * at most `keep_bytes` more than its live buffers use. Does not wait. */
+KILN_API kiln_status kiln_context_trim_pool(kiln_context *context,
+                                            size_t keep_bytes);
 
 /* ------------------------------------------------------------------------ */
 /* Modules and kernels                                                        */
@@ -962,6 +1036,8 @@ typedef enum kiln_trace_kind {
   KILN_TRACE_READ_ASYNC,   /* kiln_buffer_read_async */
   KILN_TRACE_COPY_PEER,    /* kiln_buffer_copy_peer */
   KILN_TRACE_WAIT_NATIVE,  /* kiln_stream_wait_native */
+  KILN_TRACE_ALLOC,        /* kiln_buffer_create_async */
+  KILN_TRACE_FREE,         /* kiln_buffer_destroy_async */
 } kiln_trace_kind;
 
 /* Which of a command's two moments a handler call tells of. */

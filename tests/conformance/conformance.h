@@ -145,6 +145,7 @@ void conf_expect_validation(const char *message);
 int conf_run_device_tests(void);
 int conf_run_buffer_tests(void);
 int conf_run_suballoc_tests(void);
+int conf_run_stream_memory_tests(void);
 int conf_run_kernel_tests(void);
 int conf_run_builtin_tests(void);
 int conf_run_hgemm_tests(void);

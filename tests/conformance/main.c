@@ -133,6 +133,7 @@ int main(void) {
       {"device", conf_run_device_tests},
       {"buffers", conf_run_buffer_tests},
       {"suballoc", conf_run_suballoc_tests},
+      {"stream-memory", conf_run_stream_memory_tests},
       {"kernels", conf_run_kernel_tests},
       {"builtins", conf_run_builtin_tests},
       {"hgemm", conf_run_hgemm_tests},

@@ -100,6 +100,47 @@ void bad_buffer_calls(void **state) {
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_buffer_destroy(fx.dead_buf));
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_buffer_destroy(AS(kiln_buffer, fx.hb)));
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_buffer_destroy(AS(kiln_buffer, junk)));
+  /* Memory in stream order. */
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_create_async(NULL, 16, 0, &out.buf));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_create_async(fx.dead_stream, 16, 0, &out.buf));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_create_async(AS(kiln_stream, fx.ev), 16, 0, &out.buf));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_buffer_create_async(fx.stream, 16, 0, NULL));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_buffer_create_async(fx.stream, 0, 0, &out.buf));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_buffer_create_async(fx.stream, 16, 2, &out.buf));
+  BAD(KILN_ERROR_OUT_OF_DEVICE_MEMORY,
+      kiln_buffer_create_async(fx.stream, SIZE_MAX, 0, &out.buf));
+  kiln_buffer *pooled;
+  check_ok(kiln_buffer_create_async(fx.stream, 64, 0, &pooled));
+  BAD(KILN_OK, kiln_buffer_destroy_async(fx.stream, NULL));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_destroy_async(fx.stream, fx.dead_buf));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_destroy_async(fx.stream, AS(kiln_buffer, fx.hb)));
+  BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_buffer_destroy_async(fx.stream, fx.buf));
+  BAD(KILN_ERROR_WRONG_CONTEXT,
+      kiln_buffer_destroy_async(fx.other_stream, pooled));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_buffer_destroy_async(fx.dead_stream, pooled));
+  BAD(KILN_OK, kiln_buffer_destroy_async(NULL, pooled));
+  BAD(KILN_ERROR_INVALID_HANDLE, kiln_buffer_destroy_async(NULL, pooled));
+  size_t bytes_of_pool;
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_pool_usage(NULL, &bytes_of_pool, NULL));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_pool_usage(fx.dead_ctx, NULL, &bytes_of_pool));
+  BAD(KILN_OK, kiln_context_pool_usage(fx.ctx, NULL, NULL));
+  BAD(KILN_ERROR_INVALID_HANDLE, kiln_context_set_pool_keep(NULL, 0));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_context_set_pool_keep(AS(kiln_context, fx.stream), 0));
+  BAD(KILN_ERROR_INVALID_HANDLE, kiln_context_trim_pool(NULL, 0));
+  BAD(KILN_ERROR_INVALID_HANDLE, kiln_context_trim_pool(fx.dead_ctx, 0));
+
   BAD(KILN_ERROR_INVALID_HANDLE, ZERO_OR(kiln_buffer_size(NULL)));
   BAD(KILN_ERROR_INVALID_HANDLE, ZERO_OR(kiln_buffer_size(fx.dead_buf)));
   BAD(KILN_ERROR_INVALID_HANDLE,
