@@ -22,7 +22,8 @@ enum {
   BENCH_PEER = 1u << 7,
   BENCH_OVERLAP = 1u << 8,
   BENCH_HGEMM = 1u << 9,
-  BENCH_ALL = (1u << 10) - 1u,
+  BENCH_ALLOC = 1u << 10,
+  BENCH_ALL = (1u << 11) - 1u,
 };
 
 /* The hidden option that makes kiln-bench the compile section's child
@@ -43,14 +44,15 @@ typedef struct cublas cublas;
 /* One measured figure. Strings are static. */
 typedef struct bench_result {
   const char *section; /* "launch", "stream", "reduce", "transfer", "gemm",
-                          "compile", "graph", "peer", "overlap" */
+                          "compile", "graph", "peer", "overlap",
+                          "alloc" */
   const char *name;    /* "triad", "h2d-pinned", "sgemm", ... */
   const char *impl;    /* "kiln", "cuda-raw", "cuMemcpyDtoD", "cublas",
-                          "nvrtc-raw", "vulkan-raw" */
+                          "nvrtc-raw", "vulkan-raw", "kiln-async", ... */
   size_t size; /* elements, bytes, matrix order, launches or compiles */
   double ms;           /* median time of one operation */
   double value;        /* in `unit` */
-  const char *unit;    /* "GB/s", "GFLOP/s", "us", "ms" */
+  const char *unit;    /* "GB/s", "GFLOP/s", "us", "ms", "x" */
 } bench_result;
 
 typedef struct bench {
@@ -88,6 +90,7 @@ int bench_compile(bench *b);
 int bench_graph(bench *b);
 int bench_peer(bench *b);
 int bench_overlap(bench *b);
+int bench_alloc(bench *b);
 
 /* The child process of the compile section (BENCH_PIPELINE_PROBE): opens a
  * context as the environment says, times the first kiln_sgemm_f32 and a

@@ -4,11 +4,12 @@
  *
  * Written against kiln's public API alone, it runs on the backend the
  * environment picks (KILN_BACKEND, KILN_DEVICE) and measures launch cost,
- * streaming bandwidth (BabelStream's kernels), reduction, transfers, SGEMM
- * and run-time compilation. Beside it, never in the library, run the
- * comparators that isolate kiln's own cost: the same kernels through the
- * raw CUDA driver API, the device's copy ceiling (cuMemcpyDtoD), cuBLAS,
- * and NVRTC called directly; each is skipped, with the reason, where its
+ * streaming bandwidth (BabelStream's kernels), reduction, transfers, SGEMM,
+ * run-time compilation and buffers made and released in stream order.
+ * Beside it, never in the library, run the comparators that isolate kiln's
+ * own cost: the same kernels through the raw CUDA driver API, the device's
+ * copy ceiling (cuMemcpyDtoD), cuMemAllocAsync, cuBLAS, and NVRTC called
+ * directly; each is skipped, with the reason, where its
  * library or device is missing. Every result is checked against the CPU,
  * and a wrong one makes the exit status 1: the CI smoke test (--quick on
  * lavapipe) relies on it.
@@ -52,6 +53,7 @@ static const struct {
     {"hgemm", BENCH_HGEMM, bench_hgemm},
     {"compile", BENCH_COMPILE, bench_compile},
     {"overlap", BENCH_OVERLAP, bench_overlap},
+    {"alloc", BENCH_ALLOC, bench_alloc},
 };
 #define SECTION_COUNT (sizeof sections / sizeof sections[0])
 
@@ -68,7 +70,7 @@ static void usage(FILE *to) {
           "every kernel\n"
           "  --only=LIST     some of launch,graph,stream,reduce,transfer,"
           "peer,overlap,gemm,\n"
-          "                  hgemm,compile\n"
+          "                  hgemm,compile,alloc\n"
           "                  (default: all)\n"
           "  --max-size=N    the largest array, transfer or matrix in bytes; "
           "K, M, G\n"
@@ -138,8 +140,8 @@ static int parse_options(int argc, char **argv, bench_options *o) {
     } else if ((v = option_value(argc, argv, &i, "--only")) != NULL) {
       if (parse_only(v, &o->sections) != 0) {
         fprintf(stderr, "kiln-bench: --only takes a list of launch, graph, "
-                        "stream, reduce, transfer, peer, gemm, hgemm, compile, not "
-                        "'%s'\n", v);
+                        "stream, reduce, transfer, peer, overlap, gemm, "
+                        "hgemm, compile, alloc, not '%s'\n", v);
         return -1;
       }
     } else if ((v = option_value(argc, argv, &i, "--max-size")) != NULL) {
