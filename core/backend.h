@@ -654,6 +654,23 @@ typedef struct kiln_memory_ops {
   kiln_status (*set_keep)(kiln_context *ctx, size_t keep_bytes);
 } kiln_memory_ops;
 
+/* Debug labels in the device's own command stream, for KILN_TRACE=nvtx
+ * (core/submit/trace.c), where the profilers of the API read those rather
+ * than NVTX or rocTX: Vulkan's VK_EXT_debug_utils, which RenderDoc and
+ * Nsight Systems show. CUDA and HIP have no table: Nsight Systems and
+ * rocprof see the NVTX and rocTX ranges the core opens itself.
+ * stream_label_begin: what the calling thread issues on s until
+ *   stream_label_end(s) is the command called `name` (the text of its NVTX
+ *   range, valid until the end). The door calls them around the op of
+ *   each command it issues while the context's sinks hold nvtx, never for
+ *   a graph's build; they nest on a thread as the commands do (kiln_fill
+ *   inside the kiln_buffer_fill that issued it). Neither can fail: where
+ *   the driver has no labels they do nothing. */
+typedef struct kiln_label_ops {
+  void (*stream_label_begin)(kiln_stream *s, const char *name);
+  void (*stream_label_end)(kiln_stream *s);
+} kiln_label_ops;
+
 struct kiln_backend_ops {
   kiln_backend kind;
   const char *name; /* "cuda", "hip", "vulkan" */
@@ -769,6 +786,9 @@ struct kiln_backend_ops {
   /* NULL: the core keeps a pool of its own for kiln_buffer_create_async
    * (core/memory/pool.c), as it does where `supported` says no. */
   const kiln_memory_ops *memory;
+  /* NULL: KILN_TRACE=nvtx opens NVTX and rocTX ranges only, and needs one
+   * of them. */
+  const kiln_label_ops *labels;
 
   /* kiln's built-in kernels for this backend, embedded at build time by
    * tools/kiln-embed: a list ended by an entry whose format is 0. NULL when

@@ -270,6 +270,9 @@ typedef struct kiln_trace_mark {
   uint32_t flags;
   uint64_t id;
   kiln_event *start;
+  /* KILN_TRACE=nvtx: the command's range name where it is made up, which
+   * the backend's labels may read until the end. */
+  char name[128];
 } kiln_trace_mark;
 
 /* Around the backend's work for command c on s, in the door, for commands
@@ -281,10 +284,11 @@ void kiln_trace_begin(kiln_stream *s, const kiln_command *c,
 void kiln_trace_end(kiln_stream *s, const kiln_command *c, kiln_trace_mark *m,
                     bool issued);
 
-/* Reads KILN_TRACE for a new context into *out_sinks (KILN_TRACE_SINK_*
- * bits); KILN_ERROR_INVALID_ARGUMENT, naming the value, for a word that
- * is no sink or a sink this kiln cannot drive. */
-kiln_status kiln_trace_from_env(unsigned *out_sinks);
+/* Reads KILN_TRACE for a new context of `ops` into *out_sinks
+ * (KILN_TRACE_SINK_* bits); KILN_ERROR_INVALID_ARGUMENT, naming the value,
+ * for a word that is no sink or a sink this kiln cannot drive there. */
+kiln_status kiln_trace_from_env(const kiln_backend_ops *ops,
+                                unsigned *out_sinks);
 /* A context opened with `sinks`, and one going (destroyed or abandoned,
  * its waits done): what tracing keeps for it. */
 void kiln_trace_context_open(kiln_context *ctx, unsigned sinks);

@@ -117,7 +117,7 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
   unsigned trace_sinks;
   kiln_status st = sync_timeout_from_env(&timeout_ns);
   if (st != KILN_OK || (st = kiln_debug_from_env(&debug)) != KILN_OK ||
-      (st = kiln_trace_from_env(&trace_sinks)) != KILN_OK ||
+      (st = kiln_trace_from_env(ops, &trace_sinks)) != KILN_OK ||
       (st = sync_policy(fn, asked, &sync)) != KILN_OK)
     return kiln_error_in(fn, st);
   kiln_context *ctx =

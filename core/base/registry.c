@@ -250,6 +250,11 @@ static const char *missing_member(const kiln_backend_ops *ops,
     NEED(memory, usage);
     NEED(memory, set_keep);
   }
+  const kiln_label_ops *labels = ops->labels;
+  if (labels) {
+    NEED(labels, stream_label_begin);
+    NEED(labels, stream_label_end);
+  }
 #undef NEED
   return NULL;
 }

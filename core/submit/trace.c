@@ -1,7 +1,8 @@
 /* Trace hooks. The door (core/submit/submit.c) brackets each command it
  * issues with kiln_trace_begin and kiln_trace_end, which tell the handler
  * in force and the context's KILN_TRACE sinks (the log here, profiler
- * ranges in trace_nvtx.c) and, for a handler that asked for completions,
+ * ranges in trace_nvtx.c and, for nvtx, the backend's debug labels, by the
+ * same name) and, for a handler that asked for completions,
  * time the command (trace_timing.c); the host waits then report the
  * completions they made known through kiln_trace_completed. */
 #include <stdio.h>
@@ -162,14 +163,21 @@ void kiln_trace_begin(kiln_stream *s, const kiln_command *c,
     if (m->start)
       m->id = atomic_fetch_add_explicit(&last_id, 1, memory_order_relaxed) + 1;
   }
-  if (s->base.context->trace_sinks & KILN_TRACE_SINK_NVTX)
-    kiln_ranges_push(c);
+  kiln_context *ctx = s->base.context;
+  if (ctx->trace_sinks & KILN_TRACE_SINK_NVTX) {
+    const char *name = kiln_range_name(c, m->name, sizeof m->name);
+    kiln_ranges_push(c, name);
+    if (ctx->ops->labels) ctx->ops->labels->stream_label_begin(s, name);
+  }
 }
 
 void kiln_trace_end(kiln_stream *s, const kiln_command *c, kiln_trace_mark *m,
                     bool issued) {
   kiln_context *ctx = s->base.context;
-  if (ctx->trace_sinks & KILN_TRACE_SINK_NVTX) kiln_ranges_pop();
+  if (ctx->trace_sinks & KILN_TRACE_SINK_NVTX) {
+    if (ctx->ops->labels) ctx->ops->labels->stream_label_end(s);
+    kiln_ranges_pop();
+  }
   if (!issued) {
     if (m->start) kiln_timing_drop(s, m->start);
     return;
@@ -214,7 +222,8 @@ static const struct {
 } sinks[] = {{"log", KILN_TRACE_SINK_LOG}, {"nvtx", KILN_TRACE_SINK_NVTX}};
 #define SINK_COUNT (sizeof sinks / sizeof sinks[0])
 
-kiln_status kiln_trace_from_env(unsigned *out_sinks) {
+kiln_status kiln_trace_from_env(const kiln_backend_ops *ops,
+                                unsigned *out_sinks) {
   const char *v = kiln_getenv("KILN_TRACE");
   unsigned on = 0;
   for (const char *p = v; p;) {
@@ -232,7 +241,7 @@ kiln_status kiln_trace_from_env(unsigned *out_sinks) {
     p = p[n] ? p + n + 1 : NULL;
   }
   if (on & KILN_TRACE_SINK_NVTX) {
-    kiln_status st = kiln_ranges_open();
+    kiln_status st = kiln_ranges_open(!ops->labels);
     if (st != KILN_OK) return st;
   }
   *out_sinks = on;

@@ -14,11 +14,16 @@ bool kiln_command_moves_bytes(kiln_command_kind kind);
 
 /* Readies the ranges, once per process: NVTX's domain "kiln", and rocTX
  * where its library loads. KILN_ERROR_INVALID_ARGUMENT, saying why, where
- * this kiln has neither. */
-kiln_status kiln_ranges_open(void);
-/* Opens a range named for c on the calling thread; closes the thread's
- * innermost. */
-void kiln_ranges_push(const kiln_command *c);
+ * this kiln has neither and they are `required` (the backend has no debug
+ * labels of its own to show instead). */
+kiln_status kiln_ranges_open(bool required);
+/* What c's range and debug label say: the kernel's name for a launch,
+ * "<function> <bytes> B" for a command that moves bytes, else the
+ * function; in `text` (of `size` bytes) where it is made up. */
+const char *kiln_range_name(const kiln_command *c, char *text, size_t size);
+/* Opens a range called `name` (kiln_range_name's for c) on the calling
+ * thread; closes the thread's innermost. */
+void kiln_ranges_push(const kiln_command *c, const char *name);
 void kiln_ranges_pop(void);
 
 /* ---- trace_timing.c -------------------------------------------------------- */

@@ -1,6 +1,8 @@
 /* KILN_TRACE=nvtx: a profiler range around each command the door issues,
  * named after the kernel for a launch and "<function> <bytes> B" for the
- * others, through NVTX 3 and rocTX.
+ * others, through NVTX 3 and rocTX. The same names label the commands in
+ * the device's own command stream where the backend has a labels table
+ * (trace.c).
  *
  * NVTX 3 is header-only: its first call looks for a tool's injection
  * library (NVTX_INJECTION64_PATH, which Nsight Systems sets) and, with
@@ -111,27 +113,28 @@ static void load(void) {
   if (roctx_push) ready = true;
 }
 
-kiln_status kiln_ranges_open(void) {
+kiln_status kiln_ranges_open(bool required) {
   pthread_once(&once, load);
-  if (ready) return KILN_OK;
+  if (ready || !required) return KILN_OK;
   return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "KILN_TRACE=nvtx: %s",
                         why_not);
 }
 
-void kiln_ranges_push(const kiln_command *c) {
+const char *kiln_range_name(const kiln_command *c, char *text, size_t size) {
+  if (c->kind == KILN_COMMAND_LAUNCH) return c->kernel->name;
+  if (kiln_command_moves_bytes(c->kind))
+    snprintf(text, size, "%s %zu B", c->fn, c->size);
+  else
+    snprintf(text, size, "%s", c->fn);
+  return text;
+}
+
+void kiln_ranges_push(const kiln_command *c, const char *name) {
   bool nvtx = false;
 #if KILN_HAVE_NVTX
   nvtx = domain != NULL;
 #endif
   if (!nvtx && !roctx_push) return;
-  char text[128];
-  const char *name = text;
-  if (c->kind == KILN_COMMAND_LAUNCH)
-    name = c->kernel->name;
-  else if (kiln_command_moves_bytes(c->kind))
-    snprintf(text, sizeof text, "%s %zu B", c->fn, c->size);
-  else
-    snprintf(text, sizeof text, "%s", c->fn);
 #if KILN_HAVE_NVTX
   if (nvtx) {
     nvtxEventAttributes_t a;
