@@ -1,5 +1,7 @@
 /* The process-wide VkInstance, with the validation layer and its
- * messenger where KILN_VULKAN_VALIDATION asks for them. */
+ * messenger where KILN_VULKAN_VALIDATION asks for them, and
+ * VK_EXT_debug_utils's labels for KILN_TRACE=nvtx (labels.c) wherever the
+ * loader offers them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +107,36 @@ static bool sync_validation_requested(void) {
   return !v || strcmp(v, "core") != 0;
 }
 
+static void forget_labels(void) {
+  kiln_vulkan_lib.vkCmdBeginDebugUtilsLabelEXT = NULL;
+  kiln_vulkan_lib.vkCmdEndDebugUtilsLabelEXT = NULL;
+  kiln_vulkan_lib.vkQueueBeginDebugUtilsLabelEXT = NULL;
+  kiln_vulkan_lib.vkQueueEndDebugUtilsLabelEXT = NULL;
+}
+
+/* The entry point `name` of the instance, into `dst` (a PFN of its own
+ * type); false where the instance lacks it. */
+static bool resolve(const char *name, void *dst, size_t size) {
+  PFN_vkVoidFunction fn =
+      kiln_vulkan_lib.vkGetInstanceProcAddr(g.instance, name);
+  memcpy(dst, &fn, size);
+  return fn != NULL;
+}
+
+/* The label calls of VK_EXT_debug_utils, all four or none: labels.c
+ * records none while vkCmdBeginDebugUtilsLabelEXT is NULL. Through the
+ * loader's dispatch, so that layers see them. */
+static void load_labels(void) {
+  kiln_vulkan_library *lib = &kiln_vulkan_lib;
+#define RESOLVE(name) resolve(#name, &lib->name, sizeof lib->name)
+  const bool all = RESOLVE(vkCmdBeginDebugUtilsLabelEXT) &&
+                   RESOLVE(vkCmdEndDebugUtilsLabelEXT) &&
+                   RESOLVE(vkQueueBeginDebugUtilsLabelEXT) &&
+                   RESOLVE(vkQueueEndDebugUtilsLabelEXT);
+#undef RESOLVE
+  if (!all) forget_labels();
+}
+
 kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
                                         size_t reason_size) {
   g.validation_problem[0] = '\0';
@@ -119,6 +151,12 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
     enabled[enabled_count++] = VK_KHR_PORTABILITY_ENUMERATION_EXTENSION_NAME;
     flags |= VK_INSTANCE_CREATE_ENUMERATE_PORTABILITY_BIT_KHR;
   }
+
+  /* Enabled wherever it is offered: contexts read KILN_TRACE after the
+   * instance is made, and an enabled extension that no one calls costs
+   * nothing. */
+  bool debug_utils = kiln_vulkan_has_extension(
+      exts, ext_count, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
 
   bool validate = false;
   const char *layer = VALIDATION_LAYER;
@@ -135,20 +173,17 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
                VALIDATION_LAYER);
     } else {
       layer_exts = instance_extensions(layer, &layer_ext_count);
-      bool debug_utils =
-          kiln_vulkan_has_extension(exts, ext_count,
-                                    VK_EXT_DEBUG_UTILS_EXTENSION_NAME) ||
-          kiln_vulkan_has_extension(layer_exts, layer_ext_count,
-                                    VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
-      if (!debug_utils) {
+      if (!debug_utils &&
+          !kiln_vulkan_has_extension(layer_exts, layer_ext_count,
+                                     VK_EXT_DEBUG_UTILS_EXTENSION_NAME)) {
         snprintf(g.validation_problem, sizeof g.validation_problem,
                  "KILN_VULKAN_VALIDATION is set but neither the loader nor "
                  "%s offers %s, so validation messages could not be seen",
                  VALIDATION_LAYER, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
       } else {
         validate = true;
+        debug_utils = true;
         g.validation_version = layer_version;
-        enabled[enabled_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
         sync_validation = sync_validation_requested() &&
                           kiln_vulkan_has_extension(
                               layer_exts, layer_ext_count,
@@ -160,6 +195,7 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
   }
   free(exts);
   free(layer_exts);
+  if (debug_utils) enabled[enabled_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
 
   VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
       .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
@@ -219,6 +255,7 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
     return KILN_ERROR_UNAVAILABLE;
   }
   kiln_status st = kiln_vulkan_load_instance(g.instance, reason, reason_size);
+  if (st == KILN_OK && debug_utils) load_labels();
   if (st == KILN_OK && validate) {
     if (!kiln_vulkan_lib.vkCreateDebugUtilsMessengerEXT) {
       snprintf(reason, reason_size,
@@ -239,6 +276,7 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
 }
 
 void kiln_vulkan_instance_destroy(void) {
+  forget_labels();
   if (g.messenger)
     kiln_vulkan_lib.vkDestroyDebugUtilsMessengerEXT(g.instance, g.messenger,
                                                     NULL);

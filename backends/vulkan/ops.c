@@ -64,6 +64,11 @@ static const kiln_compiler_ops vulkan_compiler = {
     .compile = kiln_vulkan_compile,
 };
 
+static const kiln_label_ops vulkan_labels = {
+    .stream_label_begin = kiln_vulkan_stream_label_begin,
+    .stream_label_end = kiln_vulkan_stream_label_end,
+};
+
 const kiln_backend_ops kiln_vulkan_ops = {
     .kind = KILN_BACKEND_VULKAN,
     .name = "vulkan",
@@ -122,6 +127,7 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .interop = &vulkan_interop,
     .graphs = &vulkan_graphs,
     .compiler = &vulkan_compiler,
+    .labels = &vulkan_labels,
 
 #ifdef KILN_VULKAN_HAVE_BUILTINS
     .builtin_images = kiln_vulkan_builtin_images,

@@ -224,7 +224,10 @@ static kiln_status open_batch(kiln_vulkan_stream *st, kiln_vulkan_lane lane) {
 kiln_status kiln_vulkan_stream_open(kiln_vulkan_stream *st,
                                     VkCommandBuffer *out) {
   kiln_status s = open_batch(st, KILN_VULKAN_LANE_COMPUTE);
-  if (s == KILN_OK) *out = st->cmd;
+  if (s == KILN_OK) {
+    kiln_vulkan_label_command(st);
+    *out = st->cmd;
+  }
   return s;
 }
 
@@ -255,6 +258,8 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
                                        VkCommandBuffer *out) {
   kiln_status s = open_batch(st, lane);
   if (s != KILN_OK) return s;
+  /* The wait at the barrier is the command's own. */
+  kiln_vulkan_label_command(st);
   if (st->dirty) {
     device_barrier(st);
     st->dirty = false;
@@ -296,6 +301,7 @@ static bool inflight_reserve(kiln_vulkan_stream *st) {
 }
 
 void kiln_vulkan_stream_discard(kiln_vulkan_stream *st) {
+  kiln_vulkan_label_close(st, false);
   if (st->cmd) {
     kiln_vulkan_lane_state *ls = &st->lanes[st->lane];
     st->ctx->vk.vkResetCommandBuffer(st->cmd, 0);
@@ -357,8 +363,10 @@ static kiln_status submit(kiln_vulkan_stream *st, kiln_vulkan_lane lane,
                            st->timeline->semaphore, value);
     } else {
       pthread_mutex_lock(&queue->lock);
+      const uint32_t labels = kiln_vulkan_label_queue_begin(st, queue->handle);
       VkResult r =
           st->ctx->vk.vkQueueSubmit(queue->handle, 1, &info, VK_NULL_HANDLE);
+      kiln_vulkan_label_queue_end(queue->handle, labels);
       pthread_mutex_unlock(&queue->lock);
       if (r != VK_SUCCESS) s = kiln_vulkan_error(r, "vkQueueSubmit");
     }
@@ -490,6 +498,7 @@ kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
   kiln_status s = prepare_submission(st);
   if (s != KILN_OK) return s;
   if (st->cmd) {
+    kiln_vulkan_label_close(st, true);
     if (st->dirty) host_barrier(st);
     VkResult r = st->ctx->vk.vkEndCommandBuffer(st->cmd);
     if (r != VK_SUCCESS) {

@@ -56,7 +56,8 @@
  * stream.c (streams' lives, context-wide waits), graph.c and launch.c;
  * all of them over submit.c (recording and submitting a stream's
  * commands); below it staging.c (the staging ring's books), wait.c (the
- * host's semaphore waits), reorder.c, memory.c (VkBuffers and their
+ * host's semaphore waits), reorder.c, labels.c (KILN_TRACE=nvtx's debug
+ * labels), memory.c (VkBuffers and their
  * memory) over blocks.c (memory types, budgets, blocks) over suballoc.c
  * (their books) and timeline.c, pipeline_cache.c, device.c over
  * features.c and instance.c (the physical devices, their optional
@@ -100,6 +101,12 @@ typedef struct kiln_vulkan_library {
   /* Only with validation (VK_EXT_debug_utils). */
   PFN_vkCreateDebugUtilsMessengerEXT vkCreateDebugUtilsMessengerEXT;
   PFN_vkDestroyDebugUtilsMessengerEXT vkDestroyDebugUtilsMessengerEXT;
+  /* KILN_TRACE=nvtx's labels (labels.c): set by instance.c where the
+   * instance has VK_EXT_debug_utils, else NULL. */
+  PFN_vkCmdBeginDebugUtilsLabelEXT vkCmdBeginDebugUtilsLabelEXT;
+  PFN_vkCmdEndDebugUtilsLabelEXT vkCmdEndDebugUtilsLabelEXT;
+  PFN_vkQueueBeginDebugUtilsLabelEXT vkQueueBeginDebugUtilsLabelEXT;
+  PFN_vkQueueEndDebugUtilsLabelEXT vkQueueEndDebugUtilsLabelEXT;
 } kiln_vulkan_library;
 
 typedef struct kiln_vulkan_device_fns {
@@ -574,6 +581,10 @@ typedef enum kiln_vulkan_lane {
   KILN_VULKAN_LANE_TRANSFER,
 } kiln_vulkan_lane;
 
+/* How deep KILN_TRACE=nvtx's labels nest (labels.c): a command, the
+ * helpers it issues, theirs; deeper ones go unlabelled. */
+#define KILN_VULKAN_LABEL_DEPTH 4
+
 typedef struct kiln_vulkan_lane_state {
   kiln_vulkan_queue *queue; /* NULL: the stream has no such lane */
   VkCommandPool pool;
@@ -634,6 +645,12 @@ struct kiln_vulkan_stream {
   kiln_vulkan_batch *inflight;
   size_t inflight_first, inflight_count, inflight_cap;
   kiln_vulkan_staging staging;
+  /* KILN_TRACE=nvtx (labels.c): the ids of the labels begun in `cmd` and
+   * not yet ended, outermost first; the innermost label of the transfer
+   * batch being recorded, which its submission carries (0: none). */
+  uint64_t label_open[KILN_VULKAN_LABEL_DEPTH];
+  uint32_t label_depth;
+  uint64_t label_queued;
 };
 
 KILN_BACKEND_CAST(kiln_vulkan_stream, kiln_stream, kiln_vulkan_stream_cast)
@@ -742,6 +759,32 @@ kiln_status kiln_vulkan_timeline_create(kiln_vulkan_context *ctx,
                                         kiln_vulkan_timeline **out);
 void kiln_vulkan_timeline_release(kiln_vulkan_context *ctx,
                                   kiln_vulkan_timeline *timeline);
+
+/* ---- KILN_TRACE=nvtx's debug labels (labels.c) ----------------------------- */
+
+/* The labels table's ops: the commands the calling thread records until
+ * the end are called `name` (the core's, valid until then), inside the
+ * labels it had already. No lock: a stack per thread. */
+void kiln_vulkan_stream_label_begin(kiln_stream *s, const char *name);
+void kiln_vulkan_stream_label_end(kiln_stream *s);
+
+/* The functions below need the stream's lock; submit.c calls them. */
+
+/* A command goes into st->cmd next, before its barrier: on the compute
+ * lane, ends the labels open there that the thread no longer has and
+ * begins those it has; on the transfer lane, marks the batch for queue
+ * labels. Nothing for a graph's build. */
+void kiln_vulkan_label_command(kiln_vulkan_stream *st);
+/* st->cmd is about to end (`recorded`: the labels still open are ended in
+ * it) or is dropped (what is open or marked is forgotten). */
+void kiln_vulkan_label_close(kiln_vulkan_stream *st, bool recorded);
+/* Around the submission of the stream's batch to `queue`, its lock held:
+ * queue labels for a transfer batch that kiln_vulkan_label_command marked,
+ * while the thread that recorded it submits it. begin answers how many it
+ * began, which end then ends. */
+uint32_t kiln_vulkan_label_queue_begin(kiln_vulkan_stream *st,
+                                       VkQueue queue);
+void kiln_vulkan_label_queue_end(VkQueue queue, uint32_t count);
 
 /* ---- KILN_DEBUG=reorder (reorder.c) ---------------------------------------- */
 
