@@ -29,9 +29,10 @@
 #define BLOCK_MAX ((VkDeviceSize)256 << 20)
 
 struct kiln_vulkan_pool {
-  pthread_mutex_t lock; /* guards books */
+  pthread_mutex_t lock; /* guards books and keep */
   kiln_vulkan_suballoc books;
-  VkDeviceSize block_bytes; /* a new block's size; empty ones kept */
+  VkDeviceSize block_bytes; /* a new block's size */
+  uint64_t keep;            /* empty blocks kept: block_bytes unless set */
 };
 
 static const VkMemoryPropertyFlags mappable =
@@ -97,6 +98,7 @@ kiln_status kiln_vulkan_memory_init(kiln_vulkan_context *vc) {
     if (block > vc->phys->max_allocation_bytes)
       block = vc->phys->max_allocation_bytes & ~(G - 1);
     pool->block_bytes = block;
+    pool->keep = block;
   }
   return KILN_OK;
 }
@@ -132,7 +134,7 @@ void kiln_vulkan_memory_put(kiln_vulkan_context *vc,
   const kiln_vulkan_suballoc_owner owner = owner_of(vc);
   pthread_mutex_lock(&pool->lock);
   kiln_vulkan_suballoc_give(&pool->books, alloc->range, &owner);
-  kiln_vulkan_suballoc_trim(&pool->books, pool->block_bytes, &owner);
+  kiln_vulkan_suballoc_trim(&pool->books, pool->keep, &owner);
   pthread_mutex_unlock(&pool->lock);
   alloc->range = NULL;
 }
@@ -149,6 +151,56 @@ void kiln_vulkan_memory_put_after(kiln_vulkan_context *vc,
   pthread_mutex_unlock(&pool->lock);
   alloc->range = NULL;
   alloc->buffer = VK_NULL_HANDLE;
+}
+
+void kiln_vulkan_memory_usage(kiln_vulkan_context *vc, size_t *out_reserved,
+                              size_t *out_used) {
+  uint64_t reserved = 0, used = 0;
+  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+    struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
+    uint64_t r, u;
+    pthread_mutex_lock(&pool->lock);
+    kiln_vulkan_suballoc_usage(&pool->books, &r, &u);
+    pthread_mutex_unlock(&pool->lock);
+    reserved += r;
+    used += u;
+  }
+  *out_reserved = reserved > SIZE_MAX ? SIZE_MAX : (size_t)reserved;
+  *out_used = used > SIZE_MAX ? SIZE_MAX : (size_t)used;
+}
+
+void kiln_vulkan_memory_set_keep(kiln_vulkan_context *vc, uint64_t bytes) {
+  const kiln_vulkan_suballoc_owner owner = owner_of(vc);
+  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+    struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
+    pthread_mutex_lock(&pool->lock);
+    pool->keep = bytes;
+    kiln_vulkan_suballoc_trim(&pool->books, pool->keep, &owner);
+    pthread_mutex_unlock(&pool->lock);
+  }
+}
+
+void kiln_vulkan_memory_forget_timeline(kiln_vulkan_context *vc,
+                                       kiln_vulkan_timeline *timeline) {
+  if (!vc->memory.pools) return;
+  const kiln_vulkan_suballoc_owner owner = owner_of(vc);
+  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+    struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
+    pthread_mutex_lock(&pool->lock);
+    kiln_vulkan_suballoc_reclaim_key(&pool->books, &owner, timeline);
+    pthread_mutex_unlock(&pool->lock);
+  }
+}
+
+void kiln_vulkan_memory_trim(kiln_vulkan_context *vc, uint64_t keep) {
+  const kiln_vulkan_suballoc_owner owner = owner_of(vc);
+  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+    struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
+    pthread_mutex_lock(&pool->lock);
+    kiln_vulkan_suballoc_reclaim(&pool->books, &owner, false);
+    kiln_vulkan_suballoc_trim(&pool->books, keep, &owner);
+    pthread_mutex_unlock(&pool->lock);
+  }
 }
 
 /* ---- Choosing a memory type ------------------------------------------------ */

@@ -57,6 +57,15 @@ static const kiln_graph_ops vulkan_graphs = {
     .graph_deinit = kiln_vulkan_graph_deinit,
 };
 
+static const kiln_memory_ops vulkan_memory = {
+    .supported = kiln_vulkan_pool_supported,
+    .buffer_init_async = kiln_vulkan_buffer_init_async,
+    .buffer_deinit_async = kiln_vulkan_buffer_deinit_async,
+    .trim = kiln_vulkan_pool_trim,
+    .usage = kiln_vulkan_pool_usage,
+    .set_keep = kiln_vulkan_pool_set_keep,
+};
+
 static const kiln_compiler_ops vulkan_compiler = {
     .languages = {KILN_SOURCE_GLSL, 0},
     .compiler_load = kiln_vulkan_compiler_load,
@@ -127,6 +136,7 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .interop = &vulkan_interop,
     .graphs = &vulkan_graphs,
     .compiler = &vulkan_compiler,
+    .memory = &vulkan_memory,
     .labels = &vulkan_labels,
 
 #ifdef KILN_VULKAN_HAVE_BUILTINS

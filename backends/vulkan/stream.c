@@ -98,6 +98,7 @@ void kiln_vulkan_stream_teardown(kiln_vulkan_stream *st) {
   destroy_lanes(st);
   free(st->inflight);
   free(st->waits);
+  kiln_vulkan_memory_forget_timeline(vc, st->timeline);
   kiln_vulkan_timeline_release(vc, st->timeline);
   pthread_mutex_destroy(&st->lock);
 }

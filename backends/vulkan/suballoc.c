@@ -375,6 +375,39 @@ void kiln_vulkan_suballoc_give_after(kiln_vulkan_suballoc *a,
  * row, and each poll is a driver call. */
 #define POLLED 8
 
+static void unlink_waiting(kiln_vulkan_suballoc *a,
+                           kiln_vulkan_suballoc_range *r) {
+  if (r->prev)
+    r->prev->next = r->next;
+  else
+    a->waiting = r->next;
+  if (r->next)
+    r->next->prev = r->prev;
+  else
+    a->waiting_last = r->prev;
+  a->waiting_count--;
+}
+
+/* Gives back waiting range r, its timeline reached. */
+static void give_waiting(kiln_vulkan_suballoc *a, kiln_vulkan_suballoc_range *r,
+                         const kiln_vulkan_suballoc_owner *owner) {
+  unlink_waiting(a, r);
+  owner->release(owner->arg, r);
+  r->key = NULL;
+  r->handle = 0;
+  kiln_vulkan_suballoc_give(a, r, owner);
+}
+
+void kiln_vulkan_suballoc_reclaim_key(kiln_vulkan_suballoc *a,
+                                      const kiln_vulkan_suballoc_owner *owner,
+                                      void *key) {
+  kiln_vulkan_suballoc_range *next;
+  for (kiln_vulkan_suballoc_range *r = a->waiting; r; r = next) {
+    next = r->next;
+    if (r->key == key) give_waiting(a, r, owner);
+  }
+}
+
 size_t kiln_vulkan_suballoc_reclaim(kiln_vulkan_suballoc *a,
                                     const kiln_vulkan_suballoc_owner *owner,
                                     bool all) {
@@ -398,19 +431,7 @@ size_t kiln_vulkan_suballoc_reclaim(kiln_vulkan_suballoc *a,
       done = polled[i].value >= r->value;
     }
     if (!done) continue;
-    if (r->prev)
-      r->prev->next = next;
-    else
-      a->waiting = next;
-    if (next)
-      next->prev = r->prev;
-    else
-      a->waiting_last = r->prev;
-    a->waiting_count--;
-    owner->release(owner->arg, r);
-    r->key = NULL;
-    r->handle = 0;
-    kiln_vulkan_suballoc_give(a, r, owner);
+    give_waiting(a, r, owner);
     reclaimed++;
   }
   a->reclaim_at = a->waiting_count * 2 > 64 ? a->waiting_count * 2 : 64;
@@ -434,4 +455,15 @@ void kiln_vulkan_suballoc_deinit(kiln_vulkan_suballoc *a,
     free(s);
   }
   memset(a, 0, sizeof *a);
+}
+
+void kiln_vulkan_suballoc_usage(const kiln_vulkan_suballoc *a,
+                                uint64_t *out_reserved, uint64_t *out_used) {
+  uint64_t used = 0;
+  for (const kiln_vulkan_suballoc_block *b = a->blocks; b; b = b->next)
+    used += b->used;
+  for (const kiln_vulkan_suballoc_range *r = a->waiting; r; r = r->next)
+    used -= r->size;
+  *out_reserved = a->block_bytes;
+  *out_used = used;
 }

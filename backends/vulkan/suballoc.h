@@ -158,4 +158,15 @@ size_t kiln_vulkan_suballoc_reclaim(kiln_vulkan_suballoc *a,
                                     const kiln_vulkan_suballoc_owner *owner,
                                     bool all);
 
+/* Gives back every waiting range of timeline `key`, which the caller knows
+ * has reached all their values (its stream is done and going). */
+void kiln_vulkan_suballoc_reclaim_key(kiln_vulkan_suballoc *a,
+                                      const kiln_vulkan_suballoc_owner *owner,
+                                      void *key);
+
+/* The bytes of every block, and of those the bytes taken (waiting ranges
+ * not counted): a walk over the blocks and the waiting ranges. */
+void kiln_vulkan_suballoc_usage(const kiln_vulkan_suballoc *a,
+                                uint64_t *out_reserved, uint64_t *out_used);
+
 #endif /* KILN_VULKAN_SUBALLOC_H */

@@ -543,6 +543,20 @@ void kiln_vulkan_memory_put_after(kiln_vulkan_context *ctx,
                                   kiln_vulkan_allocation *alloc,
                                   kiln_vulkan_timeline *timeline,
                                   uint64_t value);
+/* Every pool's blocks and, of them, the bytes taken by live buffers. */
+void kiln_vulkan_memory_usage(kiln_vulkan_context *ctx, size_t *out_reserved,
+                              size_t *out_used);
+/* The empty blocks each pool keeps (UINT64_MAX: all; the default, one
+ * block), applied now and whenever a block empties. */
+void kiln_vulkan_memory_set_keep(kiln_vulkan_context *ctx, uint64_t bytes);
+/* Takes back every range given back after `timeline`, whose stream is
+ * done and going: its last reference then drops in the stream's teardown,
+ * which may wait, never in an allocation's reclaim, which must not. */
+void kiln_vulkan_memory_forget_timeline(kiln_vulkan_context *ctx,
+                                       kiln_vulkan_timeline *timeline);
+/* Takes back the ranges whose work is done, waiting for none, and gives
+ * the driver empty blocks beyond `keep` bytes in each pool. */
+void kiln_vulkan_memory_trim(kiln_vulkan_context *ctx, uint64_t keep);
 
 /* ---- Pipeline cache (pipeline_cache.c)
  * -------------------------------------------- */
@@ -855,6 +869,17 @@ KILN_BACKEND_CAST(kiln_vulkan_host_buffer, kiln_host_buffer,
 
 kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags);
 void kiln_vulkan_buffer_deinit(kiln_buffer *buf);
+
+/* Memory in stream order (pool.c): the memory table's ops. */
+kiln_status kiln_vulkan_pool_supported(kiln_context *ctx);
+kiln_status kiln_vulkan_buffer_init_async(kiln_buffer *buf, kiln_stream *s,
+                                          uint32_t flags);
+kiln_status kiln_vulkan_buffer_deinit_async(kiln_buffer *buf, kiln_stream *s);
+kiln_status kiln_vulkan_pool_trim(kiln_context *ctx, size_t keep_bytes);
+kiln_status kiln_vulkan_pool_usage(kiln_context *ctx, size_t *out_reserved,
+                                   size_t *out_used);
+kiln_status kiln_vulkan_pool_set_keep(kiln_context *ctx, size_t keep_bytes);
+
 kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
                                      size_t off, const void *src, size_t size);
 kiln_status kiln_vulkan_buffer_read(kiln_stream *s, const kiln_buffer *src,
