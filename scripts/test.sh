@@ -212,8 +212,10 @@ build_and_test asan --suite core --suite vulkan --timeout-multiplier 4 -- \
 # threads to meet, not to meet 2000 times) and the core suite. Vulkan
 # only, as lavapipe runs it anywhere; the validation layer stays off (it is
 # not built with TSan either, and triples the time). tests/tsan.supp
-# suppresses reports inside the Vulkan loader and lavapipe, never kiln's;
-# any other report stops the process with TSan's exit code 66. GCC's TSan
+# suppresses reports inside the Vulkan loader and lavapipe, and of kiln's
+# code only its copy out of device memory, whose order lavapipe keeps
+# where TSan cannot see it; any other report stops the process with
+# TSan's exit code 66. GCC's TSan
 # does not model atomic_thread_fence (core/base/object.c's registry uses two,
 # around atomics only), so its warning about them stays a warning here.
 export TSAN_OPTIONS="halt_on_error=1:exitcode=66:second_deadlock_stack=1:suppressions=$repo/tests/tsan.supp:print_suppressions=0"

@@ -153,7 +153,9 @@ typedef struct pending_read {
 static kiln_status finish_read(kiln_vulkan_stream *st, pending_read *p,
                                size_t *count) {
   kiln_status s = kiln_vulkan_stream_wait(st, p[0].value);
-  if (s == KILN_OK) memcpy(p[0].to, st->staging.alloc.map + p[0].at, p[0].size);
+  if (s == KILN_OK)
+    kiln_vulkan_copy_from_device(p[0].to, st->staging.alloc.map + p[0].at,
+                                 p[0].size);
   kiln_vulkan_staging_unhold(st, p[0].at);
   p[0] = p[1];
   (*count)--;
@@ -220,7 +222,8 @@ kiln_status kiln_vulkan_buffer_read(kiln_stream *s, const kiln_buffer *src,
      * writes: wait for them explicitly. */
     status = kiln_vulkan_stream_collect_writes(st);
     if (status == KILN_OK) status = kiln_vulkan_stream_finish(st);
-    if (status == KILN_OK) memcpy(dst, vb->alloc.map + off, size);
+    if (status == KILN_OK)
+      kiln_vulkan_copy_from_device(dst, vb->alloc.map + off, size);
   } else {
     status = staged_read(st, vb, off, dst, size);
   }

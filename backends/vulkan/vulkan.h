@@ -870,6 +870,10 @@ KILN_BACKEND_CAST(kiln_vulkan_host_buffer, kiln_host_buffer,
 kiln_status kiln_vulkan_buffer_init(kiln_buffer *buf, uint32_t flags);
 void kiln_vulkan_buffer_deinit(kiln_buffer *buf);
 
+/* Copies `size` bytes out of mapped memory that the device wrote, once a
+ * wait has ordered the write before this call (memory.c). */
+void kiln_vulkan_copy_from_device(void *dst, const void *src, size_t size);
+
 /* Memory in stream order (pool.c): the memory table's ops. */
 kiln_status kiln_vulkan_pool_supported(kiln_context *ctx);
 kiln_status kiln_vulkan_buffer_init_async(kiln_buffer *buf, kiln_stream *s,
