@@ -313,6 +313,9 @@ typedef enum kiln_command_kind {
    * object once the command is queued. */
   KILN_COMMAND_ALLOC,
   KILN_COMMAND_FREE,
+  /* A built graph replayed on the stream (`graph`), with the bookkeeping
+   * of its event records and launches. */
+  KILN_COMMAND_REPLAY,
 } kiln_command_kind;
 
 typedef struct kiln_packed_args kiln_packed_args;
@@ -356,6 +359,8 @@ typedef struct kiln_command {
   uint64_t handle, value;
   /* ALLOC: the kiln_buffer_flags. */
   uint32_t flags;
+  /* REPLAY. */
+  kiln_graph *graph;
 } kiln_command;
 
 struct kiln_graph {

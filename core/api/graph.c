@@ -176,29 +176,8 @@ kiln_status kiln_graph_launch(kiln_graph *g, kiln_stream *stream) {
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   kiln_stream *s;
   if ((st = kiln_stream_resolve(stream, ctx, fn, &s)) != KILN_OK) return st;
-  if (kiln_stream_capturing(s))
-    return kiln_set_error(KILN_ERROR_INVALID_STATE,
-                          "%s: the stream is capturing a graph, and a graph's "
-                          "replay cannot be captured; nothing was done and "
-                          "the capture goes on",
-                          fn);
-  pthread_mutex_lock(&g->lock);
-  st = g->built ? kiln_context_result(ctx, ctx->ops->graphs->graph_launch(g, s))
-                : kiln_set_error(KILN_ERROR_INVALID_STATE,
-                                 "%s: the graph could not be built again "
-                                 "after an update failed; destroy it",
-                                 fn);
-  for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++) {
-    const kiln_command *c = &g->cmds[i];
-    if (c->kind == KILN_COMMAND_RECORD) {
-      c->event->recorded = true;
-      if (ctx->guard) kiln_guard_note_record(c->event, s);
-    } else if (c->kind == KILN_COMMAND_LAUNCH && ctx->guard) {
-      kiln_guard_note_launch(s, c->args, c->arg_count);
-    }
-  }
-  pthread_mutex_unlock(&g->lock);
-  return kiln_error_in(fn, st);
+  const kiln_command c = {.kind = KILN_COMMAND_REPLAY, .fn = fn, .graph = g};
+  return kiln_error_in(fn, kiln_submit(s, &c));
 }
 
 kiln_status kiln_graph_launch_count(const kiln_graph *g, size_t *out_count) {

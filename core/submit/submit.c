@@ -285,9 +285,35 @@ static bool empty(const kiln_command *c) {
            c->config.grid.z == 0;
   case KILN_COMMAND_RECORD:
   case KILN_COMMAND_WAIT:
-  case KILN_COMMAND_WAIT_NATIVE: return false;
+  case KILN_COMMAND_WAIT_NATIVE:
+  case KILN_COMMAND_REPLAY: return false;
   default: return c->size == 0;
   }
+}
+
+/* A replay of g on s, one at a time (neither CUDA's nor HIP's executable
+ * graphs may be launched by two threads at once), then what its captured
+ * event records and launches mean on the host, as if queued one by one. */
+static kiln_status replay(kiln_stream *s, kiln_graph *g, const char *fn) {
+  kiln_context *ctx = s->base.context;
+  pthread_mutex_lock(&g->lock);
+  kiln_status st =
+      g->built ? ctx->ops->graphs->graph_launch(g, s)
+               : kiln_set_error(KILN_ERROR_INVALID_STATE,
+                                "%s: the graph could not be built again "
+                                "after an update failed; destroy it",
+                                fn);
+  for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++) {
+    const kiln_command *c = &g->cmds[i];
+    if (c->kind == KILN_COMMAND_RECORD) {
+      c->event->recorded = true;
+      if (ctx->guard) kiln_guard_note_record(c->event, s);
+    } else if (c->kind == KILN_COMMAND_LAUNCH && ctx->guard) {
+      kiln_guard_note_launch(s, c->args, c->arg_count);
+    }
+  }
+  pthread_mutex_unlock(&g->lock);
+  return st;
 }
 
 /* KILN_ERROR_UNSUPPORTED where the backend lacks the ability c needs and
@@ -382,6 +408,7 @@ static kiln_status issue(kiln_stream *s, const kiln_command *c) {
     return ops->interop->stream_wait_native(s, c->handle, c->value);
   case KILN_COMMAND_ALLOC: return kiln_pool_alloc(s, c->dst, c->flags);
   case KILN_COMMAND_FREE: return kiln_pool_release(s, c->dst);
+  case KILN_COMMAND_REPLAY: return replay(s, c->graph, c->fn);
   }
   return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                         "a command of unknown kind %d", (int)c->kind);
@@ -391,6 +418,12 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   kiln_context *ctx = s->base.context;
   if (kiln_stream_capturing(s) ||
       (c->src_stream && kiln_stream_capturing(c->src_stream))) {
+    if (c->kind == KILN_COMMAND_REPLAY)
+      return kiln_set_error(KILN_ERROR_INVALID_STATE,
+                            "%s: the stream is capturing a graph, and a "
+                            "graph's replay cannot be captured; nothing was "
+                            "done and the capture goes on",
+                            c->fn);
     if (c->kind == KILN_COMMAND_ALLOC || c->kind == KILN_COMMAND_FREE)
       return kiln_set_error(KILN_ERROR_UNSUPPORTED,
                             "%s: a graph cannot hold memory made or "

@@ -90,6 +90,7 @@ static kiln_trace_kind public_kind(kiln_command_kind kind) {
   case KILN_COMMAND_WAIT_NATIVE: return KILN_TRACE_WAIT_NATIVE;
   case KILN_COMMAND_ALLOC: return KILN_TRACE_ALLOC;
   case KILN_COMMAND_FREE: return KILN_TRACE_FREE;
+  case KILN_COMMAND_REPLAY: return KILN_TRACE_GRAPH_LAUNCH;
   }
   return KILN_TRACE_LAUNCH;
 }
@@ -111,7 +112,8 @@ static void describe(kiln_stream *s, const kiln_command *c,
 
 bool kiln_command_moves_bytes(kiln_command_kind kind) {
   return kind != KILN_COMMAND_LAUNCH && kind != KILN_COMMAND_RECORD &&
-         kind != KILN_COMMAND_WAIT && kind != KILN_COMMAND_WAIT_NATIVE;
+         kind != KILN_COMMAND_WAIT && kind != KILN_COMMAND_WAIT_NATIVE &&
+         kind != KILN_COMMAND_REPLAY;
 }
 
 /* ---- KILN_TRACE=log ------------------------------------------------------ */
@@ -130,6 +132,7 @@ static const char *const kind_names[] = {
     [KILN_TRACE_WAIT_NATIVE] = "native wait",
     [KILN_TRACE_ALLOC] = "allocation",
     [KILN_TRACE_FREE] = "release",
+    [KILN_TRACE_GRAPH_LAUNCH] = "graph launch",
 };
 
 /* "trace: launch 'saxpy' grid 4x1x1 block 256x1x1 on stream 0x... of

@@ -681,11 +681,14 @@ KILN_API kiln_status kiln_context_pool_usage(kiln_context *context,
                                              size_t *out_reserved,
                                              size_t *out_used);
 
-/* How many bytes of released memory the pool keeps reserved when the
- * device is synchronized (kiln_context_synchronize, kiln_stream_synchronize
- * of every stream), as CUDA's release threshold: SIZE_MAX (the default)
- * keeps all, for the fastest reuse; 0 gives all back at each
- * synchronize. */
+/* How many bytes of released memory the pool keeps reserved, for the
+ * fastest reuse, rather than giving them back to the driver. CUDA and HIP
+ * apply it as their release threshold when the device is synchronized;
+ * their default, SIZE_MAX, keeps all. Vulkan's pool, which also serves
+ * kiln_buffer_create, applies it to its empty blocks of each memory type
+ * as they empty; its default keeps one block (64 MiB) per type. kiln's
+ * own pool (a backend without pools) applies it at
+ * kiln_context_synchronize; its default keeps all. 0 gives all back. */
 KILN_API kiln_status kiln_context_set_pool_keep(kiln_context *context,
                                                 size_t bytes);
 
@@ -1038,6 +1041,7 @@ typedef enum kiln_trace_kind {
   KILN_TRACE_WAIT_NATIVE,  /* kiln_stream_wait_native */
   KILN_TRACE_ALLOC,        /* kiln_buffer_create_async */
   KILN_TRACE_FREE,         /* kiln_buffer_destroy_async */
+  KILN_TRACE_GRAPH_LAUNCH, /* kiln_graph_launch */
 } kiln_trace_kind;
 
 /* Which of a command's two moments a handler call tells of. */

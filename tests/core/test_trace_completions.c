@@ -211,7 +211,7 @@ static void a_context_destroy_reports_the_rest(void **state) {
 
 /* Without KILN_TRACE_COMPLETIONS nothing is timed: no event is recorded
  * beyond the program's own, and no completion is heard. Captured commands
- * are not timed either. */
+ * are not timed either (nor traced); their graph's replay is. */
 static void timing_costs_nothing_unless_asked(void **state) {
   fake_fixture *f = *state;
   kiln_module *m;
@@ -232,11 +232,17 @@ static void timing_costs_nothing_unless_asked(void **state) {
   check_ok(kiln_launch(s, k, &one, NULL, 0));
   kiln_graph *g;
   check_ok(kiln_stream_end_capture(s, &g));
+  assert_int_equal(sink.count, 0);
+  assert_int_equal(f->fb.calls[FAKE_OP_EVENT_RECORD], records);
+  /* The replay is one command, queued and completed, timed as a whole. */
   check_ok(kiln_graph_launch(g, s));
   check_ok(kiln_stream_synchronize(s));
   stop();
-  assert_int_equal(sink.count, 0);
-  assert_int_equal(f->fb.calls[FAKE_OP_EVENT_RECORD], records);
+  assert_int_equal(sink.count, 2);
+  assert_int_equal(sink.seen[0].kind, KILN_TRACE_GRAPH_LAUNCH);
+  assert_int_equal(sink.seen[0].phase, KILN_TRACE_QUEUED);
+  assert_int_equal(sink.seen[1].kind, KILN_TRACE_GRAPH_LAUNCH);
+  assert_int_equal(sink.seen[1].phase, KILN_TRACE_COMPLETED);
 
   check_ok(kiln_graph_destroy(g));
   check_ok(kiln_stream_destroy(s));
