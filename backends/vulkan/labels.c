@@ -20,8 +20,8 @@
  * whichever wait needs them).
  *
  * What records nothing gets no label: a write copied straight into mapped
- * memory, a read from cached mapped memory, a wait for an event already
- * reached. Nor does a graph's build (the core names none of its commands),
+ * memory, a read from cached mapped memory, a wait for an event (a
+ * semaphore of the next submission). Nor does a graph's build (the core names none of its commands),
  * so a replay shows none. Without the extension (instance.c) nothing is
  * recorded, and the first label asked for says so once, at the info
  * level. */
