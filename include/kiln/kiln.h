@@ -1502,10 +1502,12 @@ typedef struct kiln_native_buffer {
    * the HIP device pointer, or the Vulkan buffer device address. */
   uint64_t device_address;
   size_t size; /* bytes from device_address that are the buffer's */
-  /* Vulkan: the VkBuffer holding it, its VkDeviceMemory, and the offset of
-   * the buffer's first byte within vk_buffer (not 0 under KILN_DEBUG=guard).
-   * The VkBuffer has transfer source and destination and shader device
-   * address usage. */
+  /* Vulkan: the VkBuffer holding it, the VkDeviceMemory it is bound to,
+   * and the offset of the buffer's first byte within vk_buffer (not 0
+   * under KILN_DEBUG=guard). The VkBuffer has transfer source and
+   * destination and shader device address usage. The memory is most often
+   * a block that other buffers share, the VkBuffer bound at an offset in
+   * it: use the VkBuffer, not the memory at offset 0. */
   uint64_t vk_buffer;
   uint64_t vk_memory;
   uint64_t vk_offset;
