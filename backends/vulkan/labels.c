@@ -15,16 +15,17 @@
  *
  * The transfer lane is the exception: a queue without graphics or compute
  * may not take labels in its command buffers, so its batch, which holds
- * one command, is wrapped in queue labels around its submission instead
- * (none under KILN_DEBUG=reorder, whose submissions are made later, by
- * whichever wait needs them).
+ * one command, is wrapped in queue labels around its submission instead.
+ * So is a graph's replay, the submission of a command buffer recorded
+ * before (the build's commands, which the core never names, carry none).
+ * Neither gets one under KILN_DEBUG=reorder, whose submissions are made
+ * later, by whichever wait needs them.
  *
  * What records nothing gets no label: a write copied straight into mapped
  * memory, a read from cached mapped memory, a wait for an event (a
- * semaphore of the next submission). Nor does a graph's build (the core names none of its commands),
- * so a replay shows none. Without the extension (instance.c) nothing is
- * recorded, and the first label asked for says so once, at the info
- * level. */
+ * semaphore of the next submission). Without the extension (instance.c)
+ * nothing is recorded, and the first label asked for says so once, at the
+ * info level. */
 #include "backends/vulkan/vulkan.h"
 
 /* The commands the calling thread is issuing, outermost first: `depth`
@@ -80,6 +81,11 @@ static void end_open(kiln_vulkan_stream *st, uint32_t keep) {
     kiln_vulkan_lib.vkCmdEndDebugUtilsLabelEXT(st->cmd);
 }
 
+void kiln_vulkan_label_submission(kiln_vulkan_stream *st) {
+  const uint32_t want = kept();
+  st->label_queued = want ? current.ids[want - 1] : 0;
+}
+
 void kiln_vulkan_label_command(kiln_vulkan_stream *st) {
   if (st->base.building) return;
   const uint32_t want = kept();
@@ -89,7 +95,7 @@ void kiln_vulkan_label_command(kiln_vulkan_stream *st) {
     same++;
   end_open(st, same);
   if (st->lane == KILN_VULKAN_LANE_TRANSFER) {
-    st->label_queued = want ? current.ids[want - 1] : 0;
+    kiln_vulkan_label_submission(st);
     return;
   }
   for (; st->label_depth < want; st->label_depth++) {
@@ -105,8 +111,7 @@ void kiln_vulkan_label_close(kiln_vulkan_stream *st, bool recorded) {
   if (!recorded) st->label_queued = 0;
 }
 
-uint32_t kiln_vulkan_label_queue_begin(kiln_vulkan_stream *st,
-                                       VkQueue queue) {
+uint32_t kiln_vulkan_label_queue_begin(kiln_vulkan_stream *st, VkQueue queue) {
   const uint64_t id = st->label_queued;
   const uint32_t want = kept();
   st->label_queued = 0;

@@ -539,7 +539,10 @@ kiln_status kiln_vulkan_stream_submit_external(kiln_vulkan_stream *st,
                                                VkCommandBuffer cmd) {
   kiln_status s = follow_other_lane(st, KILN_VULKAN_LANE_COMPUTE);
   if (s == KILN_OK) s = prepare_submission(st);
-  if (s == KILN_OK) s = submit_tracked(st, KILN_VULKAN_LANE_COMPUTE, cmd, false);
+  if (s == KILN_OK) {
+    kiln_vulkan_label_submission(st);
+    s = submit_tracked(st, KILN_VULKAN_LANE_COMPUTE, cmd, false);
+  }
   return s;
 }
 

@@ -789,12 +789,15 @@ void kiln_vulkan_stream_label_end(kiln_stream *s);
  * begins those it has; on the transfer lane, marks the batch for queue
  * labels. Nothing for a graph's build. */
 void kiln_vulkan_label_command(kiln_vulkan_stream *st);
+/* The stream's next submission is the thread's command's own (a transfer
+ * batch, a graph's replay): marks it for queue labels. */
+void kiln_vulkan_label_submission(kiln_vulkan_stream *st);
 /* st->cmd is about to end (`recorded`: the labels still open are ended in
  * it) or is dropped (what is open or marked is forgotten). */
 void kiln_vulkan_label_close(kiln_vulkan_stream *st, bool recorded);
 /* Around the submission of the stream's batch to `queue`, its lock held:
- * queue labels for a transfer batch that kiln_vulkan_label_command marked,
- * while the thread that recorded it submits it. begin answers how many it
+ * queue labels for a submission marked by kiln_vulkan_label_submission,
+ * while the thread that marked it submits it. begin answers how many it
  * began, which end then ends. */
 uint32_t kiln_vulkan_label_queue_begin(kiln_vulkan_stream *st,
                                        VkQueue queue);

@@ -240,6 +240,37 @@ static void transfer_lane_labels_its_submission(void **state) {
   check_ok(kiln_context_destroy(ctx));
 }
 
+/* A graph's replay is one submission of a command buffer recorded at its
+ * build, which the core names nothing in: a queue label around it. */
+static void graph_replay_labels_its_submission(void **state) {
+  (void)state;
+  require_layer();
+  kiln_context *ctx = open_context("nvtx", NULL);
+  program p = program_open(ctx);
+  kiln_stream *s;
+  kiln_graph *g;
+  check_ok(kiln_stream_create(ctx, &s));
+  check_ok(kiln_stream_begin_capture(s));
+  kiln_arg args[2] = {kiln_arg_buffer(p.a, 0), kiln_arg_u32(300)};
+  kiln_launch_config c = {{3, 2, 1}, {64, 2, 1}, 0};
+  check_ok(kiln_launch(s, p.kernel, &c, args, 2));
+  check_ok(kiln_stream_end_capture(s, &g));
+  check_ok(kiln_context_synchronize(ctx));
+  clear_log();
+  check_ok(kiln_graph_launch(g, s));
+  check_ok(kiln_graph_launch(g, s));
+  check_ok(kiln_context_synchronize(ctx));
+  check_log(
+      "queue begin kiln_graph_launch\n"
+      "queue end\n"
+      "queue begin kiln_graph_launch\n"
+      "queue end\n");
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_stream_destroy(s));
+  program_close(&p);
+  check_ok(kiln_context_destroy(ctx));
+}
+
 int main(void) {
   kiln_set_log_handler(on_log, NULL);
   if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
@@ -252,6 +283,7 @@ int main(void) {
       cmocka_unit_test(no_label_without_trace),
       cmocka_unit_test(labels_name_each_command),
       cmocka_unit_test(transfer_lane_labels_its_submission),
+      cmocka_unit_test(graph_replay_labels_its_submission),
   };
   int failed = cmocka_run_group_tests_name("vulkan-labels", tests, NULL, NULL);
   if (validation_messages)
