@@ -253,6 +253,15 @@ static inline void kiln_graph_hold(const void *o) {
 
 /* ---- Trace hooks (core/submit/trace*.c) ---------------------------------- */
 
+/* Whether a command of this kind has bytes to report: all but launches,
+ * event records and waits, and replays. */
+static inline bool kiln_command_moves_bytes(kiln_command_kind kind) {
+  return kind != KILN_COMMAND_LAUNCH && kind != KILN_COMMAND_RECORD &&
+         kind != KILN_COMMAND_WAIT && kind != KILN_COMMAND_WAIT_NATIVE &&
+         kind != KILN_COMMAND_REPLAY;
+}
+
+
 /* The sinks KILN_TRACE names, as bits of a context's trace_sinks. */
 #define KILN_TRACE_SINK_LOG 1u
 #define KILN_TRACE_SINK_NVTX 2u
@@ -300,11 +309,11 @@ void kiln_trace_context_close(kiln_context *ctx);
  * is, else all the context's. */
 void kiln_trace_completed(kiln_context *ctx, const kiln_stream *s,
                           const kiln_event *e);
-static inline void kiln_trace_waited(kiln_context *ctx, const kiln_stream *s,
-                                     const kiln_event *e) {
-  if (atomic_load_explicit(&ctx->trace, memory_order_acquire))
-    kiln_trace_completed(ctx, s, e);
-}
+/* kiln_trace_completed where the context traces at all: what the waits
+ * call (a function, not an inline here, so that this header, which every
+ * room includes, calls into no room). */
+void kiln_trace_waited(kiln_context *ctx, const kiln_stream *s,
+                       const kiln_event *e);
 /* Stream s is done and going: its completions are reported, and tracing
  * forgets it. */
 void kiln_trace_stream_release(kiln_stream *s);
@@ -420,8 +429,11 @@ typedef struct kiln_pool kiln_pool;
 kiln_status kiln_pool_open(kiln_context *ctx);
 void kiln_pool_close(kiln_context *ctx);
 /* The door's ALLOC and FREE commands: buf made, or released, in s's
- * order, by whichever pool serves the context. */
-kiln_status kiln_pool_alloc(kiln_stream *s, kiln_buffer *buf, uint32_t flags);
+ * order, by whichever pool serves the context. *out_zero is set where the
+ * core's pool handed out used memory for KILN_BUFFER_ZERO: the door then
+ * zeroes it in s's order. */
+kiln_status kiln_pool_alloc(kiln_stream *s, kiln_buffer *buf, uint32_t flags,
+                            bool *out_zero);
 kiln_status kiln_pool_release(kiln_stream *s, kiln_buffer *buf);
 /* A buffer of the pool's freed by the synchronous destroy (its wait done):
  * the core's pool stops counting it. */

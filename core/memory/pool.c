@@ -170,9 +170,11 @@ static void take_parked(kiln_context *ctx, kiln_pool *p, size_t i,
   p->count--;
 }
 
-kiln_status kiln_pool_alloc(kiln_stream *s, kiln_buffer *buf, uint32_t flags) {
+kiln_status kiln_pool_alloc(kiln_stream *s, kiln_buffer *buf, uint32_t flags,
+                            bool *out_zero) {
   kiln_context *ctx = s->base.context;
   kiln_pool *p = ctx->pool;
+  *out_zero = false;
   if (native(ctx, p)) return ctx->ops->memory->buffer_init_async(buf, s, flags);
   pthread_mutex_lock(&p->lock);
   size_t i = find_parked(p, s, buf->size);
@@ -181,14 +183,8 @@ kiln_status kiln_pool_alloc(kiln_stream *s, kiln_buffer *buf, uint32_t flags) {
     p->used += buf->size;
     pthread_mutex_unlock(&p->lock);
     /* The zeroes come in stream order, after what used it before. */
-    if (!(flags & KILN_BUFFER_ZERO)) return KILN_OK;
-    kiln_command c = {.kind = KILN_COMMAND_FILL,
-                      .fn = "kiln_buffer_create_async",
-                      .dst = buf,
-                      .size = buf->size,
-                      .pattern = 0,
-                      .pattern_size = 1};
-    return kiln_submit(s, &c);
+    *out_zero = (flags & KILN_BUFFER_ZERO) != 0;
+    return KILN_OK;
   }
   kiln_status st = ctx->ops->buffer_init(buf, flags);
   if (st == KILN_ERROR_OUT_OF_DEVICE_MEMORY && p->count) {

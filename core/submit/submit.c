@@ -291,6 +291,18 @@ static bool empty(const kiln_command *c) {
   }
 }
 
+/* A buffer made in s's order, zeroed there when its memory was used. */
+static kiln_status alloc(kiln_stream *s, const kiln_command *c) {
+  bool zero = false;
+  kiln_status st = kiln_pool_alloc(s, c->dst, c->flags, &zero);
+  if (st != KILN_OK || !zero) return st;
+  if ((st = fill_native(s, c->dst, 0, c->dst->size, 0, 1)) != KILN_OK &&
+      kiln_pool_release(s, c->dst) != KILN_OK)
+    kiln_log(KILN_LOG_WARN, "%s: a buffer that could not be zeroed could "
+             "not be released either: %s", c->fn, kiln_last_error());
+  return st;
+}
+
 /* A replay of g on s, one at a time (neither CUDA's nor HIP's executable
  * graphs may be launched by two threads at once), then what its captured
  * event records and launches mean on the host, as if queued one by one. */
@@ -406,7 +418,7 @@ static kiln_status issue(kiln_stream *s, const kiln_command *c) {
                                         c->src, c->src_offset, c->size);
   case KILN_COMMAND_WAIT_NATIVE:
     return ops->interop->stream_wait_native(s, c->handle, c->value);
-  case KILN_COMMAND_ALLOC: return kiln_pool_alloc(s, c->dst, c->flags);
+  case KILN_COMMAND_ALLOC: return alloc(s, c);
   case KILN_COMMAND_FREE: return kiln_pool_release(s, c->dst);
   case KILN_COMMAND_REPLAY: return replay(s, c->graph, c->fn);
   }

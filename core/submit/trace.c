@@ -14,10 +14,10 @@ atomic_uint kiln_trace_on;
 
 /* The handler, its user data and its flags, set together under `lock`
  * and read together without it (the door reads them at each command):
- * a writer makes `version` odd while it changes them, and a reader that
+ * a writer makes `handler_seq` odd while it changes them, and a reader that
  * saw it odd, or changed, reads again. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_uint version;
+static atomic_uint handler_seq;
 static _Atomic(kiln_trace_handler) handler;
 static _Atomic(void *) handler_data;
 static atomic_uint handler_flags;
@@ -34,25 +34,25 @@ static void set_handler(kiln_trace_handler h, uint32_t flags, void *data) {
     else
       atomic_fetch_sub_explicit(&kiln_trace_on, 1, memory_order_relaxed);
   }
-  atomic_fetch_add_explicit(&version, 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&handler_seq, 1, memory_order_relaxed);
   atomic_thread_fence(memory_order_release);
   atomic_store_explicit(&handler, h, memory_order_relaxed);
   atomic_store_explicit(&handler_data, data, memory_order_relaxed);
   atomic_store_explicit(&handler_flags, flags, memory_order_relaxed);
-  atomic_fetch_add_explicit(&version, 1, memory_order_release);
+  atomic_fetch_add_explicit(&handler_seq, 1, memory_order_release);
   pthread_mutex_unlock(&lock);
 }
 
 /* The handler in force, its data and flags, as one set call left them. */
 static void get_handler(kiln_trace_mark *m) {
   for (;;) {
-    unsigned v = atomic_load_explicit(&version, memory_order_acquire);
+    unsigned v = atomic_load_explicit(&handler_seq, memory_order_acquire);
     m->handler = atomic_load_explicit(&handler, memory_order_relaxed);
     m->user_data = atomic_load_explicit(&handler_data, memory_order_relaxed);
     m->flags = atomic_load_explicit(&handler_flags, memory_order_relaxed);
     atomic_thread_fence(memory_order_acquire);
     if (!(v & 1) &&
-        v == atomic_load_explicit(&version, memory_order_relaxed))
+        v == atomic_load_explicit(&handler_seq, memory_order_relaxed))
       return;
   }
 }
@@ -110,11 +110,6 @@ static void describe(kiln_stream *s, const kiln_command *c,
   }
 }
 
-bool kiln_command_moves_bytes(kiln_command_kind kind) {
-  return kind != KILN_COMMAND_LAUNCH && kind != KILN_COMMAND_RECORD &&
-         kind != KILN_COMMAND_WAIT && kind != KILN_COMMAND_WAIT_NATIVE &&
-         kind != KILN_COMMAND_REPLAY;
-}
 
 /* ---- KILN_TRACE=log ------------------------------------------------------ */
 
@@ -196,6 +191,12 @@ void kiln_trace_end(kiln_stream *s, const kiln_command *c, kiln_trace_mark *m,
     kiln_trace_completed(ctx, NULL, NULL);
   if (ctx->trace_sinks & KILN_TRACE_SINK_LOG) log_command(&t);
   if (m->handler) m->handler(&t, m->user_data);
+}
+
+void kiln_trace_waited(kiln_context *ctx, const kiln_stream *s,
+                       const kiln_event *e) {
+  if (atomic_load_explicit(&ctx->trace, memory_order_acquire))
+    kiln_trace_completed(ctx, s, e);
 }
 
 void kiln_trace_completed(kiln_context *ctx, const kiln_stream *s,

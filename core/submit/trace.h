@@ -6,10 +6,6 @@
 
 #include "core/internal.h"
 
-/* Whether a command of this kind has bytes to report: all but launches,
- * event records and waits. trace.c. */
-bool kiln_command_moves_bytes(kiln_command_kind kind);
-
 /* ---- trace_nvtx.c ---------------------------------------------------------- */
 
 /* Readies the ranges, once per process: NVTX's domain "kiln", and rocTX

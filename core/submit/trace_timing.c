@@ -68,6 +68,18 @@ static kiln_event *new_event(kiln_context *ctx) {
   return e;
 }
 
+static void forget_event(kiln_event *e) {
+  e->base.context->ops->event_deinit(e);
+  kiln_object_free(e);
+}
+
+/* The device time from a to b, where the backend can time. */
+static bool elapsed_ms(kiln_context *ctx, kiln_event *a, kiln_event *b,
+                       float *out_ms) {
+  return ctx->ops->timing &&
+         ctx->ops->timing->event_elapsed_ms(a, b, out_ms) == KILN_OK;
+}
+
 /* Under tm->lock. An event that does not fit the pool stays the context's
  * until it goes. */
 static void give_locked(kiln_trace_timing *tm, kiln_event *e) {
@@ -109,20 +121,30 @@ static kiln_event *record(kiln_trace_timing *tm, kiln_stream *s) {
 static kiln_event *reference(kiln_context *ctx) {
   kiln_event *ref = new_event(ctx);
   if (!ref) return NULL;
-  kiln_stream *s;
-  kiln_status st = kiln_stream_create_internal(ctx, false, 0, &s);
-  if (st == KILN_OK) {
-    s->base.internal = true;
-    st = kiln_context_result(ctx, ctx->ops->event_record(ref, s));
+  /* Made through the backend's ops, as the events are: this room stands
+   * below the public layer's streams (core/api/stream.c), and the stream
+   * is never ready for the core's walks over the context's streams. */
+  kiln_status st = KILN_ERROR_OUT_OF_HOST_MEMORY;
+  kiln_stream *s = kiln_object_alloc(ctx, KILN_OBJECT_STREAM,
+                                     ctx->ops->stream_size, true);
+  if (s) {
+    st = kiln_context_result(ctx, ctx->ops->stream_init(s));
     if (st == KILN_OK) {
-      ref->recorded = true;
-      st = kiln_context_result(
-          ctx, ctx->ops->event_synchronize(ref, ctx->sync_timeout_ns));
+      st = kiln_context_result(ctx, ctx->ops->event_record(ref, s));
+      if (st == KILN_OK) {
+        ref->recorded = true;
+        st = kiln_context_result(
+            ctx, ctx->ops->event_synchronize(ref, ctx->sync_timeout_ns));
+      }
+      if (!atomic_load(&ctx->lost))
+        kiln_context_result(
+            ctx, ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER));
+      ctx->ops->stream_deinit(s);
     }
-    kiln_stream_release(s);
+    kiln_object_free(s);
   }
   if (st == KILN_OK) return ref;
-  kiln_event_release(ref);
+  forget_event(ref);
   return NULL;
 }
 
@@ -208,13 +230,11 @@ static uint64_t clamp_ns(double ns) { return ns > 0 ? (uint64_t)ns : 0; }
  * new anchor when it got a time). */
 static bool finish(kiln_context *ctx, kiln_trace_timing *tm, pending *p) {
   if (ctx->ops->event_query(p->end) != KILN_OK) return false;
-  /* The public call answers for a backend that cannot time, in any
-   * shape of its table; its events are registered objects like any. */
+  /* Both events are done (the end is, and the others came before it). */
   float from_anchor, length;
   p->t.phase = KILN_TRACE_COMPLETED;
-  p->t.timed =
-      kiln_event_elapsed_ms(tm->anchor, p->start, &from_anchor) == KILN_OK &&
-      kiln_event_elapsed_ms(p->start, p->end, &length) == KILN_OK;
+  p->t.timed = elapsed_ms(ctx, tm->anchor, p->start, &from_anchor) &&
+               elapsed_ms(ctx, p->start, p->end, &length);
   if (p->t.timed) {
     double start = tm->anchor_ns + (double)from_anchor * 1e6;
     p->t.start_ns = clamp_ns(start);
