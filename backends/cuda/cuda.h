@@ -305,22 +305,13 @@ void kiln_cuda_reorder_deinit(kiln_context *ctx);
 /* Other code now holds the native stream s, or with s NULL the context:
  * opens the held gates and gates it no more. */
 void kiln_cuda_reorder_expose(kiln_context *ctx, kiln_stream *s);
-/* Queues a closed gate on s unless one is already queued there. */
-kiln_status kiln_cuda_gate(kiln_stream *s);
-/* Opens every held gate, newest first, each stream given a bounded time
- * to finish before the next opens. */
-void kiln_cuda_release(void);
-
-/* What every op does before it queues work on s. */
-static inline kiln_status kiln_cuda_hold(kiln_stream *s) {
-  if (!(s->base.context->debug & KILN_DEBUG_REORDER)) return KILN_OK;
-  return kiln_cuda_gate(s);
-}
-
-/* What every host wait for the program does first. */
-static inline void kiln_cuda_open_gates(const kiln_context *ctx) {
-  if (ctx->debug & KILN_DEBUG_REORDER) kiln_cuda_release();
-}
+/* What every op does before it queues work on s: under the mode, a
+ * closed gate queued on s unless one is already queued there. */
+kiln_status kiln_cuda_hold(kiln_stream *s);
+/* What every host wait for the program does first: under the mode, every
+ * held gate opened, newest first, each stream given a bounded time to
+ * finish before the next opens. */
+void kiln_cuda_open_gates(const kiln_context *ctx);
 
 /* ---- Stream-ordered allocation (pool.c) ------------------------------------ */
 

@@ -62,6 +62,11 @@ struct kiln_cuda_gate_page {
 };
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Opens every held gate, newest first, each stream given a bounded time
+ * to finish before the next opens. */
+static void release(void);
+
 /* Streams with a closed gate, the newest first; under gate_lock. */
 static kiln_cuda_stream *held;
 
@@ -148,10 +153,10 @@ void kiln_cuda_reorder_expose(kiln_context *ctx, kiln_stream *s) {
   else
     kiln_cuda_context_cast(ctx)->exposed = true;
   pthread_mutex_unlock(&gate_lock);
-  kiln_cuda_release();
+  release();
 }
 
-kiln_status kiln_cuda_gate(kiln_stream *base) {
+static kiln_status gate(kiln_stream *base) {
   kiln_cuda_stream *s = kiln_cuda_stream_cast(base);
   kiln_context *ctx = base->base.context;
   kiln_status st = KILN_OK;
@@ -176,7 +181,7 @@ kiln_status kiln_cuda_gate(kiln_stream *base) {
   return st;
 }
 
-void kiln_cuda_release(void) {
+static void release(void) {
   pthread_mutex_lock(&gate_lock);
   CUcontext before = NULL;
   kiln_cuda_api.cuCtxGetCurrent(&before);
@@ -212,4 +217,13 @@ void kiln_cuda_reorder_deinit(kiln_context *base) {
     free(page);
     page = next;
   }
+}
+
+kiln_status kiln_cuda_hold(kiln_stream *s) {
+  if (!(s->base.context->debug & KILN_DEBUG_REORDER)) return KILN_OK;
+  return gate(s);
+}
+
+void kiln_cuda_open_gates(const kiln_context *ctx) {
+  if (ctx->debug & KILN_DEBUG_REORDER) release();
 }

@@ -64,6 +64,11 @@ struct kiln_hip_gate_page {
 };
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Opens every held gate, newest first, each stream given a bounded time
+ * to finish before the next opens. */
+static void release(void);
+
 /* Streams with a closed gate, the newest first; under gate_lock. */
 static kiln_hip_stream *held;
 
@@ -157,10 +162,10 @@ void kiln_hip_reorder_expose(kiln_context *ctx, kiln_stream *s) {
   else
     kiln_hip_context_cast(ctx)->exposed = true;
   pthread_mutex_unlock(&gate_lock);
-  kiln_hip_release();
+  release();
 }
 
-kiln_status kiln_hip_gate(kiln_stream *base) {
+static kiln_status gate(kiln_stream *base) {
   kiln_hip_stream *s = kiln_hip_stream_cast(base);
   kiln_status st = KILN_OK;
   pthread_mutex_lock(&gate_lock);
@@ -184,7 +189,7 @@ kiln_status kiln_hip_gate(kiln_stream *base) {
   return st;
 }
 
-void kiln_hip_release(void) {
+static void release(void) {
   pthread_mutex_lock(&gate_lock);
   while (held) {
     kiln_hip_stream *s = held;
@@ -213,4 +218,13 @@ void kiln_hip_reorder_deinit(kiln_context *base) {
     free(page);
     page = next;
   }
+}
+
+kiln_status kiln_hip_hold(kiln_stream *s) {
+  if (!(s->base.context->debug & KILN_DEBUG_REORDER)) return KILN_OK;
+  return gate(s);
+}
+
+void kiln_hip_open_gates(const kiln_context *ctx) {
+  if (ctx->debug & KILN_DEBUG_REORDER) release();
 }
