@@ -200,8 +200,9 @@ ci_build() {
 }
 
 endurance() {
-  # Full kiln-endurance runs (not --quick): growth of resident memory and
-  # open files from warm-up to end, on every backend; HIP through the shim.
+  # Full kiln-endurance runs (not --quick): growth of resident memory,
+  # open files and the context's pool (10^6 stream-ordered pairs among
+  # the work) from warm-up to end, on every backend; HIP through the shim.
   step endurance
   shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
   for be in cuda vulkan hip; do

@@ -19,8 +19,13 @@
  * follows what is still allocated, which is what a leak grows; the
  * untrimmed one is shown beside it.
  *
- * Full run: 10^5 buffer allocations and frees, 10^5 launches, 10^3 module
- * loads and unloads, 300 contexts (and a twentieth of each as warm-up).
+ * Full run: 10^5 buffer allocations and frees, 10^6 buffers made and
+ * released in stream order (kiln_buffer_create_async, destroy_async),
+ * 10^5 launches, 10^3 module loads and unloads, 300 contexts (and a
+ * twentieth of each as warm-up). The context's pool (its device memory,
+ * kiln_context_pool_usage) is sampled beside the process's figures, once
+ * the device is synchronized, and judged the same way: device memory that
+ * the pairs pile up is a leak as much as host memory is.
  * --quick runs a hundredth of that as a smoke test, and reports the figures
  * without judging them: too little work to tell a leak from the noise of
  * the allocators.
@@ -58,6 +63,7 @@ enum { EXIT_BAD_ARGUMENT = 2, EXIT_UNAVAILABLE = 77 };
  * between them); the warm-up does WARMUP_DIVISOR-th of it, --quick a
  * QUICK_DIVISOR-th of everything. */
 #define FULL_ALLOCS 100000u
+#define FULL_PAIRS 1000000u
 #define FULL_LAUNCHES 100000u
 #define FULL_MODULES 1000u
 #define FULL_CONTEXTS 300u
@@ -78,7 +84,7 @@ typedef struct options {
 } options;
 
 typedef struct work {
-  unsigned allocs, launches, modules, contexts;
+  unsigned allocs, pairs, launches, modules, contexts;
 } work;
 
 typedef struct sample {
@@ -86,6 +92,7 @@ typedef struct sample {
   work done; /* since the previous sample */
   double seconds;
   size_t untrimmed_kib, resident_kib, fds;
+  size_t pool_kib; /* the context's pool, reserved */
 } sample;
 
 typedef struct endurance {
@@ -241,6 +248,54 @@ static int allocs(endurance *e, unsigned count) {
   return result;
 }
 
+/* Buffers made and released in stream order, LIVE_BUFFERS alive at once,
+ * of four sizes (so that the pool can reuse what comes back), some zeroed
+ * and checked; none left when it returns, the stream synchronized. */
+static int pairs(endurance *e, unsigned count) {
+  static const size_t sizes[] = {256, 12345, 65536, 1048576};
+  kiln_buffer *live[LIVE_BUFFERS] = {NULL};
+  int result = 0;
+  for (unsigned i = 0; i < count && result == 0; i++) {
+    kiln_buffer **slot = &live[i % LIVE_BUFFERS];
+    kiln_status st = kiln_buffer_destroy_async(e->stream, *slot);
+    *slot = NULL;
+    const size_t size = sizes[next_random(e) % 4];
+    const bool check = i % 1024 == 0;
+    if (st == KILN_OK)
+      st = kiln_buffer_create_async(e->stream, size,
+                                    check ? KILN_BUFFER_ZERO : 0, slot);
+    if (st != KILN_OK) {
+      kiln_failed("kiln_buffer_destroy_async/create_async", st);
+      result = -1;
+    } else if (check) {
+      /* Reused memory, zeroed in stream order. */
+      result = expect_words(e->stream, *slot, 16, 0,
+                            "a stream-ordered KILN_BUFFER_ZERO buffer");
+    } else if (i % 16 == 0) {
+      /* Something for a later KILN_BUFFER_ZERO to clear. */
+      const uint32_t ones = 0xffffffffu;
+      if ((st = kiln_buffer_fill(e->stream, *slot, 0, 64, &ones, 4)) !=
+          KILN_OK) {
+        kiln_failed("kiln_buffer_fill", st);
+        result = -1;
+      }
+    }
+  }
+  for (unsigned i = 0; i < LIVE_BUFFERS; i++) {
+    kiln_status st = kiln_buffer_destroy_async(e->stream, live[i]);
+    if (st != KILN_OK && result == 0) {
+      kiln_failed("kiln_buffer_destroy_async", st);
+      result = -1;
+    }
+  }
+  kiln_status st = kiln_stream_synchronize(e->stream);
+  if (st != KILN_OK && result == 0) {
+    kiln_failed("kiln_stream_synchronize", st);
+    result = -1;
+  }
+  return result;
+}
+
 /* `count` launches on one buffer, synchronizing every LAUNCH_BATCH; every
  * word must then have been added to `count` times. */
 static int launches(endurance *e, unsigned count) {
@@ -342,12 +397,17 @@ static int contexts(endurance *e, unsigned count) {
 /* Each kind of work in turn, then a sample. */
 static int run_round(endurance *e, const work *w, sample *s) {
   const double start = now_seconds();
-  if (allocs(e, w->allocs) != 0 || launches(e, w->launches) != 0 ||
-      modules(e, w->modules) != 0 || contexts(e, w->contexts) != 0)
+  if (allocs(e, w->allocs) != 0 || pairs(e, w->pairs) != 0 ||
+      launches(e, w->launches) != 0 || modules(e, w->modules) != 0 ||
+      contexts(e, w->contexts) != 0)
     return -1;
   s->done = *w;
   s->seconds = now_seconds() - start;
   measure(s);
+  size_t reserved = 0;
+  CHECK(kiln_context_synchronize(e->ctx));
+  CHECK(kiln_context_pool_usage(e->ctx, &reserved, NULL));
+  s->pool_kib = reserved / 1024;
   return 0;
 }
 
@@ -356,26 +416,34 @@ static double growth_percent(size_t from, size_t to) {
 }
 
 static void report(const endurance *e, const sample *samples, size_t count) {
-  printf("\n%-14s %7s %8s %7s %8s %7s %13s %13s %8s\n", "", "allocs",
-         "launches", "modules", "contexts", "seconds", "resident KiB",
-         "(untrimmed)", "open fds");
+  printf("\n%-14s %7s %8s %8s %7s %8s %7s %13s %13s %8s %9s\n", "",
+         "allocs", "pairs", "launches", "modules", "contexts", "seconds",
+         "resident KiB", "(untrimmed)", "open fds", "pool KiB");
   for (size_t i = 0; i < count; i++) {
     const sample *s = &samples[i];
     if (i == 0)
-      printf("%-14s %7s %8s %7s %8s %7s", s->name, "", "", "", "", "");
+      printf("%-14s %7s %8s %8s %7s %8s %7s", s->name, "", "", "", "", "",
+             "");
     else
-      printf("%-14s %7u %8u %7u %8u %7.1f", s->name, s->done.allocs,
-             s->done.launches, s->done.modules, s->done.contexts,
-             s->seconds);
-    printf(" %13zu %13zu %8zu\n", s->resident_kib, s->untrimmed_kib, s->fds);
+      printf("%-14s %7u %8u %8u %7u %8u %7.1f", s->name, s->done.allocs,
+             s->done.pairs, s->done.launches, s->done.modules,
+             s->done.contexts, s->seconds);
+    printf(" %13zu %13zu %8zu", s->resident_kib, s->untrimmed_kib, s->fds);
+    if (i == 0)
+      printf(" %9s\n", "");
+    else
+      printf(" %9zu\n", s->pool_kib);
   }
   const sample *warm = &samples[1], *end = &samples[count - 1];
   printf("\ngrowth after warm-up: resident %+.2f %% (%+lld KiB), open fds "
-         "%+.2f %% (%+lld); goal: at most +%.0f %% each%s\n",
+         "%+.2f %% (%+lld), pool %+.2f %% (%+lld KiB); goal: at most "
+         "+%.0f %% each%s\n",
          growth_percent(warm->resident_kib, end->resident_kib),
          (long long)end->resident_kib - (long long)warm->resident_kib,
          growth_percent(warm->fds, end->fds),
-         (long long)end->fds - (long long)warm->fds, GOAL_PERCENT,
+         (long long)end->fds - (long long)warm->fds,
+         growth_percent(warm->pool_kib, end->pool_kib),
+         (long long)end->pool_kib - (long long)warm->pool_kib, GOAL_PERCENT,
          e->opt.quick ? " (not judged with --quick)" : "");
 }
 
@@ -383,11 +451,12 @@ static void report(const endurance *e, const sample *samples, size_t count) {
  * report and the verdict. */
 static int rounds(endurance *e, sample *samples) {
   const unsigned d = e->opt.quick ? QUICK_DIVISOR : 1u;
-  const work half = {FULL_ALLOCS / 2 / d, FULL_LAUNCHES / 2 / d,
-                     FULL_MODULES / 2 / d, FULL_CONTEXTS / 2 / d};
+  const work half = {FULL_ALLOCS / 2 / d, FULL_PAIRS / 2 / d,
+                     FULL_LAUNCHES / 2 / d, FULL_MODULES / 2 / d,
+                     FULL_CONTEXTS / 2 / d};
   const unsigned w = WARMUP_DIVISOR * d;
-  work warmup = {FULL_ALLOCS / w, FULL_LAUNCHES / w, FULL_MODULES / w,
-                 FULL_CONTEXTS / w};
+  work warmup = {FULL_ALLOCS / w, FULL_PAIRS / w, FULL_LAUNCHES / w,
+                 FULL_MODULES / w, FULL_CONTEXTS / w};
   if (warmup.modules == 0) warmup.modules = 1;
   if (warmup.contexts == 0) warmup.contexts = 1;
   if (run_round(e, &warmup, &samples[1]) != 0 ||
@@ -398,7 +467,10 @@ static int rounds(endurance *e, sample *samples) {
   const double rss =
       growth_percent(samples[1].resident_kib, samples[3].resident_kib);
   const double fds = growth_percent(samples[1].fds, samples[3].fds);
-  if (!e->opt.quick && (rss > GOAL_PERCENT || fds > GOAL_PERCENT)) {
+  const double pool =
+      growth_percent(samples[1].pool_kib, samples[3].pool_kib);
+  if (!e->opt.quick &&
+      (rss > GOAL_PERCENT || fds > GOAL_PERCENT || pool > GOAL_PERCENT)) {
     fprintf(stderr, "kiln-endurance: FAIL: growth past the goal of %.0f %%\n",
             GOAL_PERCENT);
     return EXIT_FAILURE;
@@ -448,10 +520,11 @@ static int run(endurance *e) {
 static void usage(FILE *to) {
   fprintf(to,
           "usage: kiln-endurance [--quick] [--backend=NAME] [--device=N]\n"
-          "Repeats kiln's life cycles (10^5 buffer allocations, 10^5 "
-          "launches, 10^3 module\nloads, 300 contexts) and reports the "
-          "process's resident memory and open file\ndescriptors; either "
-          "growing by more than %.0f %% after the warm-up fails the run.\n"
+          "Repeats kiln's life cycles (10^5 buffer allocations, 10^6 "
+          "stream-ordered pairs,\n10^5 launches, 10^3 module loads, 300 "
+          "contexts) and reports the process's\nresident memory, open file "
+          "descriptors and the context's pool; any growing by\nmore than "
+          "%.0f %% after the warm-up fails the run.\n"
           "  --quick          a hundredth of the work, figures reported but "
           "not judged\n"
           "  --backend=NAME   cuda, hip, vulkan or auto (default: "
