@@ -3,6 +3,32 @@
  * and the context's pool settings; the pools are core/memory/pool.c's. */
 #include "core/internal.h"
 
+/* Inside a capture: the graph's buffer, made now and once, which every
+ * replay reuses (the door keeps the command that holds it, and zeroes it
+ * at each replay for KILN_BUFFER_ZERO). Not the context's to count among
+ * live objects: the graph releases it when it goes. */
+static kiln_status create_captured(kiln_stream *s, size_t size,
+                                   uint32_t flags, kiln_buffer **out) {
+  static const char fn[] = "kiln_buffer_create_async";
+  kiln_buffer *buf;
+  kiln_status st = kiln_buffer_create_internal(s->base.context, size, &buf);
+  if (st != KILN_OK) return kiln_error_in(fn, st);
+  buf->stream_ordered = true;
+  buf->graph_owned = true;
+  const kiln_command c = {.kind = KILN_COMMAND_ALLOC,
+                          .fn = fn,
+                          .dst = buf,
+                          .size = size,
+                          .flags = flags};
+  if ((st = kiln_submit(s, &c)) != KILN_OK) {
+    /* A zero fill that could not be kept leaves the graph holding it. */
+    if (!atomic_load(&buf->base.graph_refs)) kiln_buffer_release(buf);
+    return kiln_error_in(fn, st);
+  }
+  *out = buf;
+  return KILN_OK;
+}
+
 kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
                                      uint32_t flags, kiln_buffer **out_buffer) {
   static const char fn[] = "kiln_buffer_create_async";
@@ -21,6 +47,8 @@ kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
                           (unsigned)(flags & ~(uint32_t)KILN_BUFFER_ZERO));
   kiln_context *ctx = stream->base.context;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  if (kiln_stream_capturing(stream))
+    return create_captured(stream, size, flags, out_buffer);
   /* The guard's bytes are checked when the host knows the kernels are
    * done, which a release in stream order never learns: under
    * KILN_DEBUG=guard both calls are the synchronous ones. */
@@ -62,11 +90,14 @@ kiln_status kiln_buffer_destroy_async(kiln_stream *stream,
                           fn,
                           buffer->module ? "a module (a global variable)"
                                          : "kiln_buffer_create");
-  if ((st = kiln_check_not_held(buffer, fn, "buffer")) != KILN_OK) return st;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  if (ctx->guard) return kiln_buffer_destroy(buffer);
   kiln_command c = {.kind = KILN_COMMAND_FREE, .fn = fn, .dst = buffer,
                     .size = buffer->size};
+  /* In a capture the door checks that the capture made the buffer, which
+   * its graph then holds; the buffer stays the graph's. */
+  if (kiln_stream_capturing(s)) return kiln_error_in(fn, kiln_submit(s, &c));
+  if ((st = kiln_check_not_held(buffer, fn, "buffer")) != KILN_OK) return st;
+  if (ctx->guard) return kiln_buffer_destroy(buffer);
   if ((st = kiln_submit(s, &c)) != KILN_OK) return kiln_error_in(fn, st);
   kiln_object_free(buffer);
   return KILN_OK;

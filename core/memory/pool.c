@@ -299,7 +299,9 @@ void kiln_pool_close(kiln_context *ctx) {
 
 void kiln_pool_forget(kiln_buffer *buf) {
   kiln_pool *p = buf->base.context->pool;
-  if (!p || buf->base.context->guard || atomic_load(&p->native) > 0) return;
+  if (!p || buf->graph_owned || buf->base.context->guard ||
+      atomic_load(&p->native) > 0)
+    return;
   pthread_mutex_lock(&p->lock);
   p->used -= buf->size;
   pthread_mutex_unlock(&p->lock);

@@ -43,7 +43,9 @@ void kiln_command_objects(const kiln_command *c, void (*f)(const void *o)) {
     f(c->src);
     f(c->dst);
     break;
-  case KILN_COMMAND_FILL: f(c->dst); break;
+  case KILN_COMMAND_FILL:
+  case KILN_COMMAND_ALLOC:
+  case KILN_COMMAND_FREE: f(c->dst); break;
   case KILN_COMMAND_RECORD:
   case KILN_COMMAND_WAIT: f(c->event); break;
   default: break;
@@ -104,6 +106,56 @@ static kiln_status capture(kiln_stream *s, const kiln_command *c) {
     free(kept.packed);
   }
   return kiln_error_in(c->fn, st);
+}
+
+/* A buffer made in a capture is the graph's: made now, once, by the
+ * caller (core/api/pool.c), and held by the graph through this command;
+ * every replay reuses it, and KILN_BUFFER_ZERO becomes a fill that each
+ * replay runs first. */
+static kiln_status capture_alloc(kiln_stream *s, const kiln_command *c) {
+  kiln_status st = capture(s, c);
+  if (st != KILN_OK || !(c->flags & KILN_BUFFER_ZERO)) return st;
+  const kiln_command zero = {.kind = KILN_COMMAND_FILL,
+                             .fn = c->fn,
+                             .dst = c->dst,
+                             .dst_offset = c->dst->guard,
+                             .size = c->size,
+                             .pattern_size = 1};
+  return capture(s, &zero);
+}
+
+/* The command of s's capture that makes (ALLOC) or releases (FREE) buf,
+ * if any. Under the context lock. */
+static bool captured(const kiln_graph *g, kiln_command_kind kind,
+                     const kiln_buffer *buf) {
+  for (size_t i = 0; g && i < g->cmd_count; i++)
+    if (g->cmds[i].kind == kind && g->cmds[i].dst == buf) return true;
+  return false;
+}
+
+/* A capture releases only what it made, once: the release marks the end
+ * of the buffer's use in the graph, whose memory it stays. */
+static kiln_status capture_free(kiln_stream *s, const kiln_command *c) {
+  kiln_context *ctx = s->base.context;
+  pthread_mutex_lock(&ctx->lock);
+  const kiln_graph *g = atomic_load(&s->capture);
+  const bool made = captured(g, KILN_COMMAND_ALLOC, c->dst);
+  const bool freed = captured(g, KILN_COMMAND_FREE, c->dst);
+  pthread_mutex_unlock(&ctx->lock);
+  if (!made)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "%s: a graph releases only the buffers made in its "
+                          "own capture (each replay would free memory made "
+                          "once, outside it); release this one after the "
+                          "capture ends; nothing was done and the capture "
+                          "goes on",
+                          c->fn);
+  if (freed)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: the capture released this buffer already; "
+                          "nothing was done and the capture goes on",
+                          c->fn);
+  return capture(s, c);
 }
 
 bool kiln_capture_records(kiln_stream *s, const kiln_event *e) {
@@ -436,19 +488,19 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
                             "graph's replay cannot be captured; nothing was "
                             "done and the capture goes on",
                             c->fn);
-    if (c->kind == KILN_COMMAND_ALLOC || c->kind == KILN_COMMAND_FREE)
-      return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                            "%s: a graph cannot hold memory made or "
-                            "released in stream order yet; make the buffer "
-                            "before the capture (release it after); "
-                            "nothing was done and the capture goes on",
-                            c->fn);
+    if (c->kind == KILN_COMMAND_ALLOC) return capture_alloc(s, c);
+    if (c->kind == KILN_COMMAND_FREE) return capture_free(s, c);
     if (!capturable(c->kind)) {
       kiln_status st = kiln_capture_refuse(s, c->fn);
       return st != KILN_OK ? st : kiln_capture_refuse(c->src_stream, c->fn);
     }
     return capture(s, c);
   }
+  /* A graph's memory is made with the graph (capture_alloc): its build
+   * has nothing to queue for it. */
+  if (s->building &&
+      (c->kind == KILN_COMMAND_ALLOC || c->kind == KILN_COMMAND_FREE))
+    return KILN_OK;
   if (empty(c)) return KILN_OK;
   kiln_status st = check_backend(s, c);
   if (st == KILN_OK) st = wait_first(s, c);

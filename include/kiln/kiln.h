@@ -650,11 +650,16 @@ KILN_API kiln_status kiln_buffer_read_async(kiln_stream *stream,
 /* Allocates `size` bytes (> 0) of device memory in `stream`'s order (see
  * above); KILN_BUFFER_ZERO zeroes it, also in stream order. Memory released
  * on any stream of the context is reused once the work queued before its
- * release is done, and memory released on `stream` itself at once. When
- * the device is full the pool gives back what it keeps and tries once
- * more, then fails with KILN_ERROR_OUT_OF_DEVICE_MEMORY; the context stays
- * usable. Release with kiln_buffer_destroy_async, or kiln_buffer_destroy
- * (which waits). KILN_ERROR_UNSUPPORTED inside a graph's capture. */
+ * release is done (and, by kiln's own pool, memory released on `stream`
+ * itself at once). When the device is full the pool gives back what it
+ * keeps and tries once more, then fails with
+ * KILN_ERROR_OUT_OF_DEVICE_MEMORY; the context stays usable. Release with
+ * kiln_buffer_destroy_async, or kiln_buffer_destroy (which waits).
+ * Inside a graph's capture the buffer is the graph's: made now, once, and
+ * reused by every replay (zeroed at the start of each for
+ * KILN_BUFFER_ZERO); the capture may release it (the end of its use in the
+ * graph), and the graph frees it when it is destroyed. Until then the
+ * handle stays valid, and destroying it is KILN_ERROR_INVALID_STATE. */
 KILN_API kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
                                               uint32_t flags,
                                               kiln_buffer **out_buffer);
@@ -665,10 +670,13 @@ KILN_API kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
  * returns to the pool when the work queued on `stream` before this call is
  * done. Errors, in words and with nothing freed: KILN_ERROR_INVALID_ARGUMENT
  * for a buffer made by kiln_buffer_create (release it with
- * kiln_buffer_destroy) or one a graph holds, KILN_ERROR_WRONG_CONTEXT for
- * a stream of another context, KILN_ERROR_INVALID_HANDLE for a buffer
- * already released. NULL buffer: no-op. KILN_ERROR_UNSUPPORTED inside a graph's
- * capture. Under KILN_DEBUG=guard both this call and
+ * kiln_buffer_destroy), KILN_ERROR_INVALID_STATE for one a graph holds,
+ * KILN_ERROR_WRONG_CONTEXT for a stream of another context,
+ * KILN_ERROR_INVALID_HANDLE for a buffer already released. NULL buffer:
+ * no-op. Inside a capture it releases only a buffer that capture made
+ * (KILN_ERROR_UNSUPPORTED for another, since each replay would free
+ * memory made once; KILN_ERROR_INVALID_ARGUMENT for a second release).
+ * Under KILN_DEBUG=guard, outside captures, both this call and
  * kiln_buffer_create_async are the synchronous ones, so that the guard
  * bytes are checked when the buffer goes. */
 KILN_API kiln_status kiln_buffer_destroy_async(kiln_stream *stream,

@@ -3,8 +3,9 @@
  * recorded at its release; a create of the same size takes it back on the
  * releasing stream at once, on another stream only once the event is
  * done; the pool's counts, trims and keep setting; out of memory with
- * parked buffers; the commands through the door (trace), and a teardown
- * that leaves nothing behind. */
+ * parked buffers; the commands through the door (trace); buffers made in a
+ * capture, which are the graph's; and a teardown that leaves nothing
+ * behind. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -203,6 +204,40 @@ static void teardown_frees_the_pool(void **state) {
       &f->ctx));
 }
 
+/* A capture's buffer is made once, with the graph: replays make none,
+ * zero it first for KILN_BUFFER_ZERO (the replay before filled it), and
+ * the graph's destroy frees it; the graph's build queues nothing for it. */
+static void a_graph_owns_its_buffers(void **state) {
+  fake_fixture *f = *state;
+  kiln_stream *s = stream_of(f);
+  kiln_buffer *out;
+  check_ok(kiln_buffer_create(f->ctx, 64, 0, &out));
+  const long before = f->fb.live[KILN_OBJECT_BUFFER];
+  check_ok(kiln_stream_begin_capture(s));
+  kiln_buffer *tmp;
+  check_ok(kiln_buffer_create_async(s, 64, KILN_BUFFER_ZERO, &tmp));
+  check_ok(kiln_buffer_copy(s, out, 0, tmp, 0, 64));
+  const unsigned char ab = 0xAB;
+  check_ok(kiln_buffer_fill(s, tmp, 0, 64, &ab, 1));
+  check_ok(kiln_buffer_destroy_async(s, tmp));
+  kiln_graph *g;
+  check_ok(kiln_stream_end_capture(s, &g));
+  assert_int_equal(f->fb.live[KILN_OBJECT_BUFFER], before + 1);
+  expect_usage(f, 0, 0, "a graph's buffer, not the pool's");
+  unsigned char got[64], zero[64] = {0};
+  for (int i = 0; i < 100; i++) {
+    check_ok(kiln_buffer_fill(s, out, 0, 64, &ab, 1));
+    check_ok(kiln_graph_launch(g, s));
+    check_ok(kiln_buffer_read(s, out, 0, got, 64));
+    assert_memory_equal(got, zero, 64);
+  }
+  assert_int_equal(f->fb.live[KILN_OBJECT_BUFFER], before + 1);
+  check_ok(kiln_graph_destroy(g));
+  assert_int_equal(f->fb.live[KILN_OBJECT_BUFFER], before);
+  check_ok(kiln_buffer_destroy(out));
+  check_ok(kiln_stream_destroy(s));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(a_release_is_reused_on_its_stream,
@@ -221,6 +256,9 @@ int main(void) {
                                       fake_fixture_setup,
                                       fake_fixture_teardown),
       cmocka_unit_test_setup_teardown(the_door_traces_both, fake_fixture_setup,
+                                      fake_fixture_teardown),
+      cmocka_unit_test_setup_teardown(a_graph_owns_its_buffers,
+                                      fake_fixture_setup,
                                       fake_fixture_teardown),
       cmocka_unit_test_setup_teardown(teardown_frees_the_pool,
                                       fake_fixture_setup,
