@@ -21,6 +21,8 @@
  *
  * Exit status: 0 pass, 1 failure, 2 bad argument, 77 when the chosen
  * backend cannot run on this machine (kiln's message says what is there).
+ * One file, over 600 lines, so that the example reads top to bottom as a
+ * program a user would write.
  */
 #include <kiln/kiln.h>
 

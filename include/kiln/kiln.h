@@ -1,6 +1,7 @@
 /*
  * kiln — portable GPU compute for C: buffers, kernels, streams and events on
- * CUDA, HIP or Vulkan compute, through one API.
+ * CUDA, HIP or Vulkan compute, through one API. The whole public API is
+ * this one header, as SQLite's and Lua's are, so it is long by design.
  *
  * Conventions that hold for every function below:
  *  - Every fallible call returns a kiln_status; KILN_OK is 0. On failure a
