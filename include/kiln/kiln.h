@@ -684,8 +684,9 @@ KILN_API kiln_status kiln_buffer_destroy_async(kiln_stream *stream,
                                                kiln_buffer *buffer);
 
 /* The pool's device memory in bytes: reserved from the driver, and of that
- * in use by live buffers of kiln_buffer_create_async. Either out-parameter
- * may be NULL. */
+ * in use by live buffers of kiln_buffer_create_async. Vulkan's pool also
+ * serves kiln_buffer_create: there both figures count those buffers too.
+ * Either out-parameter may be NULL. */
 KILN_API kiln_status kiln_context_pool_usage(kiln_context *context,
                                              size_t *out_reserved,
                                              size_t *out_used);

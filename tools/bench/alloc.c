@@ -210,10 +210,12 @@ static int check_kiln(alloc *a, bool async, uint32_t *words) {
     if (reserved < alive)
       bench_wrong(b, "alloc: the pool reserves %zu bytes but %zu are in use",
                   reserved, alive);
-  } else if (alive != before || after != before) {
-    bench_wrong(b, "alloc: kiln_buffer_create's buffers changed the pool's "
-                   "usage (%zu, %zu, %zu bytes), which only "
-                   "kiln_buffer_create_async's may",
+  } else if (after != before ||
+             (alive != before && alive - before < ALIVE * a->size)) {
+    /* Where the pool serves kiln_buffer_create too (Vulkan's), its
+     * buffers count while they live; elsewhere they do not. */
+    bench_wrong(b, "alloc: kiln_buffer_create's buffers left the pool's "
+                   "usage at %zu, %zu, %zu bytes (before, alive, after)",
                 before, alive, after);
   }
   return 0;
