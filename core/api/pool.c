@@ -55,7 +55,7 @@ kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
   if (ctx->guard) {
     st = kiln_buffer_create(ctx, size, flags, out_buffer);
     if (st == KILN_OK) (*out_buffer)->stream_ordered = true;
-    return st;
+    return kiln_error_in(fn, st);
   }
   kiln_buffer *buf = kiln_object_alloc(ctx, KILN_OBJECT_BUFFER,
                                        ctx->ops->buffer_size, false);
