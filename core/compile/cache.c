@@ -6,6 +6,18 @@
  *    the XDG spec asks), else $HOME/.cache/kiln, else the passwd entry's
  *    home. Resolved on every call, so a change of the variables takes
  *    effect at once; created with its parents (mode 0700) on store.
+ *  - Trust: kiln runs the code it loads from the cache, so the directory
+ *    must be one only its user can write: owned by the effective uid and
+ *    not writable by group or others. Any other directory (a shared
+ *    /tmp/kiln, say) is warned about once and not used: every load a
+ *    miss, nothing stored. An entry is opened with O_NOFOLLOW and must be
+ *    a regular file owned by the user and not writable by group or others,
+ *    else it is a miss (warned about once per directory) and never read;
+ *    the next store replaces it. The directory is opened once per call
+ *    and every file is reached through that handle, so the directory
+ *    checked is the one used even if its path is swapped meanwhile; that
+ *    is why the directories above it are not checked: they only name it.
+ *    Entries and temporary files are created 0600.
  *  - KILN_CACHE: "off", "0", "no", "false" (any case) turn it off; unset,
  *    "on", "1", "yes", "true" leave it on; anything else is warned about
  *    once and leaves it on.
@@ -16,7 +28,7 @@
  *    size; anything odd is a miss and the file is removed, so a damaged
  *    entry costs one recompile, never a wrong result. A hit updates the
  *    file's mtime: recency is kept in mtime because atime is often not.
- *  - A store writes a temporary file ".tmp-XXXXXX" in the same directory
+ *  - A store writes a temporary file ".tmp-XXXXXXXX" in the same directory
  *    and renames it over the entry, so a reader sees the old entry or the
  *    new one, never part of one, and racing writers of one key leave one
  *    whole entry. No fsync: an entry torn by a crash fails its checksum
@@ -176,6 +188,55 @@ static bool cache_dir(char *dir) {
   return n > 0 && n < PATH_SIZE;
 }
 
+/* ---- Trust --------------------------------------------------------------- */
+
+static bool only_mine(const struct stat *st) {
+  return st->st_uid == geteuid() && (st->st_mode & 022) == 0;
+}
+
+/* Opens the cache directory; -1 with errno set when it cannot be opened,
+ * and -1 with errno EPERM (after one warning per directory) when someone
+ * else could write to it. */
+static int open_dir(const char *dir) {
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return -1;
+  struct stat st;
+  if (fstat(dfd, &st) == 0 && only_mine(&st)) return dfd;
+  close(dfd);
+  if (first_failure_in(dir))
+    kiln_log(KILN_LOG_WARN,
+             "cache: not using %s: it is owned by uid %u with mode %04o, but "
+             "compiled code is only loaded from a directory owned by uid %u "
+             "and not writable by group or others; running without the "
+             "disk cache",
+             dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777),
+             (unsigned)geteuid());
+  errno = EPERM;
+  return -1;
+}
+
+/* `st` is NULL for a symbolic link, which O_NOFOLLOW would not open. Said
+ * once per directory, which is named with a trailing slash so as not to
+ * share the record of the directory's own warnings. */
+static void untrusted_entry(const char *dir, const char *name,
+                            const struct stat *st) {
+  char said[PATH_SIZE + 1];
+  snprintf(said, sizeof said, "%s/", dir);
+  if (!first_failure_in(said)) return;
+  char found[96];
+  if (!st)
+    snprintf(found, sizeof found, "a symbolic link");
+  else
+    snprintf(found, sizeof found, "%s owned by uid %u with mode %04o",
+             S_ISREG(st->st_mode) ? "a file" : "not a regular file",
+             (unsigned)st->st_uid, (unsigned)(st->st_mode & 07777));
+  kiln_log(KILN_LOG_WARN,
+           "cache: ignoring %s/%s: it is %s, but an entry must be a regular "
+           "file owned by uid %u and not writable by group or others; "
+           "compiling again instead",
+           dir, name, found, (unsigned)geteuid());
+}
+
 /* ---- Files --------------------------------------------------------------- */
 
 static void put_u32(unsigned char *p, uint32_t v) {
@@ -241,7 +302,7 @@ static void *read_entry(int fd, const kiln_hash *key, size_t *out_size,
                         const char **why) {
   struct stat st;
   unsigned char h[HEADER_SIZE];
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
     *why = "not a readable file";
     return NULL;
   }
@@ -294,14 +355,28 @@ bool kiln_cache_load(const char *kind, const kiln_hash *key, void **out_data,
                      size_t *out_size) {
   *out_data = NULL;
   *out_size = 0;
-  char dir[PATH_SIZE], path[PATH_SIZE], hex[65];
+  char dir[PATH_SIZE], name[PATH_SIZE], hex[65];
   if (!kiln_cache_enabled() || !cache_dir(dir)) return false;
   to_hex(key, hex);
-  int n = snprintf(path, sizeof path, "%s/%s-%s.kc", dir, kind, hex);
-  if (n < 0 || n >= (int)sizeof path) return false;
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int n = snprintf(name, sizeof name, "%s-%s.kc", kind, hex);
+  if (n < 0 || n >= (int)sizeof name) return false;
+  int dfd = open_dir(dir);
+  /* O_NONBLOCK so that a FIFO put there cannot hang the open. */
+  int fd = dfd < 0 ? -1
+                   : openat(dfd, name,
+                            O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0) {
+    if (errno == ELOOP) untrusted_entry(dir, name, NULL);
+    if (dfd >= 0) close(dfd);
     kiln_log(KILN_LOG_DEBUG, "cache: miss %s %.16s", kind, hex);
+    return false;
+  }
+  struct stat mine;
+  bool examined = fstat(fd, &mine) == 0;
+  if (!examined || !S_ISREG(mine.st_mode) || !only_mine(&mine)) {
+    if (examined) untrusted_entry(dir, name, &mine);
+    close(fd);
+    close(dfd);
     return false;
   }
   const char *why;
@@ -309,18 +384,20 @@ bool kiln_cache_load(const char *kind, const kiln_hash *key, void **out_data,
   if (!data) {
     /* Remove it only if it is still the file that was read: a writer may
      * have renamed a good entry over it meanwhile. */
-    struct stat mine, now;
-    if (fstat(fd, &mine) == 0 && stat(path, &now) == 0 &&
+    struct stat now;
+    if (fstatat(dfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
         mine.st_dev == now.st_dev && mine.st_ino == now.st_ino)
-      unlink(path);
+      unlinkat(dfd, name, 0);
     close(fd);
-    kiln_log(KILN_LOG_DEBUG, "cache: miss %s %.16s: dropped %s: %s", kind,
-             hex, path, why);
+    close(dfd);
+    kiln_log(KILN_LOG_DEBUG, "cache: miss %s %.16s: dropped %s/%s: %s", kind,
+             hex, dir, name, why);
     return false;
   }
   /* Recency for eviction; failing to mark it only makes it older. */
   futimens(fd, NULL);
   close(fd);
+  close(dfd);
   kiln_log(KILN_LOG_DEBUG, "cache: hit %s %.16s", kind, hex);
   *out_data = data;
   return true;
@@ -346,6 +423,30 @@ static int make_dirs(char *path) {
   }
 }
 
+/* Creates a new temporary file in the directory, mode 0600 (a umask can
+ * only take bits away from that), its name into temp[64]; the fd, or -1
+ * with errno set. mkstemp() takes a path, not a directory handle. */
+static int make_temp(int dfd, char *temp) {
+  static atomic_uint counter;
+  static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  for (int attempt = 0; attempt < 100; attempt++) {
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t r = (uint64_t)now.tv_nsec ^ (uint64_t)now.tv_sec << 30 ^
+                 (uint64_t)getpid() << 20 ^ atomic_fetch_add(&counter, 1u);
+    r *= 0x9e3779b97f4a7c15ull;
+    char *p = temp + snprintf(temp, 64, TEMP_PREFIX);
+    for (int i = 0; i < 8; i++, r /= 36) *p++ = letters[r % 36];
+    *p = '\0';
+    int fd = openat(dfd, temp,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                    0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
 typedef struct entry_file {
   char *name;
   uint64_t size;
@@ -369,9 +470,14 @@ static bool has_suffix(const char *name, const char *suffix) {
 /* Removes stale temporary files and, when the entries exceed `bound`, the
  * least recently used ones except `keep`. Every error only leaves more on
  * disk: other processes may be removing the same files. */
-static void evict(const char *dir, const char *keep, uint64_t bound) {
-  DIR *d = opendir(dir);
-  if (!d) return;
+static void evict(int dir_fd, const char *dir, const char *keep,
+                  uint64_t bound) {
+  int own = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = own < 0 ? NULL : fdopendir(own);
+  if (!d) {
+    if (own >= 0) close(own);
+    return;
+  }
   int dfd = dirfd(d);
   entry_file *list = NULL;
   size_t count = 0, cap = 0;
@@ -424,7 +530,7 @@ static void evict(const char *dir, const char *keep, uint64_t bound) {
 
 void kiln_cache_store(const char *kind, const kiln_hash *key,
                       const void *data, size_t size) {
-  char dir[PATH_SIZE], path[PATH_SIZE], temp[PATH_SIZE], hex[65];
+  char dir[PATH_SIZE], name[PATH_SIZE], temp[64], hex[65];
   if (!kiln_cache_enabled()) return;
   if (!cache_dir(dir)) {
     if (first_failure_in(""))
@@ -442,9 +548,8 @@ void kiln_cache_store(const char *kind, const kiln_hash *key,
     return;
   }
   to_hex(key, hex);
-  int n = snprintf(path, sizeof path, "%s/%s-%s.kc", dir, kind, hex);
-  int t = snprintf(temp, sizeof temp, "%s/" TEMP_PREFIX "XXXXXX", dir);
-  if (n < 0 || n >= (int)sizeof path || t < 0 || t >= (int)sizeof temp) {
+  int n = snprintf(name, sizeof name, "%s-%s.kc", kind, hex);
+  if (n < 0 || n >= (int)sizeof name) {
     store_failed(dir, "path", ENAMETOOLONG);
     return;
   }
@@ -453,9 +558,15 @@ void kiln_cache_store(const char *kind, const kiln_hash *key,
     store_failed(dir, "mkdir", err);
     return;
   }
-  int fd = mkstemp(temp);
+  int dfd = open_dir(dir);
+  if (dfd < 0) {
+    if (errno != EPERM) store_failed(dir, "open", errno);
+    return;
+  }
+  int fd = make_temp(dfd, temp);
   if (fd < 0) {
-    store_failed(dir, "mkstemp", errno);
+    store_failed(dir, "create", errno);
+    close(dfd);
     return;
   }
 
@@ -477,16 +588,18 @@ void kiln_cache_store(const char *kind, const kiln_hash *key,
   if (err == 0) err = write_all(fd, data, size);
   /* close reports delayed write errors on some file systems. */
   if (close(fd) != 0 && err == 0) err = errno;
-  if (err == 0 && rename(temp, path) != 0) {
+  if (err == 0 && renameat(dfd, temp, dfd, name) != 0) {
     err = errno;
     what = "rename";
   }
   if (err != 0) {
-    unlink(temp);
+    unlinkat(dfd, temp, 0);
     store_failed(dir, what, err);
+    close(dfd);
     return;
   }
   kiln_log(KILN_LOG_DEBUG, "cache: stored %s %.16s (%zu bytes)", kind, hex,
            size);
-  evict(dir, path + strlen(dir) + 1, bound);
+  evict(dfd, dir, name, bound);
+  close(dfd);
 }
