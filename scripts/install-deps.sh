@@ -9,7 +9,7 @@
 # KILN_NO_INSTALL=1 skips this step entirely (a machine set up by hand).
 set -euo pipefail
 
-required=(meson ninja-build pkg-config gcc libc6-dev python3 libcmocka-dev
+required=(meson ninja-build pkg-config cmake gcc libc6-dev python3 libcmocka-dev
           glslang-tools glslang-dev libshaderc1 libshaderc-dev libvulkan-dev
           mesa-vulkan-drivers
           vulkan-validationlayers spirv-tools vulkan-tools

@@ -9,7 +9,8 @@
 #      that build installed into a staging tree (meson install --destdir)
 #      and used from there as a user would: kiln-info and kiln-embed, a C
 #      program built with pkg-config, and examples/aot-app built with meson
-#      against the staged kiln and run on Vulkan;
+#      and with CMake (tests/install/cmake-app) against the staged kiln and
+#      run on Vulkan;
 #   2. a build with AddressSanitizer and UndefinedBehaviorSanitizer, running
 #      the core and vulkan suites;
 #   3. a Vulkan-only build with ThreadSanitizer, running the core suite and
@@ -126,15 +127,18 @@ check_install() {
     failed+=("install: meson install -C $dir$why")
     return
   fi
-  # The installed bindir and libdir, absolute (either option may be).
-  local dirs bin lib
+  # The installed bindir and libdir, absolute (either option may be), and
+  # the prefix.
+  local dirs bin lib prefix
   dirs=$(limited 120 meson introspect "$dir" --buildoptions | python3 -c '
 import json, os, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
-print(os.path.join(o["prefix"], o["bindir"]), os.path.join(o["prefix"], o["libdir"]))')
-  read -r bin lib <<< "$dirs"
+print(os.path.join(o["prefix"], o["bindir"]), os.path.join(o["prefix"], o["libdir"]),
+      o["prefix"])')
+  read -r bin lib prefix <<< "$dirs"
   bin=$dest$bin
   lib=$dest$lib
+  prefix=$dest$prefix
   local -x PKG_CONFIG_PATH=$lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$dest
   local user_env=(env -u LD_LIBRARY_PATH)
 
@@ -192,6 +196,19 @@ EOF
     failed+=("install: examples/aot-app build$why")
   elif ! limited 300 "${user_env[@]}" KILN_BACKEND=vulkan "$app/app"; then
     failed+=("install: examples/aot-app run$why")
+  fi
+
+  # The same program through kiln's CMake package (kiln::kiln, kiln::embed);
+  # it finds libkiln by the build rpath CMake gives imported libraries.
+  stage "install: tests/install/cmake-app built with CMake against the staged kiln"
+  local cmake_app=$work/cmake-app
+  if ! limited 600 cmake -S "$repo/tests/install/cmake-app" -B "$cmake_app" \
+         -DCMAKE_PREFIX_PATH="$prefix" ||
+     ! limited 600 cmake --build "$cmake_app"; then
+    failed+=("install: tests/install/cmake-app build$why")
+  elif ! limited 300 "${user_env[@]}" KILN_BACKEND=vulkan "$cmake_app/app"
+  then
+    failed+=("install: tests/install/cmake-app run$why")
   fi
 }
 
