@@ -1,6 +1,9 @@
 /*
  * The disk cache: blobs (compiled images, Vulkan pipeline caches) kept
- * across runs, one file per key. The rules (docs/kernels.md says the same):
+ * across runs, one file per key. Just over 600 lines: every rule below and
+ * the check that keeps it are in this one file, so that the trust the
+ * cache places in its directory can be read in one place. The rules
+ * (docs/kernels.md says the same):
  *
  *  - Directory: KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln (when absolute, as
  *    the XDG spec asks), else $HOME/.cache/kiln, else the passwd entry's
