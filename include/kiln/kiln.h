@@ -577,7 +577,9 @@ KILN_API kiln_status kiln_buffer_copy_peer(kiln_stream *dst_stream,
  * two Vulkan contexts on one GPU that share device memory
  * (VK_KHR_external_memory_fd; not with KILN_VULKAN_PEER=host); false where
  * the bytes go through host memory. The copy works either way.
- * KILN_ERROR_UNSUPPORTED for contexts of two backends. */
+ * KILN_ERROR_UNSUPPORTED for contexts of two backends, and for two
+ * contexts of a backend that cannot copy between contexts at all (every
+ * compiled-in backend can). */
 KILN_API kiln_status kiln_context_can_copy_peer(const kiln_context *a,
                                                 const kiln_context *b,
                                                 bool *out_direct);
