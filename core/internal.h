@@ -173,10 +173,21 @@ kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
 /* Releases an object without argument checks (context destroy, and the
  * public destroy functions after theirs). */
 void kiln_buffer_release(kiln_buffer *buf);
+/* The arguments every buffer create checks alike (core/api/buffer.c):
+ * out_buffer, a size > 0, known flags; messages name fn. */
+kiln_status kiln_buffer_check_create(const char *fn, size_t size,
+                                     uint32_t flags, kiln_buffer **out_buffer);
 void kiln_host_buffer_release(kiln_host_buffer *hb);
 void kiln_module_release(kiln_module *m);
 void kiln_stream_release(kiln_stream *s);
 void kiln_event_release(kiln_event *e);
+
+/* An event of the core's own (core/base/object.c): not counted among the
+ * context's live objects, made through the backend's ops with `flags`
+ * (kiln_event_flags), into *out. Released with kiln_event_release. The
+ * door's fences, the pool's parkings and the trace's timings use it. */
+kiln_status kiln_event_internal(kiln_context *ctx, uint32_t flags,
+                                kiln_event **out);
 
 /* Releases the module's globals (core/api/global.c); their memory is the
  * module's, so no backend op is called. */

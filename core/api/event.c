@@ -39,11 +39,6 @@ kiln_status kiln_event_create(kiln_context *ctx, kiln_event **out_event) {
   return create_event("kiln_event_create", ctx, KILN_EVENT_DEFAULT, out_event);
 }
 
-void kiln_event_release(kiln_event *e) {
-  e->base.context->ops->event_deinit(e);
-  kiln_object_free(e);
-}
-
 kiln_status kiln_event_destroy(kiln_event *e) {
   static const char fn[] = "kiln_event_destroy";
   if (!e) return KILN_OK;

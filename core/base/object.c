@@ -354,3 +354,23 @@ kiln_status kiln_check_not_held(const void *o, const char *fn,
                         "first",
                         fn, what, n, n == 1 ? "" : "s");
 }
+
+kiln_status kiln_event_internal(kiln_context *ctx, uint32_t flags,
+                                kiln_event **out) {
+  kiln_event *e =
+      kiln_object_alloc(ctx, KILN_OBJECT_EVENT, ctx->ops->event_size, true);
+  if (!e) return KILN_ERROR_OUT_OF_HOST_MEMORY;
+  e->flags = flags;
+  kiln_status st = kiln_context_result(ctx, ctx->ops->event_init(e));
+  if (st != KILN_OK) {
+    kiln_object_free(e);
+    return st;
+  }
+  *out = e;
+  return KILN_OK;
+}
+
+void kiln_event_release(kiln_event *e) {
+  e->base.context->ops->event_deinit(e);
+  kiln_object_free(e);
+}

@@ -73,11 +73,6 @@ static bool native(kiln_context *ctx, kiln_pool *p) {
   return atomic_load(&p->native) > 0;
 }
 
-static void forget_event(kiln_event *e) {
-  e->base.context->ops->event_deinit(e);
-  kiln_object_free(e);
-}
-
 /* Keeps e for a later parking, or, with no room for it, destroys it.
  * p->lock held. */
 static void spare_event(kiln_pool *p, kiln_event *e) {
@@ -85,7 +80,7 @@ static void spare_event(kiln_pool *p, kiln_event *e) {
     size_t cap = p->spare_cap ? p->spare_cap * 2 : 16;
     kiln_event **more = realloc(p->spare, cap * sizeof *more);
     if (!more) {
-      forget_event(e);
+      kiln_event_release(e);
       return;
     }
     p->spare = more;
@@ -102,19 +97,7 @@ static kiln_status take_event(kiln_context *ctx, kiln_pool *p,
     *out = p->spare[--p->spare_count];
     return KILN_OK;
   }
-  kiln_event *e = kiln_object_alloc(ctx, KILN_OBJECT_EVENT,
-                                    ctx->ops->event_size, true);
-  if (!e)
-    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "out of host memory for a pool's event");
-  e->flags = KILN_EVENT_NO_TIMING;
-  kiln_status st = ctx->ops->event_init(e);
-  if (st != KILN_OK) {
-    kiln_object_free(e);
-    return st;
-  }
-  *out = e;
-  return KILN_OK;
+  return kiln_event_internal(ctx, KILN_EVENT_NO_TIMING, out);
 }
 
 /* Frees parked[i] (its event done, or the device idle) and drops it from
@@ -289,7 +272,7 @@ void kiln_pool_close(kiln_context *ctx) {
   /* The streams are done (the context's teardown waited for them), or
    * the device is lost: nothing parked is in use. */
   while (p->count > 0) free_parked(ctx, p, p->count - 1);
-  while (p->spare_count > 0) forget_event(p->spare[--p->spare_count]);
+  while (p->spare_count > 0) kiln_event_release(p->spare[--p->spare_count]);
   free(p->spare);
   free(p->parked);
   pthread_mutex_destroy(&p->lock);

@@ -294,22 +294,16 @@ static kiln_status fill_native(kiln_stream *s, kiln_buffer *dst, size_t offset,
 static kiln_status order_after(kiln_stream *later, kiln_stream *earlier) {
   kiln_context *ctx = earlier->base.context;
   const kiln_backend_ops *ops = ctx->ops;
-  kiln_event *e =
-      kiln_object_alloc(ctx, KILN_OBJECT_EVENT, ops->event_size, true);
-  if (!e) return KILN_ERROR_OUT_OF_HOST_MEMORY;
-  kiln_status st = ops->event_init(e);
-  if (st != KILN_OK) {
-    kiln_object_free(e);
-    return st;
-  }
+  kiln_event *e;
+  kiln_status st = kiln_event_internal(ctx, KILN_EVENT_DEFAULT, &e);
+  if (st != KILN_OK) return st;
   st = ops->event_record(e, earlier);
   if (st == KILN_OK) {
     e->recorded = true;
     st = ops->event_waits ? ops->event_waits->stream_wait_event(later, e)
                           : ops->event_synchronize(e, KILN_WAIT_FOREVER);
   }
-  ops->event_deinit(e);
-  kiln_object_free(e);
+  kiln_event_release(e);
   return st;
 }
 

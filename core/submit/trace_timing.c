@@ -58,19 +58,9 @@ static void warn_once(kiln_trace_timing *tm, const char *what) {
 }
 
 static kiln_event *new_event(kiln_context *ctx) {
-  kiln_event *e = kiln_object_alloc(ctx, KILN_OBJECT_EVENT,
-                                    ctx->ops->event_size, true);
-  if (!e) return NULL;
-  if (kiln_context_result(ctx, ctx->ops->event_init(e)) != KILN_OK) {
-    kiln_object_free(e);
-    return NULL;
-  }
-  return e;
-}
-
-static void forget_event(kiln_event *e) {
-  e->base.context->ops->event_deinit(e);
-  kiln_object_free(e);
+  kiln_event *e = NULL;
+  return kiln_event_internal(ctx, KILN_EVENT_DEFAULT, &e) == KILN_OK ? e
+                                                                       : NULL;
 }
 
 /* The device time from a to b, where the backend can time. */
@@ -144,7 +134,7 @@ static kiln_event *reference(kiln_context *ctx) {
     kiln_object_free(s);
   }
   if (st == KILN_OK) return ref;
-  forget_event(ref);
+  kiln_event_release(ref);
   return NULL;
 }
 
