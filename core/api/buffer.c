@@ -31,11 +31,8 @@ static kiln_status create(kiln_context *ctx, size_t size, uint32_t flags,
   return KILN_OK;
 }
 
-kiln_status kiln_buffer_create(kiln_context *ctx, size_t size, uint32_t flags,
-                               kiln_buffer **out_buffer) {
-  static const char fn[] = "kiln_buffer_create";
-  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
-  if (st != KILN_OK) return st;
+kiln_status kiln_buffer_check_create(const char *fn, size_t size,
+                                     uint32_t flags, kiln_buffer **out_buffer) {
   if (!out_buffer)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_buffer is NULL",
                           fn);
@@ -47,6 +44,16 @@ kiln_status kiln_buffer_create(kiln_context *ctx, size_t size, uint32_t flags,
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: unknown flags 0x%x", fn,
                           (unsigned)(flags & ~(uint32_t)KILN_BUFFER_ZERO));
+  return KILN_OK;
+}
+
+kiln_status kiln_buffer_create(kiln_context *ctx, size_t size, uint32_t flags,
+                               kiln_buffer **out_buffer) {
+  static const char fn[] = "kiln_buffer_create";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st != KILN_OK ||
+      (st = kiln_buffer_check_create(fn, size, flags, out_buffer)) != KILN_OK)
+    return st;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   return kiln_error_in(fn, create(ctx, size, flags, false, out_buffer));
 }

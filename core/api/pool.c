@@ -33,18 +33,9 @@ kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
                                      uint32_t flags, kiln_buffer **out_buffer) {
   static const char fn[] = "kiln_buffer_create_async";
   kiln_status st = kiln_object_check(stream, KILN_OBJECT_STREAM, fn, "stream");
-  if (st != KILN_OK) return st;
-  if (!out_buffer)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_buffer is NULL",
-                          fn);
-  if (size == 0)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: size is 0; a buffer holds at least one byte",
-                          fn);
-  if (flags & ~(uint32_t)KILN_BUFFER_ZERO)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: unknown flags 0x%x", fn,
-                          (unsigned)(flags & ~(uint32_t)KILN_BUFFER_ZERO));
+  if (st != KILN_OK ||
+      (st = kiln_buffer_check_create(fn, size, flags, out_buffer)) != KILN_OK)
+    return st;
   kiln_context *ctx = stream->base.context;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   if (kiln_stream_capturing(stream))
