@@ -8,7 +8,7 @@
 # GLSL compiles and SPIRV-Tools' validator, is built and tested on the GPU).
 # Logs go to $OUT (default /tmp/kiln-gpu).
 #
-#   scripts/gpu-verify.sh [build|test|conformance|conformance-main|conformance-threads|sanitize|examples|mpi|ci-build|endurance|bench|mutants|all]...
+#   scripts/gpu-verify.sh [build|test|conformance|conformance-main|conformance-threads|conformance-reorder|sanitize|examples|mpi|ci-build|endurance|bench|nsys|mutants|all]...
 #
 # conformance is conformance-main (every group but the thread groups) and
 # then conformance-threads: the two halves fit the GPU machine's 10-minute
@@ -93,13 +93,42 @@ conformance_main() {
   # HIP runs through the HIP-on-CUDA shim.
   step conformance-main
   shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
-  local shared=device,buffers,kernels,builtins,hgemm,streams,peers,graphs,sync,interop,vendor,compile,bad-input,guard,globals
+  local shared=device,buffers,suballoc,stream-memory,kernels,builtins,hgemm,streams,peers,graphs,sync,interop,vendor,compile,bad-input,guard,globals,trace
   for be in cuda hip vulkan; do conf_run $be $shared 400 & done
   wait
   for be in cuda hip vulkan; do
     tail -n 1 "$OUT/conf-$be-device.txt" | grep -q 'rc=0$' || status=1
   done
   for be in cuda hip vulkan; do conf_run $be errors,faults 240; done
+}
+
+conformance_reorder() {
+  # The groups whose tests order work between streams, under
+  # KILN_DEBUG=reorder (docs/testing.md): a missing wait between streams
+  # shows on every backend, not only where the driver happens to lose the
+  # race.
+  step conformance-reorder
+  shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
+  for be in cuda hip vulkan; do
+    KILN_DEBUG=reorder conf_run $be streams,stream-memory,graphs,sync,peers 300 &
+  done
+  wait
+  for be in cuda hip vulkan; do
+    tail -n 1 "$OUT/conf-$be-streams.txt" | grep -q 'rc=0$' || status=1
+  done
+}
+
+nsys_trace() {
+  # KILN_TRACE=nvtx under Nsight Systems: kiln's NVTX ranges must show in
+  # the report beside the kernels they name.
+  step nsys
+  local nsys
+  nsys=$(command -v nsys || ls /usr/local/cuda/bin/nsys /opt/nvidia/nsight-systems/*/bin/nsys 2>/dev/null | head -n 1)
+  [ -n "$nsys" ] || { echo "SKIPPED: no nsys on this machine"; return 0; }
+  KILN_BACKEND=cuda KILN_TRACE=nvtx "$nsys" profile -t cuda,nvtx -o "$OUT/kiln-trace" \
+    --force-overwrite true "$B/examples/saxpy/saxpy" > "$OUT/nsys.txt" 2>&1 || status=1
+  "$nsys" stats -r nvtx_sum,cuda_gpu_kern_sum "$OUT/kiln-trace.nsys-rep" >> "$OUT/nsys.txt" 2>&1 || status=1
+  grep -E 'kiln|saxpy|Range|Name' "$OUT/nsys.txt" | head -n 30
 }
 
 conformance_threads() {
@@ -247,6 +276,8 @@ for what in "$@"; do
     conformance) conformance_main; conformance_threads ;;
     conformance-main) conformance_main ;;
     conformance-threads) conformance_threads ;;
+    conformance-reorder) conformance_reorder ;;
+    nsys) nsys_trace ;;
     sanitize) sanitize ;;
     examples) examples ;;
     mpi) mpi ;;
