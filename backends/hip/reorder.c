@@ -17,7 +17,7 @@
  * should, for an older stream's still-closed gate cannot finish; the poll
  * gives up after its bound and the next gate opens, so a correct program
  * only runs slower: every gate opens at the first host wait after it was
- * queued.
+ * queued, or sooner, once GATE_MAX_HELD commands wait behind the gates.
  *
  * Why gates in the device's queue rather than holding commands on the host
  * and submitting them later, as the fake backend does: the runtime copies a
@@ -63,7 +63,19 @@ struct kiln_hip_gate_page {
   uint32_t used;
 };
 
+/* Commands queued behind closed gates before the gates open as at a host
+ * wait. The device's queue has room for a bounded number of commands (on
+ * an H200, driver 580, a stream filled with fills and graph launches
+ * stopped taking more within a thousand), and a call that finds it full
+ * blocks in the driver until it drains, which a closed gate never lets
+ * happen: a program that queues more between two host waits would hang. */
+#define GATE_MAX_HELD 64u
+
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Commands queued on held streams since the gates last opened; under
+ * gate_lock. */
+static unsigned held_commands;
 
 /* Opens every held gate, newest first, each stream given a bounded time
  * to finish before the next opens. */
@@ -168,8 +180,11 @@ void kiln_hip_reorder_expose(kiln_context *ctx, kiln_stream *s) {
 static kiln_status gate(kiln_stream *base) {
   kiln_hip_stream *s = kiln_hip_stream_cast(base);
   kiln_status st = KILN_OK;
+  bool full = false;
   pthread_mutex_lock(&gate_lock);
-  if (s->gate && !s->gated && !s->exposed && !base->building &&
+  if (s->gated) {
+    full = ++held_commands >= GATE_MAX_HELD;
+  } else if (s->gate && !s->exposed && !base->building &&
       !kiln_hip_context_cast(base->base.context)->exposed) {
     hipError_t err = kiln_hip_api.hipStreamWaitValue32(
         s->handle, s->gate_device, s->gate_value + 1, hipStreamWaitValueGte,
@@ -186,11 +201,16 @@ static kiln_status gate(kiln_stream *base) {
     }
   }
   pthread_mutex_unlock(&gate_lock);
+  if (full) {
+    release();
+    return gate(base);
+  }
   return st;
 }
 
 static void release(void) {
   pthread_mutex_lock(&gate_lock);
+  held_commands = 0;
   while (held) {
     kiln_hip_stream *s = held;
     open_gate(s);
