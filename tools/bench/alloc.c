@@ -5,6 +5,9 @@
  *    cuMemAllocAsync + cuMemFreeAsync on the device's default pool; both
  *    pools keep what is released (kiln_context_set_pool_keep(SIZE_MAX), a
  *    release threshold of UINT64_MAX), so each sample measures reuse;
+ *  - own pool: cuMemAllocFromPoolAsync + cuMemFreeAsync on a pool made as
+ *    kiln's CUDA backend makes its own, which tells the driver's cost of
+ *    such a pool from kiln's own cost;
  *  - sync: kiln_buffer_create + kiln_buffer_destroy, against cuMemAlloc +
  *    cuMemFree.
  * A sample is the host clock around the pairs and a synchronize of the
@@ -62,12 +65,12 @@
 static const size_t sizes[] = {(size_t)64 << 10, (size_t)1 << 20};
 #define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
 
-enum kind { KILN_ASYNC, RAW_ASYNC, KILN_SYNC, RAW_SYNC, KINDS };
+enum kind { KILN_ASYNC, RAW_ASYNC, RAW_POOL, KILN_SYNC, RAW_SYNC, KINDS };
 
-static const char *const kind_names[KINDS] = {"async-pair", "async-pair",
-                                              "sync-pair", "sync-pair"};
-static const char *const kind_impls[KINDS] = {"kiln", "cuda-raw", "kiln",
-                                              "cuda-raw"};
+static const char *const kind_names[KINDS] = {
+    "async-pair", "async-pair", "async-pair", "sync-pair", "sync-pair"};
+static const char *const kind_impls[KINDS] = {
+    "kiln", "cuda-raw", "cuda-raw-own-pool", "kiln", "cuda-raw"};
 
 typedef struct alloc {
   bench *b;
@@ -103,15 +106,18 @@ static int kiln_pairs(alloc *a, bool async, double *ms) {
 }
 
 /* Between cuda_raw_enter and cuda_raw_leave. */
-static int raw_pairs(alloc *a, bool async, double *ms) {
+static int raw_pairs(alloc *a, enum kind kind, double *ms) {
   cuda_raw *raw = a->b->raw;
   const double t0 = bench_now();
   for (unsigned i = 0; i < a->pairs; i++) {
     raw_ptr p = 0;
-    int failed = async ? cuda_raw_alloc_async(raw, a->size, &p) ||
-                             cuda_raw_free_async(raw, p)
-                       : cuda_raw_alloc(raw, a->size, &p) ||
-                             cuda_raw_free_checked(raw, p);
+    int failed = kind == RAW_ASYNC ? cuda_raw_alloc_async(raw, a->size, &p) ||
+                                         cuda_raw_free_async(raw, p)
+                 : kind == RAW_POOL
+                     ? cuda_raw_alloc_own_pool(raw, a->size, &p) ||
+                           cuda_raw_free_async(raw, p)
+                     : cuda_raw_alloc(raw, a->size, &p) ||
+                           cuda_raw_free_checked(raw, p);
     if (failed) return -1;
   }
   if (cuda_raw_sync(raw) != 0) return -1;
@@ -120,9 +126,9 @@ static int raw_pairs(alloc *a, bool async, double *ms) {
 }
 
 static int pairs_of(alloc *a, enum kind kind, double *ms) {
-  bool async = kind == KILN_ASYNC || kind == RAW_ASYNC;
-  return kind == KILN_ASYNC || kind == KILN_SYNC ? kiln_pairs(a, async, ms)
-                                                 : raw_pairs(a, async, ms);
+  return kind == KILN_ASYNC  ? kiln_pairs(a, true, ms)
+         : kind == KILN_SYNC ? kiln_pairs(a, false, ms)
+                             : raw_pairs(a, kind, ms);
 }
 
 /* The median µs per pair of opt.repeat samples, after a warm-up one. */
@@ -271,6 +277,7 @@ static int run_size(alloc *a, size_t index) {
       result = check_raw(a, true, words);
       if (result == 0) result = check_raw(a, false, words);
       if (result == 0) result = measure(a, RAW_ASYNC, &us[RAW_ASYNC]);
+      if (result == 0) result = measure(a, RAW_POOL, &us[RAW_POOL]);
       if (result == 0) result = measure(a, RAW_SYNC, &us[RAW_SYNC]);
       cuda_raw_leave(b->raw);
     }
@@ -292,6 +299,7 @@ static int run_size(alloc *a, size_t index) {
   bench_cell(b->out, 11, 3, us[RAW_ASYNC]);
   bench_cell(b->out, 7, 3,
              us[RAW_ASYNC] > 0.0 ? us[KILN_ASYNC] / us[RAW_ASYNC] : -1.0);
+  bench_cell(b->out, 11, 3, us[RAW_POOL]);
   bench_cell(b->out, 11, 2, us[KILN_SYNC]);
   bench_cell(b->out, 11, 2, us[RAW_SYNC]);
   bench_cell(b->out, 7, 3,
@@ -445,6 +453,9 @@ static void goals(alloc *a, double busy_async_us) {
     goal_line(b->out, "async pair, kiln / raw cuMemAllocAsync",
               us[RAW_ASYNC] > 0.0 ? us[KILN_ASYNC] / us[RAW_ASYNC] : -1.0,
               "x", GOAL_RATIO);
+    if (us[RAW_POOL] > 0.0)
+      fprintf(b->out, "  (kiln / raw on a pool made as kiln's: %.3f x)\n",
+              us[KILN_ASYNC] / us[RAW_POOL]);
     if (backend == KILN_BACKEND_CUDA)
       goal_line(b->out, "sync pair (no slower than before the pool)",
                 us[KILN_SYNC], "us", GOAL_CUDA_SYNC);
@@ -459,10 +470,10 @@ static int run(alloc *a) {
           "\nalloc: create + release of one buffer, %u pairs on one stream, "
           "us per pair, median of %u (host clock, stream synchronized "
           "inside; raw: cuMemAllocAsync/cuMemFreeAsync on the default pool, "
-          "kept, and cuMemAlloc/cuMemFree)\n%9s %11s %11s %7s %11s %11s "
-          "%7s\n",
+          "kept; raw pool: on a pool made as kiln's; cuMemAlloc/cuMemFree)"
+          "\n%9s %11s %11s %7s %11s %11s %11s %7s\n",
           a->pairs, b->opt.repeat, "size", "kiln async", "raw async",
-          "ratio", "kiln sync", "raw sync", "ratio");
+          "ratio", "raw pool", "kiln sync", "raw sync", "ratio");
   for (size_t i = 0; i < SIZE_COUNT; i++)
     if (run_size(a, i) != 0) return -1;
 

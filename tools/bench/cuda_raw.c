@@ -20,6 +20,17 @@ typedef struct CUevent_st *CUevent;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
+/* CUmemPoolProps: its size and leading members have stayed put since CUDA
+ * 11.2; later members came out of the reserved bytes, and zero is their
+ * default. */
+typedef struct raw_pool_props {
+  int alloc_type;   /* CU_MEM_ALLOCATION_TYPE_PINNED: 1 */
+  int handle_types; /* CU_MEM_HANDLE_TYPE_NONE: 0 */
+  int location_type; /* CU_MEM_LOCATION_TYPE_DEVICE: 1 */
+  int location_id;
+  void *win32_security_attributes;
+  unsigned char reserved[64];
+} raw_pool_props;
 
 #define RAW_STREAM_NON_BLOCKING 1u
 #define RAW_CAPTURE_MODE_RELAXED 2
@@ -28,6 +39,8 @@ typedef struct CUmemPoolHandle_st *CUmemoryPool;
 #define RAW_MAX_MODULES 8
 /* CUmemPool_attribute: values of type cuuint64_t. */
 #define RAW_POOL_RELEASE_THRESHOLD 4
+/* CUmemPool_attribute with an int value. */
+#define RAW_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES 3
 #define RAW_POOL_USED_MEM_CURRENT 7
 
 /* The entry points used, by their exported (versioned) names. */
@@ -82,6 +95,10 @@ typedef struct cuda_api {
   CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
   CUresult (*MemPoolSetAttribute)(CUmemoryPool, int, void *);
   CUresult (*MemPoolGetAttribute)(CUmemoryPool, int, void *);
+  CUresult (*MemPoolCreate)(CUmemoryPool *, const raw_pool_props *);
+  CUresult (*MemPoolDestroy)(CUmemoryPool);
+  CUresult (*MemAllocFromPoolAsync)(raw_ptr *, size_t, CUmemoryPool,
+                                    CUstream);
 } cuda_api;
 
 /* Each slot's exported name, and an older name for drivers without it. */
@@ -139,6 +156,9 @@ static const struct {
     RAW_SYMBOL(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", NULL),
     RAW_SYMBOL(MemPoolSetAttribute, "cuMemPoolSetAttribute", NULL),
     RAW_SYMBOL(MemPoolGetAttribute, "cuMemPoolGetAttribute", NULL),
+    RAW_SYMBOL(MemPoolCreate, "cuMemPoolCreate", NULL),
+    RAW_SYMBOL(MemPoolDestroy, "cuMemPoolDestroy", NULL),
+    RAW_SYMBOL(MemAllocFromPoolAsync, "cuMemAllocFromPoolAsync", NULL),
 #undef RAW_SYMBOL
 };
 
@@ -149,6 +169,7 @@ struct cuda_raw {
   CUcontext context; /* the device's primary context, retained */
   CUstream stream; /* the one the calls below use */
   CUstream own;    /* the comparator's own */
+  CUmemoryPool pool; /* made as kiln makes its own; NULL until used */
   CUevent start, end;
   CUmodule modules[RAW_MAX_MODULES];
   size_t module_count;
@@ -309,6 +330,7 @@ void cuda_raw_close(cuda_raw *r) {
     if (r->start != NULL) r->api.EventDestroy(r->start);
     if (r->end != NULL) r->api.EventDestroy(r->end);
     if (r->own != NULL) r->api.StreamDestroy(r->own);
+    if (r->pool != NULL) r->api.MemPoolDestroy(r->pool);
     cuda_raw_leave(r);
     r->api.DevicePrimaryCtxRelease(r->device);
   }
@@ -395,6 +417,29 @@ int cuda_raw_alloc_async(cuda_raw *r, size_t bytes, raw_ptr *out) {
 
 int cuda_raw_free_async(cuda_raw *r, raw_ptr p) {
   RAW_CALL(r, MemFreeAsync(p, r->stream));
+  return 0;
+}
+
+int cuda_raw_alloc_own_pool(cuda_raw *r, size_t bytes, raw_ptr *out) {
+  if (r->pool == NULL) {
+    raw_pool_props props;
+    memset(&props, 0, sizeof props);
+    props.alloc_type = 1;
+    props.location_type = 1;
+    props.location_id = r->device;
+    CUmemoryPool pool;
+    RAW_CALL(r, MemPoolCreate(&pool, &props));
+    uint64_t keep = UINT64_MAX;
+    int no = 0;
+    if (r->api.MemPoolSetAttribute(pool, RAW_POOL_RELEASE_THRESHOLD, &keep) ||
+        r->api.MemPoolSetAttribute(
+            pool, RAW_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES, &no)) {
+      r->api.MemPoolDestroy(pool);
+      return raw_failed(r, "cuMemPoolSetAttribute of a pool of its own", -1);
+    }
+    r->pool = pool;
+  }
+  RAW_CALL(r, MemAllocFromPoolAsync(out, bytes, r->pool, r->stream));
   return 0;
 }
 

@@ -99,6 +99,11 @@ int cuda_raw_free_checked(cuda_raw *r, raw_ptr p);
  * device's default memory pool. */
 int cuda_raw_alloc_async(cuda_raw *r, size_t bytes, raw_ptr *out);
 int cuda_raw_free_async(cuda_raw *r, raw_ptr p);
+/* cuMemAllocFromPoolAsync from a pool of the comparator's own, made as
+ * kiln's CUDA backend makes its pool (keeping all it is given back, no
+ * reuse through dependencies the driver adds); cuda_raw_free_async
+ * releases it. */
+int cuda_raw_alloc_own_pool(cuda_raw *r, size_t bytes, raw_ptr *out);
 /* Sets the release threshold of the device's default pool (how many
  * released bytes it keeps at a synchronize; UINT64_MAX keeps all) and
  * stores the one before in *out_before, to be set back afterwards. */
