@@ -33,6 +33,9 @@ struct kiln_vulkan_pool {
   kiln_vulkan_suballoc books;
   VkDeviceSize block_bytes; /* a new block's size */
   uint64_t keep;            /* empty blocks kept: block_bytes unless set */
+  /* Bytes of the books' ranges taken for host use (staging, host
+   * buffers): not buffers in use, for kiln_context_pool_usage. */
+  uint64_t host_used;
 };
 
 static const VkMemoryPropertyFlags mappable =
@@ -133,6 +136,7 @@ void kiln_vulkan_memory_put(kiln_vulkan_context *vc,
   struct kiln_vulkan_pool *pool = &vc->memory.pools[alloc->range->block->type];
   const kiln_vulkan_suballoc_owner owner = owner_of(vc);
   pthread_mutex_lock(&pool->lock);
+  if (alloc->host_use) pool->host_used -= alloc->range->size;
   kiln_vulkan_suballoc_give(&pool->books, alloc->range, &owner);
   kiln_vulkan_suballoc_trim(&pool->books, pool->keep, &owner);
   pthread_mutex_unlock(&pool->lock);
@@ -146,6 +150,7 @@ void kiln_vulkan_memory_put_after(kiln_vulkan_context *vc,
   struct kiln_vulkan_pool *pool = &vc->memory.pools[alloc->range->block->type];
   atomic_fetch_add(&timeline->refs, 1);
   pthread_mutex_lock(&pool->lock);
+  if (alloc->host_use) pool->host_used -= alloc->range->size;
   kiln_vulkan_suballoc_give_after(&pool->books, alloc->range, timeline, value,
                                   TO_U64(alloc->buffer));
   pthread_mutex_unlock(&pool->lock);
@@ -161,6 +166,7 @@ void kiln_vulkan_memory_usage(kiln_vulkan_context *vc, size_t *out_reserved,
     uint64_t r, u;
     pthread_mutex_lock(&pool->lock);
     kiln_vulkan_suballoc_usage(&pool->books, &r, &u);
+    u -= pool->host_used;
     pthread_mutex_unlock(&pool->lock);
     reserved += r;
     used += u;
@@ -290,7 +296,7 @@ static VkResult allocate(kiln_vulkan_context *vc, request *rq,
   rq->last_type = type;
   rq->last_bytes = bytes;
   if (vc->memory.test_limit &&
-      (bytes > vc->memory.test_limit ||
+      (type != vc->memory.test_type || bytes > vc->memory.test_limit ||
        pool->books.block_bytes > vc->memory.test_limit - bytes))
     return rq->last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
   /* Every block may hold buffers with device addresses. */
@@ -416,6 +422,8 @@ static outcome place(kiln_vulkan_context *vc, request *rq,
       struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
       pthread_mutex_lock(&pool->lock);
       outcome o = place_in(vc, rq, i, pool, out, st);
+      if (o == PLACED && rq->use != KILN_VULKAN_MEMORY_DEVICE)
+        pool->host_used += out->range->size;
       pthread_mutex_unlock(&pool->lock);
       if (o == FAILED && *st == KILN_OK)
         *st = kiln_vulkan_error(rq->last,
@@ -454,6 +462,7 @@ kiln_status kiln_vulkan_memory_get(kiln_vulkan_context *vc,
     out->memory_offset = out->range->offset;
     out->map = b->map ? b->map + out->range->offset : NULL;
     out->cached = flags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+    out->host_use = use != KILN_VULKAN_MEMORY_DEVICE;
     return KILN_OK;
   }
   if (o == FAILED) return st;

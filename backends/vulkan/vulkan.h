@@ -383,11 +383,15 @@ typedef struct kiln_vulkan_context {
     PFN_vkGetBufferMemoryRequirements2 vkGetBufferMemoryRequirements2;
     /* One pool of blocks per memory type, sub-allocated (blocks.c). */
     struct kiln_vulkan_pool *pools;
-    /* A test's ceiling on the bytes of each memory type's blocks and
+    /* A test's ceiling on the bytes of memory type test_type's blocks and
      * memory of its own (tests/vulkan/test_suballoc.c): past it a new one
-     * fails as the driver's VK_ERROR_OUT_OF_DEVICE_MEMORY would. 0: none.
-     * Set before any allocation of the test's, read under a pool's lock. */
+     * fails as the driver's VK_ERROR_OUT_OF_DEVICE_MEMORY would, and so
+     * does any in another type, where a request that found no room would
+     * otherwise go next (a GPU has several device-local types; lavapipe
+     * one). 0: none. Set before any allocation of the test's, read under
+     * a pool's lock. */
     VkDeviceSize test_limit;
+    uint32_t test_type;
   } memory;
 
   /* The pipeline cache (pipeline_cache.c). The handle is created at setup
@@ -464,6 +468,10 @@ typedef struct kiln_vulkan_allocation {
   struct kiln_vulkan_suballoc_range *range;
   unsigned char *map;      /* host-visible and host-coherent, else NULL */
   bool cached;             /* map is also HOST_CACHED: cheap to read */
+  /* Taken for KILN_VULKAN_MEMORY_HOST: memory kiln stages through, or a
+   * host buffer's, which kiln_context_pool_usage does not count as in
+   * use by buffers. */
+  bool host_use;
   VkDeviceAddress address; /* only with device_address */
   /* Usable on the transfer lane's queues too: kiln's own allocations, not
    * a caller's imported VkBuffer, whose sharing mode kiln does not know. */

@@ -687,7 +687,9 @@ KILN_API kiln_status kiln_buffer_destroy_async(kiln_stream *stream,
 
 /* The pool's device memory in bytes: reserved from the driver, and of that
  * in use by live buffers of kiln_buffer_create_async. Vulkan's pool also
- * serves kiln_buffer_create: there both figures count those buffers too.
+ * serves kiln_buffer_create, host buffers and kiln's own staging memory:
+ * there both figures count kiln_buffer_create's buffers too, and the
+ * reserved figure also the memory of the other two.
  * Either out-parameter may be NULL. */
 KILN_API kiln_status kiln_context_pool_usage(kiln_context *context,
                                              size_t *out_reserved,

@@ -243,6 +243,43 @@ static void the_pool_counts_and_trims(void **state) {
   check_ok(kiln_stream_destroy(s));
 }
 
+/* Only buffers count as in use: not a host buffer, nor the memory a read
+ * stages through on a new stream (Vulkan's pool serves both, and a
+ * program that watches its buffers' bytes must not see kiln's). */
+static void the_pool_counts_only_buffers(void **state) {
+  (void)state;
+  enum { SIZE = 1 << 20 };
+  kiln_stream *s;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  check_ok(kiln_context_synchronize(conf.ctx));
+  size_t before, with, after;
+  check_ok(kiln_context_pool_usage(conf.ctx, NULL, &before));
+  kiln_host_buffer *h;
+  check_ok(kiln_host_buffer_create(conf.ctx, SIZE, 0, &h));
+  kiln_buffer *x;
+  check_ok(kiln_buffer_create_async(s, SIZE, 0, &x));
+  fill_byte(s, x, SIZE, 0x5a);
+  expect_bytes(s, x, SIZE, 0x5a, "a stream-ordered buffer read on a new "
+                                 "stream");
+  check_ok(kiln_context_pool_usage(conf.ctx, NULL, &with));
+  check_ok(kiln_buffer_destroy_async(s, x));
+  check_ok(kiln_stream_synchronize(s));
+  check_ok(kiln_context_pool_usage(conf.ctx, NULL, &after));
+  printf("  pool: %zu bytes used before, %zu with a buffer and a host "
+         "buffer of %d, %zu after the buffer's release\n",
+         before, with, SIZE, after);
+  if (with < before + SIZE || with - before >= 2 * SIZE)
+    fail_msg("with one live %d-byte buffer and a host buffer of as many "
+             "bytes, the pool's use grew from %zu to %zu bytes",
+             SIZE, before, with);
+  if (after != before)
+    fail_msg("the pool counted %zu bytes in use before the buffer and %zu "
+             "after its release (a host buffer and a read stay alive)",
+             before, after);
+  check_ok(kiln_host_buffer_destroy(h));
+  check_ok(kiln_stream_destroy(s));
+}
+
 /* Bad calls fail in words and free nothing. */
 static void bad_stream_ordered_calls(void **state) {
   (void)state;
@@ -431,6 +468,7 @@ int conf_run_stream_memory_tests(void) {
       CONF_TEST(a_stream_ordered_buffer_is_a_buffer),
       CONF_TEST(a_thousand_pairs_keep_the_pool_flat),
       CONF_TEST(the_pool_counts_and_trims),
+      CONF_TEST(the_pool_counts_only_buffers),
       CONF_TEST(bad_stream_ordered_calls),
       CONF_TEST(a_graph_makes_its_memory_once),
       CONF_TEST(threads_allocate_on_their_own_streams),
