@@ -528,6 +528,18 @@ kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
   for (size_t i = first; i < last; i++) {
     CUresult r =
         kiln_cuda_api.cuModuleGetFunction(&k->handle, m->handles[i], name);
+    if (r == CUDA_SUCCESS && kiln_cuda_api.cuFuncLoad) {
+      /* Loaded now rather than at its first launch, as CUDA's lazy
+       * loading (the default since 12.2) would: that load waits inside the
+       * driver for work already queued, so a kernel spinning on a flag
+       * that a later kernel or the host sets could hold it for good (an
+       * H200 run waited out a conformance gate so). Loading now waits
+       * too: held gates open first. */
+      kiln_cuda_open_gates(base->base.context);
+      r = kiln_cuda_api.cuFuncLoad(k->handle);
+      if (r != CUDA_SUCCESS)
+        return kiln_cuda_error(r, "loading kernel '%s' (cuFuncLoad)", name);
+    }
     if (r == CUDA_SUCCESS) {
       atomic_init(&k->shared_limit, 0);
       k->follows = follows_previous(base, k->handle);

@@ -92,7 +92,9 @@
  * and cuMemHostGetDevicePointer; without them a context in that mode is
  * refused in words. Stream-ordered allocation (pool.c) needs the memory
  * pool entry points of CUDA 11.2; without any of them
- * kiln_cuda_pool_supported says so and the core keeps a pool of its own. */
+ * kiln_cuda_pool_supported says so and the core keeps a pool of its own.
+ * cuFuncLoad (CUDA 12.4) loads a kernel when kiln hands it out (module.c
+ * says why); an older driver loads it at its first launch. */
 #define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
   X(cuFuncGetName, 12030)               \
   X(cuModuleGetFunctionCount, 12040)    \
@@ -102,6 +104,7 @@
   X(cuLaunchKernelEx, 11060)            \
   X(cuStreamWaitValue32, 11070)         \
   X(cuMemHostGetDevicePointer, 3020)    \
+  X(cuFuncLoad, 12040)                  \
   KILN_CUDA_GRAPH_SYMBOLS(X)            \
   KILN_CUDA_POOL_SYMBOLS(X)
 

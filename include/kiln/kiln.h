@@ -751,7 +751,11 @@ KILN_API kiln_status kiln_module_destroy(kiln_module *module);
 
 /* Looks a kernel up by its entry-point name (extern "C" name on CUDA/HIP).
  * The kernel is owned by the module; asking twice gives the same handle.
- * KILN_ERROR_NOT_FOUND when the module has no such kernel. */
+ * The first call loads the kernel on the device (on CUDA 12.4 drivers and
+ * later, which would otherwise load it lazily at its first launch, a load
+ * that waits for the work queued before it): get kernels before launching
+ * one that waits for another. KILN_ERROR_NOT_FOUND when the module has no
+ * such kernel. */
 KILN_API kiln_status kiln_module_get_kernel(kiln_module *module,
                                             const char *name,
                                             kiln_kernel **out_kernel);

@@ -109,7 +109,8 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuMemFreeAsync, 11020)                 \
   X(cuMemPoolTrimTo, 11020)                \
   X(cuMemPoolSetAttribute, 11020)          \
-  X(cuMemPoolGetAttribute, 11020)
+  X(cuMemPoolGetAttribute, 11020)          \
+  X(cuFuncLoad, 12040)
 
 /* cuda.h #defines some names to versioned ones (cuMemAlloc to
  * cuMemAlloc_v2). The type is pasted from the name as written (## stops

@@ -189,6 +189,11 @@ hipError_t hipModuleGetFunction(hipFunction_t *function, hipModule_t module,
   err = shim_error(shim_cu.cuModuleGetFunction(
                        &f, SHIM_HANDLE(CUmodule, module), name),
                    "cuModuleGetFunction");
+  /* AMD's runtime has a module's code on the device once hipModuleLoad*
+   * returns; CUDA's lazy loading would load the function at its first
+   * launch instead, waiting there for work already queued. */
+  if (err == hipSuccess)
+    err = shim_error(shim_cu.cuFuncLoad(f), "cuFuncLoad");
   if (err == hipSuccess) *function = SHIM_HANDLE(hipFunction_t, f);
   return err;
 }
