@@ -31,6 +31,44 @@ kiln_status kiln_context_result(kiln_context *ctx, kiln_status status);
  * the public function the caller called. core/base/status.c. */
 kiln_status kiln_error_in(const char *fn, kiln_status status);
 
+/* The end of a struct's last field in kiln 0.1, the first kiln.h that
+ * passed sizes ("Structs that grow" in kiln.h): no caller's struct is
+ * smaller. Fields added later never move these. */
+#define KILN_END_OF(type, field) \
+  (offsetof(type, field) + sizeof(((type *)0)->field))
+#define KILN_CONTEXT_OPTIONS_0_1 KILN_END_OF(kiln_context_options, sync)
+#define KILN_DEVICE_PROPERTIES_0_1 \
+  KILN_END_OF(kiln_device_properties, stream_queues)
+#define KILN_COMPILE_OPTIONS_0_1 \
+  KILN_END_OF(kiln_compile_options, glsl_option_count)
+#define KILN_MODULE_BUILD_INFO_0_1 KILN_END_OF(kiln_module_build_info, log)
+#define KILN_STREAM_OPTIONS_0_1 KILN_END_OF(kiln_stream_options, priority)
+#define KILN_NATIVE_CONTEXT_0_1 \
+  KILN_END_OF(kiln_native_context, vk_enabled_features)
+#define KILN_NATIVE_BUFFER_0_1 KILN_END_OF(kiln_native_buffer, vk_offset)
+#define KILN_NATIVE_STREAM_0_1 \
+  KILN_END_OF(kiln_native_stream, vk_semaphore_value)
+
+/* A caller's struct of caller_size bytes (its kiln.h's sizeof) into
+ * `full`, this kiln's of full_size bytes: what the caller lacks is zero,
+ * its default. NULL `caller` leaves `full` all zero.
+ * KILN_ERROR_INVALID_ARGUMENT for a size under min_size (the struct's
+ * KILN_*_0_1), KILN_ERROR_UNSUPPORTED when a newer caller set a field this
+ * kiln lacks. core/base/structs.c. */
+kiln_status kiln_struct_in(const char *fn, const char *what, void *full,
+                           size_t full_size, size_t min_size,
+                           const void *caller, size_t caller_size);
+
+/* Checks an out-struct and its size before a call fills it. */
+kiln_status kiln_struct_out_check(const char *fn, const char *what,
+                                  const void *caller, size_t caller_size,
+                                  size_t min_size);
+
+/* Writes caller_size bytes of `full` (this kiln's struct of full_size
+ * bytes) to the caller's struct, zero past this kiln's end. */
+void kiln_struct_out(void *caller, size_t caller_size, const void *full,
+                     size_t full_size);
+
 /* Marks the context lost, `why` becoming the message of every later call,
  * unless it already is. */
 void kiln_context_mark_lost(kiln_context *ctx, const char *why);

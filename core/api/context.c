@@ -7,14 +7,6 @@
 
 #include "core/internal.h"
 
-kiln_context_options kiln_context_options_default(void) {
-  kiln_context_options o;
-  o.backend = KILN_BACKEND_AUTO;
-  o.device_index = KILN_DEVICE_FROM_ENV;
-  o.sync = KILN_SYNC_DEFAULT;
-  return o;
-}
-
 static kiln_status init_lock(pthread_mutex_t *lock) {
   /* Recursive: the built-in module is created while the lock is held, and
    * creating it links objects under the same lock. */
@@ -79,20 +71,23 @@ static kiln_status sync_policy(const char *fn, kiln_sync_policy asked,
   return KILN_OK;
 }
 
-kiln_status kiln_context_create(const kiln_context_options *options,
-                                kiln_context **out_context) {
+kiln_status kiln_context_create_sized(const kiln_context_options *options,
+                                      size_t options_size,
+                                      kiln_context **out_context) {
+  static const char fn[] = "kiln_context_create";
   if (!out_context)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "kiln_context_create: out_context is NULL");
-  kiln_context_options defaults = kiln_context_options_default();
+                          "%s: out_context is NULL", fn);
+  kiln_context_options o = kiln_context_options_default();
+  kiln_status st =
+      options ? kiln_struct_in(fn, "options", &o, sizeof o,
+                               KILN_CONTEXT_OPTIONS_0_1, options, options_size)
+              : KILN_OK;
+  if (st != KILN_OK) return st;
   const kiln_backend_ops *ops;
   size_t device;
-  kiln_status st =
-      kiln_registry_select(options ? options : &defaults, &ops, &device);
-  if (st != KILN_OK) return st;
-  return kiln_context_open("kiln_context_create", ops, device,
-                           options ? options->sync : KILN_SYNC_DEFAULT, NULL,
-                           false, out_context);
+  if ((st = kiln_registry_select(&o, &ops, &device)) != KILN_OK) return st;
+  return kiln_context_open(fn, ops, device, o.sync, NULL, false, out_context);
 }
 
 /* KILN_DEBUG=guard's state, and the stream of its reads and writes: kiln's
@@ -248,8 +243,8 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
    * and events, an event may refer to its stream, a stream owns a scratch
    * buffer. Within a type, newest first. */
   static const kiln_object_type order[] = {
-      KILN_OBJECT_GRAPH, KILN_OBJECT_EVENT, KILN_OBJECT_STREAM, KILN_OBJECT_MODULE,
-      KILN_OBJECT_HOST_BUFFER, KILN_OBJECT_BUFFER};
+      KILN_OBJECT_GRAPH,  KILN_OBJECT_EVENT,       KILN_OBJECT_STREAM,
+      KILN_OBJECT_MODULE, KILN_OBJECT_HOST_BUFFER, KILN_OBJECT_BUFFER};
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
     kiln_object *o = ctx->objects.prev;
     while (o != &ctx->objects) {
@@ -273,8 +268,7 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
                       "buffers, %zu modules, %zu streams, %zu events, %zu "
                       "graphs); their handles are now invalid",
                       total, total == 1 ? " was" : "s were",
-                      alive[KILN_OBJECT_BUFFER],
-                      alive[KILN_OBJECT_HOST_BUFFER],
+                      alive[KILN_OBJECT_BUFFER], alive[KILN_OBJECT_HOST_BUFFER],
                       alive[KILN_OBJECT_MODULE], alive[KILN_OBJECT_STREAM],
                       alive[KILN_OBJECT_EVENT], alive[KILN_OBJECT_GRAPH]);
   kiln_log(KILN_LOG_WARN, "%s", kiln_last_error());
@@ -288,17 +282,17 @@ kiln_backend kiln_context_backend(const kiln_context *ctx) {
   return ctx->ops->kind;
 }
 
-kiln_status kiln_context_get_properties(const kiln_context *ctx,
-                                        kiln_device_properties *out) {
-  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT,
-                                     "kiln_context_get_properties",
-                                     "context");
+kiln_status kiln_context_get_properties_sized(const kiln_context *ctx,
+                                              size_t properties_size,
+                                              kiln_device_properties *out) {
+  static const char fn[] = "kiln_context_get_properties";
+  kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
+  if (st == KILN_OK)
+    st = kiln_struct_out_check(fn, "out_properties", out, properties_size,
+                               KILN_DEVICE_PROPERTIES_0_1);
   if (st != KILN_OK) return st;
-  if (!out)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "kiln_context_get_properties: out_properties is "
-                          "NULL");
-  *out = ctx->properties;
+  kiln_struct_out(out, properties_size, &ctx->properties,
+                  sizeof ctx->properties);
   return KILN_OK;
 }
 
@@ -328,8 +322,7 @@ kiln_status kiln_context_get_sync_policy(const kiln_context *ctx,
 kiln_status kiln_context_default_stream(kiln_context *ctx,
                                         kiln_stream **out_stream) {
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT,
-                                     "kiln_context_default_stream",
-                                     "context");
+                                     "kiln_context_default_stream", "context");
   if (st != KILN_OK) return st;
   if (!out_stream)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,

@@ -26,14 +26,14 @@ static kiln_status check_import(const char *fn, kiln_context *ctx,
   return KILN_OK;
 }
 
-kiln_status kiln_context_get_native(kiln_context *ctx,
-                                    kiln_native_context *out_native) {
+kiln_status kiln_context_get_native_sized(kiln_context *ctx, size_t native_size,
+                                          kiln_native_context *out_native) {
   static const char fn[] = "kiln_context_get_native";
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
-  if (!out_native)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_native is NULL",
-                          fn);
+  if ((st = kiln_struct_out_check(fn, "out_native", out_native, native_size,
+                                  KILN_NATIVE_CONTEXT_0_1)) != KILN_OK)
+    return st;
   const kiln_interop_ops *interop = ctx->ops->interop;
   if (!interop) return kiln_unsupported(ctx->ops, fn, "native handles", NULL);
   kiln_native_context n;
@@ -41,17 +41,23 @@ kiln_status kiln_context_get_native(kiln_context *ctx,
   n.backend = ctx->ops->kind;
   st = kiln_context_result(ctx, interop->context_native(ctx, &n));
   if (st != KILN_OK) return kiln_error_in(fn, st);
-  *out_native = n;
+  kiln_struct_out(out_native, native_size, &n, sizeof n);
   return KILN_OK;
 }
 
-kiln_status kiln_context_create_from_native(const kiln_native_context *native,
-                                            uint32_t flags,
-                                            kiln_context **out_context) {
+kiln_status kiln_context_create_from_native_sized(
+    const kiln_native_context *caller_native, size_t native_size,
+    uint32_t flags, kiln_context **out_context) {
   static const char fn[] = "kiln_context_create_from_native";
-  kiln_status st = check_import(fn, NULL, KILN_BACKEND_AUTO, native != NULL,
-                                out_context, "out_context", flags);
+  kiln_status st =
+      check_import(fn, NULL, KILN_BACKEND_AUTO, caller_native != NULL,
+                   out_context, "out_context", flags);
+  kiln_native_context n;
+  if (st == KILN_OK)
+    st = kiln_struct_in(fn, "native", &n, sizeof n, KILN_NATIVE_CONTEXT_0_1,
+                        caller_native, native_size);
   if (st != KILN_OK) return st;
+  const kiln_native_context *native = &n;
   if (native->backend != KILN_BACKEND_CUDA &&
       native->backend != KILN_BACKEND_HIP &&
       native->backend != KILN_BACKEND_VULKAN)
@@ -75,14 +81,15 @@ kiln_status kiln_context_create_from_native(const kiln_native_context *native,
   return kiln_error_in(fn, st);
 }
 
-kiln_status kiln_buffer_get_native(const kiln_buffer *buf,
-                                   kiln_native_buffer *out_native) {
+kiln_status kiln_buffer_get_native_sized(const kiln_buffer *buf,
+                                         size_t native_size,
+                                         kiln_native_buffer *out_native) {
   static const char fn[] = "kiln_buffer_get_native";
   kiln_status st = kiln_object_check(buf, KILN_OBJECT_BUFFER, fn, "buffer");
   if (st != KILN_OK) return st;
-  if (!out_native)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_native is NULL",
-                          fn);
+  if ((st = kiln_struct_out_check(fn, "out_native", out_native, native_size,
+                                  KILN_NATIVE_BUFFER_0_1)) != KILN_OK)
+    return st;
   kiln_context *ctx = buf->base.context;
   const kiln_interop_ops *interop = ctx->ops->interop;
   if (!interop) return kiln_unsupported(ctx->ops, fn, "native handles", NULL);
@@ -93,21 +100,23 @@ kiln_status kiln_buffer_get_native(const kiln_buffer *buf,
   n.size = buf->size;
   st = kiln_context_result(ctx, interop->buffer_native(buf, &n));
   if (st != KILN_OK) return kiln_error_in(fn, st);
-  *out_native = n;
+  kiln_struct_out(out_native, native_size, &n, sizeof n);
   return KILN_OK;
 }
 
-kiln_status kiln_buffer_create_from_native(kiln_context *ctx,
-                                           const kiln_native_buffer *native,
-                                           uint32_t flags,
-                                           kiln_buffer **out_buffer) {
+kiln_status kiln_buffer_create_from_native_sized(
+    kiln_context *ctx, const kiln_native_buffer *caller_native,
+    size_t native_size, uint32_t flags, kiln_buffer **out_buffer) {
   static const char fn[] = "kiln_buffer_create_from_native";
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
-  if ((st = check_import(fn, ctx, native ? native->backend : KILN_BACKEND_AUTO,
-                         native != NULL, out_buffer, "out_buffer", flags)) !=
-      KILN_OK)
+  kiln_native_buffer n;
+  if ((st = kiln_struct_in(fn, "native", &n, sizeof n, KILN_NATIVE_BUFFER_0_1,
+                           caller_native, native_size)) != KILN_OK ||
+      (st = check_import(fn, ctx, n.backend, caller_native != NULL, out_buffer,
+                         "out_buffer", flags)) != KILN_OK)
     return st;
+  const kiln_native_buffer *native = &n;
   if (native->size == 0)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: native->size is 0; a buffer holds at least one "
@@ -138,14 +147,14 @@ kiln_status kiln_buffer_create_from_native(kiln_context *ctx,
   return KILN_OK;
 }
 
-kiln_status kiln_stream_get_native(kiln_stream *s,
-                                   kiln_native_stream *out_native) {
+kiln_status kiln_stream_get_native_sized(kiln_stream *s, size_t native_size,
+                                         kiln_native_stream *out_native) {
   static const char fn[] = "kiln_stream_get_native";
   kiln_status st = kiln_object_check(s, KILN_OBJECT_STREAM, fn, "stream");
   if (st != KILN_OK) return st;
-  if (!out_native)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_native is NULL",
-                          fn);
+  if ((st = kiln_struct_out_check(fn, "out_native", out_native, native_size,
+                                  KILN_NATIVE_STREAM_0_1)) != KILN_OK)
+    return st;
   kiln_context *ctx = s->base.context;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   /* Foreign work ordered on a capturing stream would land in no graph. */
@@ -157,21 +166,23 @@ kiln_status kiln_stream_get_native(kiln_stream *s,
   n.backend = ctx->ops->kind;
   st = kiln_context_result(ctx, interop->stream_native(s, &n));
   if (st != KILN_OK) return kiln_error_in(fn, st);
-  *out_native = n;
+  kiln_struct_out(out_native, native_size, &n, sizeof n);
   return KILN_OK;
 }
 
-kiln_status kiln_stream_create_from_native(kiln_context *ctx,
-                                           const kiln_native_stream *native,
-                                           uint32_t flags,
-                                           kiln_stream **out_stream) {
+kiln_status kiln_stream_create_from_native_sized(
+    kiln_context *ctx, const kiln_native_stream *caller_native,
+    size_t native_size, uint32_t flags, kiln_stream **out_stream) {
   static const char fn[] = "kiln_stream_create_from_native";
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
-  if ((st = check_import(fn, ctx, native ? native->backend : KILN_BACKEND_AUTO,
-                         native != NULL, out_stream, "out_stream", flags)) !=
-      KILN_OK)
+  kiln_native_stream n;
+  if ((st = kiln_struct_in(fn, "native", &n, sizeof n, KILN_NATIVE_STREAM_0_1,
+                           caller_native, native_size)) != KILN_OK ||
+      (st = check_import(fn, ctx, n.backend, caller_native != NULL, out_stream,
+                         "out_stream", flags)) != KILN_OK)
     return st;
+  const kiln_native_stream *native = &n;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
   const kiln_interop_ops *interop = ctx->ops->interop;
   if (!interop) return kiln_unsupported(ctx->ops, fn, "native handles", NULL);

@@ -176,25 +176,27 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *name,
 }
 
 const char *kiln_kernel_name(const kiln_kernel *k) {
-  if (kiln_object_check(k, KILN_OBJECT_KERNEL, "kiln_kernel_name",
-                        "kernel") != KILN_OK)
+  if (kiln_object_check(k, KILN_OBJECT_KERNEL, "kiln_kernel_name", "kernel") !=
+      KILN_OK)
     return "";
   return k->name;
 }
 
-kiln_status kiln_module_get_build_info(const kiln_module *m,
-                                       kiln_module_build_info *out_info) {
+kiln_status kiln_module_get_build_info_sized(const kiln_module *m,
+                                             size_t info_size,
+                                             kiln_module_build_info *out_info) {
   static const char fn[] = "kiln_module_get_build_info";
   kiln_status st = kiln_object_check(m, KILN_OBJECT_MODULE, fn, "module");
+  if (st == KILN_OK)
+    st = kiln_struct_out_check(fn, "out_info", out_info, info_size,
+                               KILN_MODULE_BUILD_INFO_0_1);
   if (st != KILN_OK) return st;
-  if (!out_info)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_info is NULL",
-                          fn);
-  *out_info = (kiln_module_build_info){
+  const kiln_module_build_info info = {
       .source_count = m->source_count,
       .cache_hits = m->cache_hits,
       .compile_ms = m->compile_ms,
       .log = m->build_log ? m->build_log : "",
   };
+  kiln_struct_out(out_info, info_size, &info, sizeof info);
   return KILN_OK;
 }

@@ -29,13 +29,18 @@ void kiln_stream_set_ready(kiln_stream *s, bool ready) {
 
 static kiln_status create_stream(const char *fn, kiln_context *ctx,
                                  const kiln_stream_options *options,
+                                 size_t options_size,
                                  kiln_stream **out_stream) {
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if (!out_stream)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_stream is NULL",
                           fn);
-  uint32_t priority = options ? options->priority : 0;
+  kiln_stream_options o;
+  if ((st = kiln_struct_in(fn, "options", &o, sizeof o, KILN_STREAM_OPTIONS_0_1,
+                           options, options_size)) != KILN_OK)
+    return st;
+  uint32_t priority = o.priority;
   uint32_t max = ctx->properties.max_stream_priority;
   if (priority > max)
     return kiln_set_error(
@@ -49,15 +54,15 @@ static kiln_status create_stream(const char *fn, kiln_context *ctx,
   return kiln_stream_create_internal(ctx, false, priority, out_stream);
 }
 
-kiln_status kiln_stream_create_with_options(kiln_context *ctx,
-                                            const kiln_stream_options *options,
-                                            kiln_stream **out_stream) {
+kiln_status kiln_stream_create_with_options_sized(
+    kiln_context *ctx, const kiln_stream_options *options, size_t options_size,
+    kiln_stream **out_stream) {
   return create_stream("kiln_stream_create_with_options", ctx, options,
-                       out_stream);
+                       options_size, out_stream);
 }
 
 kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out_stream) {
-  return create_stream("kiln_stream_create", ctx, NULL, out_stream);
+  return create_stream("kiln_stream_create", ctx, NULL, 0, out_stream);
 }
 
 void kiln_stream_release(kiln_stream *s) {

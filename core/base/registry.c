@@ -56,8 +56,7 @@ static bool is_concrete(kiln_backend b) {
          b == KILN_BACKEND_VULKAN;
 }
 
-void kiln_registry_override(const kiln_backend_ops *const *ops,
-                            size_t count) {
+void kiln_registry_override(const kiln_backend_ops *const *ops, size_t count) {
   pthread_mutex_lock(&reg_lock);
   memset(probes, 0, sizeof probes);
   if (!ops) {
@@ -259,8 +258,7 @@ static const char *missing_member(const kiln_backend_ops *ops,
   return NULL;
 }
 
-kiln_status kiln_registry_probe(kiln_backend backend,
-                                const char **out_reason) {
+kiln_status kiln_registry_probe(kiln_backend backend, const char **out_reason) {
   const kiln_backend_ops *ops = kiln_registry_get(backend);
   pthread_mutex_lock(&reg_lock);
   probe_state *p = &probes[backend];
@@ -313,7 +311,8 @@ kiln_status kiln_backend_available(kiln_backend backend,
   kiln_status st = kiln_registry_probe(backend, &reason);
   if (out_reason) *out_reason = reason;
   if (st != KILN_OK)
-    return kiln_set_error(st, "kiln_backend_available: backend %s is "
+    return kiln_set_error(st,
+                          "kiln_backend_available: backend %s is "
                           "unavailable: %s",
                           kiln_backend_name(backend), reason);
   return KILN_OK;
@@ -326,8 +325,7 @@ static size_t devices_of(kiln_backend backend) {
 
 kiln_status kiln_device_count(kiln_backend backend, size_t *out_count) {
   if (!is_concrete(backend) || !out_count)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "kiln_device_count: %s",
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "kiln_device_count: %s",
                           out_count ? "backend must be cuda, hip or vulkan"
                                     : "out_count is NULL");
   *out_count = devices_of(backend);
@@ -345,13 +343,16 @@ static kiln_status properties_of(kiln_backend backend, size_t index,
   return KILN_OK;
 }
 
-kiln_status kiln_device_get_properties(kiln_backend backend, size_t index,
-                                       kiln_device_properties *out) {
-  if (!is_concrete(backend) || !out)
+kiln_status kiln_device_get_properties_sized(kiln_backend backend, size_t index,
+                                             size_t properties_size,
+                                             kiln_device_properties *out) {
+  static const char fn[] = "kiln_device_get_properties";
+  kiln_status st = kiln_struct_out_check(
+      fn, "out_properties", out, properties_size, KILN_DEVICE_PROPERTIES_0_1);
+  if (st != KILN_OK) return st;
+  if (!is_concrete(backend))
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "kiln_device_get_properties: %s",
-                          out ? "backend must be cuda, hip or vulkan"
-                              : "out_properties is NULL");
+                          "%s: backend must be cuda, hip or vulkan", fn);
   const char *reason;
   if (kiln_registry_probe(backend, &reason) != KILN_OK)
     return kiln_set_error(KILN_ERROR_UNAVAILABLE,
@@ -365,7 +366,10 @@ kiln_status kiln_device_get_properties(kiln_backend backend, size_t index,
                           "exist: backend %s has %zu device%s",
                           index, kiln_backend_name(backend), count,
                           count == 1 ? "" : "s");
-  return properties_of(backend, index, out);
+  kiln_device_properties p;
+  if ((st = properties_of(backend, index, &p)) != KILN_OK) return st;
+  kiln_struct_out(out, properties_size, &p, sizeof p);
+  return KILN_OK;
 }
 
 /* "vulkan (0: llvmpipe)", one entry per available backend, or "none" with
@@ -382,8 +386,7 @@ static const char *describe_available(char *buf, size_t size) {
       kiln_device_properties p;
       len = strlen(buf);
       if (properties_of((kiln_backend)b, d, &p) == KILN_OK)
-        snprintf(buf + len, size - len, "%s%zu: %s", d ? ", " : "", d,
-                 p.name);
+        snprintf(buf + len, size - len, "%s%zu: %s", d ? ", " : "", d, p.name);
     }
     len = strlen(buf);
     snprintf(buf + len, size - len, ")");
@@ -403,8 +406,8 @@ static const char *describe_available(char *buf, size_t size) {
 static kiln_status parse_device_env(bool *given, size_t *index) {
   uint64_t n = 0;
   /* SIZE_MAX is KILN_DEVICE_FROM_ENV, not an index. */
-  kiln_status st = kiln_env_uint("KILN_DEVICE", SIZE_MAX - 1,
-                                 "a device index", given, &n);
+  kiln_status st =
+      kiln_env_uint("KILN_DEVICE", SIZE_MAX - 1, "a device index", given, &n);
   if (st == KILN_OK && *given) *index = (size_t)n;
   return st;
 }

@@ -49,7 +49,9 @@ static pthread_key_t log_key;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 static bool log_key_ok;
 
-static void make_log_key(void) { log_key_ok = pthread_key_create(&log_key, free) == 0; }
+static void make_log_key(void) {
+  log_key_ok = pthread_key_create(&log_key, free) == 0;
+}
 
 /* Takes ownership of `log` (may be NULL) as this thread's last log. */
 static void set_last_log(char *log) {
@@ -107,8 +109,7 @@ kiln_status kiln_compiler_available(kiln_backend backend,
                           ops->name);
   }
   kiln_status st = load_compiler(ops, out_description);
-  if (st != KILN_OK)
-    return kiln_set_error(st, "%s: %s", fn, *out_description);
+  if (st != KILN_OK) return kiln_set_error(st, "%s: %s", fn, *out_description);
   return KILN_OK;
 }
 
@@ -199,8 +200,10 @@ static kiln_status check_sources(const char *fn, const kiln_source *sources,
       return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                             "%s: source %zu has an empty %s (NULL picks a "
                             "default)",
-                            fn, i, s->name && !s->name[0] ? "name" : "entry "
-                                                                    "point");
+                            fn, i,
+                            s->name && !s->name[0] ? "name"
+                                                   : "entry "
+                                                     "point");
   }
   return KILN_OK;
 }
@@ -261,8 +264,7 @@ static void list_dir(listing *l, const char *dir, int depth) {
 }
 
 static int by_path(const void *a, const void *b) {
-  return strcmp(((const listed_file *)a)->path,
-                ((const listed_file *)b)->path);
+  return strcmp(((const listed_file *)a)->path, ((const listed_file *)b)->path);
 }
 
 /* Adds what the include directories hold to the key: a file there may be
@@ -532,7 +534,7 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
         .language = s->language,
         .name = s->name ? s->name : default_name,
         .text = s->text,
-        .entry_point = s->entry_point ? s->entry_point
+        .entry_point = s->entry_point    ? s->entry_point
                        : stem && stem[0] ? stem
                                          : "main",
         .target = target,
@@ -575,22 +577,25 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
   return KILN_OK;
 }
 
-kiln_status kiln_module_create_from_source(
+kiln_status kiln_module_create_from_source_sized(
     kiln_context *ctx, const kiln_source *sources, size_t source_count,
-    const kiln_compile_options *options, kiln_module **out_module) {
+    const kiln_compile_options *caller_options, size_t options_size,
+    kiln_module **out_module) {
   static const char fn[] = "kiln_module_create_from_source";
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if (!out_module)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: out_module is NULL", fn);
-  const kiln_compile_options defaults = {0};
-  if (!options) options = &defaults;
-  if ((st = check_sources(fn, sources, source_count)) != KILN_OK ||
-      (st = check_options(fn, options)) != KILN_OK ||
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_module is NULL",
+                          fn);
+  kiln_compile_options options;
+  if ((st = kiln_struct_in(fn, "options", &options, sizeof options,
+                           KILN_COMPILE_OPTIONS_0_1, caller_options,
+                           options_size)) != KILN_OK ||
+      (st = check_sources(fn, sources, source_count)) != KILN_OK ||
+      (st = check_options(fn, &options)) != KILN_OK ||
       (st = kiln_context_check_usable(ctx)) != KILN_OK)
     return st;
-  return kiln_module_build(ctx, fn, sources, source_count, NULL, 0, options,
+  return kiln_module_build(ctx, fn, sources, source_count, NULL, 0, &options,
                            out_module);
 }
 

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/internal.h"
 #include "core/images/params.h"
+#include "core/internal.h"
 
 #define SPIRV_MAGIC 0x07230203u
 
@@ -55,8 +55,7 @@ static kiln_status read_file(const char *fn, const char *path,
   }
   if (!S_ISREG(sb.st_mode) || sb.st_size == 0) {
     close(fd);
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is %s", fn,
-                          path,
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: %s is %s", fn, path,
                           S_ISDIR(sb.st_mode)   ? "a directory"
                           : S_ISREG(sb.st_mode) ? "empty"
                                                 : "not a regular file");
@@ -66,8 +65,8 @@ static kiln_status read_file(const char *fn, const char *path,
   if (!data) {
     close(fd);
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "%s: out of host memory reading %zu bytes of %s",
-                          fn, size, path);
+                          "%s: out of host memory reading %zu bytes of %s", fn,
+                          size, path);
   }
   size_t got = 0;
   while (got < size) {
@@ -180,15 +179,16 @@ static char *directory_of(const char *path) {
   return dir;
 }
 
-kiln_status kiln_module_create_from_files(
+kiln_status kiln_module_create_from_files_sized(
     kiln_context *ctx, const char *const *paths, size_t path_count,
-    const kiln_compile_options *options, kiln_module **out_module) {
+    const kiln_compile_options *caller_options, size_t options_size,
+    kiln_module **out_module) {
   static const char fn[] = "kiln_module_create_from_files";
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if (!out_module)
-    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                          "%s: out_module is NULL", fn);
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: out_module is NULL",
+                          fn);
   if (!paths || path_count == 0)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: no files given (paths is %s, path_count is "
@@ -196,11 +196,14 @@ kiln_status kiln_module_create_from_files(
                           fn, paths ? "set" : "NULL", path_count);
   for (size_t i = 0; i < path_count; i++)
     if (!paths[i] || !paths[i][0])
-      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                            "%s: paths[%zu] is %s", fn, i,
-                            paths[i] ? "empty" : "NULL");
-  const kiln_compile_options defaults = {0};
-  if (!options) options = &defaults;
+      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT, "%s: paths[%zu] is %s",
+                            fn, i, paths[i] ? "empty" : "NULL");
+  kiln_compile_options given;
+  if ((st = kiln_struct_in(fn, "options", &given, sizeof given,
+                           KILN_COMPILE_OPTIONS_0_1, caller_options,
+                           options_size)) != KILN_OK)
+    return st;
+  const kiln_compile_options *options = &given;
   if ((st = kiln_compile_options_check(fn, options)) != KILN_OK ||
       (st = kiln_context_check_usable(ctx)) != KILN_OK)
     return st;
@@ -214,8 +217,8 @@ kiln_status kiln_module_create_from_files(
   char **owned_dirs = calloc(path_count, sizeof *owned_dirs);
   size_t source_count = 0, image_count = 0, dir_count = 0, owned = 0;
   if (!files || !sources || !images || !dirs || !owned_dirs)
-    st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                        "%s: out of host memory", fn);
+    st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "%s: out of host memory",
+                        fn);
   for (size_t i = 0; st == KILN_OK && i < options->include_dir_count; i++)
     dirs[dir_count++] = options->include_dirs[i];
   for (size_t i = 0; st == KILN_OK && i < path_count; i++) {
@@ -254,8 +257,8 @@ kiln_status kiln_module_create_from_files(
     kiln_compile_options with_dirs = *options;
     with_dirs.include_dirs = dirs;
     with_dirs.include_dir_count = dir_count;
-    st = kiln_module_build(ctx, fn, sources, source_count, images,
-                           image_count, &with_dirs, out_module);
+    st = kiln_module_build(ctx, fn, sources, source_count, images, image_count,
+                           &with_dirs, out_module);
   }
   for (size_t i = 0; files && i < path_count; i++) free(files[i].data);
   for (size_t i = 0; i < owned; i++) free(owned_dirs[i]);

@@ -98,6 +98,7 @@ static kiln_trace_kind public_kind(kiln_command_kind kind) {
 static void describe(kiln_stream *s, const kiln_command *c,
                      kiln_trace_command *t) {
   memset(t, 0, sizeof *t);
+  t->size = sizeof *t;
   t->kind = public_kind(c->kind);
   t->stream = s;
   t->context = s->base.context;

@@ -39,6 +39,28 @@
  *    work; a destroy that timed out leaves its object alive
  *    (kiln_context_destroy excepted). kiln_stream_synchronize_timeout
  *    bounds one wait of its own.
+ *  - Structs that grow: a struct that a caller fills for kiln or that kiln
+ *    fills for the caller (kiln_context_options, kiln_device_properties,
+ *    kiln_compile_options, kiln_module_build_info, kiln_stream_options and
+ *    the kiln_native_* structs) goes with its size. The function takes it
+ *    as a size_t parameter, and a macro of the function's own name passes
+ *    sizeof as this header has it, so calls read as if there were none:
+ *    kiln_context_create(&options, &ctx). A program built against an older
+ *    kiln.h thus tells a newer libkiln.so.0 how much of the struct it has:
+ *    kiln reads only that much, takes zero for every field beyond it
+ *    (every field added later means "the default" at zero), and writes no
+ *    more than that much. A program built against a newer kiln.h, run with
+ *    an older libkiln.so.0, gets zeros in the fields the library does not
+ *    know, and KILN_ERROR_UNSUPPORTED, naming the field, if it set one
+ *    of them. Such structs only ever grow at their end. Code that cannot
+ *    use the macros (bindings through dlsym or an FFI) passes the size of
+ *    its own copy of the struct: (kiln_context_create)(&o, sizeof o, &c).
+ *    kiln_trace_command, which kiln fills for a handler, says its own size
+ *    in its first field. The other public structs (kiln_dim3,
+ *    kiln_launch_config, kiln_arg, kiln_module_image, kiln_source,
+ *    kiln_header, kiln_matrix_shape) never change: passed by value or in
+ *    arrays, they cannot say their size, and a need they do not meet gets
+ *    a new struct. scripts/abi-check.sh holds libkiln.so.0 to this.
  */
 #ifndef KILN_KILN_H
 #define KILN_KILN_H
@@ -372,11 +394,19 @@ typedef struct kiln_device_properties {
   uint32_t stream_queues;
 } kiln_device_properties;
 
-/* Fills *out_properties for device `index` of `backend`.
+/* Fills *out_properties (properties_size bytes of it: see "Structs that
+ * grow" above) for device `index` of `backend`.
  * KILN_ERROR_UNAVAILABLE if the backend cannot run here;
  * KILN_ERROR_NOT_FOUND if index >= kiln_device_count(). */
-KILN_API kiln_status kiln_device_get_properties(
-    kiln_backend backend, size_t index, kiln_device_properties *out_properties);
+KILN_API kiln_status kiln_device_get_properties_sized(
+    kiln_backend backend, size_t index, size_t properties_size,
+    kiln_device_properties *out_properties);
+static inline kiln_status kiln_device_get_properties(
+    kiln_backend backend, size_t index,
+    kiln_device_properties *out_properties) {
+  return kiln_device_get_properties_sized(
+      backend, index, sizeof(kiln_device_properties), out_properties);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Contexts                                                                   */
@@ -433,15 +463,27 @@ typedef struct kiln_context_options {
 } kiln_context_options;
 
 /* Options that defer to the environment: backend AUTO, device from env,
- * sync policy DEFAULT. */
-KILN_API kiln_context_options kiln_context_options_default(void);
+ * sync policy DEFAULT. Inline, so that it fills the struct as the caller's
+ * kiln.h has it. */
+static inline kiln_context_options kiln_context_options_default(void) {
+  kiln_context_options o = {KILN_BACKEND_AUTO, KILN_DEVICE_FROM_ENV,
+                            KILN_SYNC_DEFAULT};
+  return o;
+}
 
-/* Opens a context on one device; `options` may be NULL for the defaults.
- * An explicit backend in options wins over KILN_BACKEND. Fails with
+/* Opens a context on one device; `options` (options_size bytes: see
+ * "Structs that grow" above) may be NULL for the defaults. An explicit
+ * backend in options wins over KILN_BACKEND. Fails with
  * KILN_ERROR_UNAVAILABLE or KILN_ERROR_NOT_FOUND, listing what is available,
  * when the choice cannot be met. Destroy with kiln_context_destroy. */
-KILN_API kiln_status kiln_context_create(const kiln_context_options *options,
-                                         kiln_context **out_context);
+KILN_API kiln_status kiln_context_create_sized(
+    const kiln_context_options *options, size_t options_size,
+    kiln_context **out_context);
+static inline kiln_status kiln_context_create(
+    const kiln_context_options *options, kiln_context **out_context) {
+  return kiln_context_create_sized(options, sizeof(kiln_context_options),
+                                   out_context);
+}
 
 /* Waits for all work, releases the context and every object still alive in
  * it. Returns KILN_ERROR_OBJECTS_ALIVE, counting them in the message, if
@@ -458,9 +500,16 @@ KILN_API kiln_status kiln_context_destroy(kiln_context *context);
 /* The backend the context runs on. */
 KILN_API kiln_backend kiln_context_backend(const kiln_context *context);
 
-/* The properties of the context's device. */
-KILN_API kiln_status kiln_context_get_properties(
-    const kiln_context *context, kiln_device_properties *out_properties);
+/* The properties of the context's device (properties_size bytes of
+ * them: see "Structs that grow" above). */
+KILN_API kiln_status kiln_context_get_properties_sized(
+    const kiln_context *context, size_t properties_size,
+    kiln_device_properties *out_properties);
+static inline kiln_status kiln_context_get_properties(
+    const kiln_context *context, kiln_device_properties *out_properties) {
+  return kiln_context_get_properties_sized(
+      context, sizeof(kiln_device_properties), out_properties);
+}
 
 /* Waits until all work submitted to every stream of the context is done. */
 KILN_API kiln_status kiln_context_synchronize(kiln_context *context);
@@ -873,9 +922,17 @@ typedef struct kiln_compile_options {
  * Fails with KILN_ERROR_NO_IMAGE when no source is in the backend's
  * language, KILN_ERROR_UNAVAILABLE (naming the library and its package)
  * when the compiler is missing, KILN_ERROR_COMPILE with the log. */
-KILN_API kiln_status kiln_module_create_from_source(
+KILN_API kiln_status kiln_module_create_from_source_sized(
     kiln_context *context, const kiln_source *sources, size_t source_count,
-    const kiln_compile_options *options, kiln_module **out_module);
+    const kiln_compile_options *options, size_t options_size,
+    kiln_module **out_module);
+static inline kiln_status kiln_module_create_from_source(
+    kiln_context *context, const kiln_source *sources, size_t source_count,
+    const kiln_compile_options *options, kiln_module **out_module) {
+  return kiln_module_create_from_source_sized(
+      context, sources, source_count, options, sizeof(kiln_compile_options),
+      out_module);
+}
 
 /* Loads a module from files: sources (.cu, .hip, .comp/.glsl) compiled as
  * by kiln_module_create_from_source, and images (SPIR-V, PTX, cubin,
@@ -883,9 +940,17 @@ KILN_API kiln_status kiln_module_create_from_source(
  * extension. Files for other backends are ignored. `options` may be NULL.
  * KILN_ERROR_NOT_FOUND (with the OS's reason) for a file that cannot be
  * read, KILN_ERROR_INVALID_ARGUMENT for one of no known kind. */
-KILN_API kiln_status kiln_module_create_from_files(
+KILN_API kiln_status kiln_module_create_from_files_sized(
     kiln_context *context, const char *const *paths, size_t path_count,
-    const kiln_compile_options *options, kiln_module **out_module);
+    const kiln_compile_options *options, size_t options_size,
+    kiln_module **out_module);
+static inline kiln_status kiln_module_create_from_files(
+    kiln_context *context, const char *const *paths, size_t path_count,
+    const kiln_compile_options *options, kiln_module **out_module) {
+  return kiln_module_create_from_files_sized(
+      context, paths, path_count, options, sizeof(kiln_compile_options),
+      out_module);
+}
 
 /* How a module was built. */
 typedef struct kiln_module_build_info {
@@ -896,9 +961,15 @@ typedef struct kiln_module_build_info {
                               "" when silent; owned by the module */
 } kiln_module_build_info;
 
-/* Fills *out_info for `module`. */
-KILN_API kiln_status kiln_module_get_build_info(const kiln_module *module,
-                                               kiln_module_build_info *out_info);
+/* Fills *out_info (info_size bytes of it) for `module`. */
+KILN_API kiln_status kiln_module_get_build_info_sized(
+    const kiln_module *module, size_t info_size,
+    kiln_module_build_info *out_info);
+static inline kiln_status kiln_module_get_build_info(
+    const kiln_module *module, kiln_module_build_info *out_info) {
+  return kiln_module_get_build_info_sized(
+      module, sizeof(kiln_module_build_info), out_info);
+}
 
 /* The whole log of the last compile on this thread, failed or not ("" if
  * none); valid until the next compile on this thread. */
@@ -1077,6 +1148,10 @@ typedef enum kiln_trace_flags {
 /* One command, as the trace handler sees it; valid only during the call.
  * kiln fills it, and later versions add fields at its end only. */
 typedef struct kiln_trace_command {
+  /* sizeof the struct as this libkiln fills it: a handler built against a
+   * newer kiln.h reads a field only when it lies within this many bytes
+   * (offsetof(kiln_trace_command, f) + sizeof f <= size). */
+  size_t size;
   kiln_trace_kind kind;
   /* A launch's kernel name, else NULL. Owned by the kernel in the queued
    * call, by kiln in the completed one (the kernel may be gone by then). */
@@ -1276,9 +1351,15 @@ typedef struct kiln_stream_options {
 /* As kiln_stream_create, with `options` (NULL: as kiln_stream_create).
  * KILN_ERROR_OUT_OF_RANGE, naming the range, for a priority beyond
  * max_stream_priority. Destroy with kiln_stream_destroy. */
-KILN_API kiln_status kiln_stream_create_with_options(
+KILN_API kiln_status kiln_stream_create_with_options_sized(
     kiln_context *context, const kiln_stream_options *options,
-    kiln_stream **out_stream);
+    size_t options_size, kiln_stream **out_stream);
+static inline kiln_status kiln_stream_create_with_options(
+    kiln_context *context, const kiln_stream_options *options,
+    kiln_stream **out_stream) {
+  return kiln_stream_create_with_options_sized(
+      context, options, sizeof(kiln_stream_options), out_stream);
+}
 
 /* Waits for the stream's work, then releases it. The default stream cannot
  * be destroyed (KILN_ERROR_INVALID_ARGUMENT). NULL is a no-op. */
@@ -1492,8 +1573,14 @@ typedef struct kiln_native_context {
  * (destroy nothing); the VkQueue is one kiln submits to from any thread
  * under its own lock: submit to it only while no other thread calls kiln
  * on this context, or use a queue of your own. */
-KILN_API kiln_status kiln_context_get_native(kiln_context *context,
-                                             kiln_native_context *out_native);
+KILN_API kiln_status kiln_context_get_native_sized(
+    kiln_context *context, size_t native_size,
+    kiln_native_context *out_native);
+static inline kiln_status kiln_context_get_native(
+    kiln_context *context, kiln_native_context *out_native) {
+  return kiln_context_get_native_sized(context, sizeof(kiln_native_context),
+                                       out_native);
+}
 
 /* Opens a kiln context on a device another library or the application set
  * up, as kiln_context_create does otherwise (KILN_DEBUG and
@@ -1510,9 +1597,15 @@ KILN_API kiln_status kiln_context_get_native(kiln_context *context,
  * leaves the device (and CUcontext) alive, after waiting for kiln's work;
  * with KILN_NATIVE_ADOPT (Vulkan only: CUDA and HIP answer
  * KILN_ERROR_INVALID_ARGUMENT) it destroys the VkDevice. */
-KILN_API kiln_status kiln_context_create_from_native(
-    const kiln_native_context *native, uint32_t flags,
+KILN_API kiln_status kiln_context_create_from_native_sized(
+    const kiln_native_context *native, size_t native_size, uint32_t flags,
     kiln_context **out_context);
+static inline kiln_status kiln_context_create_from_native(
+    const kiln_native_context *native, uint32_t flags,
+    kiln_context **out_context) {
+  return kiln_context_create_from_native_sized(
+      native, sizeof(kiln_native_context), flags, out_context);
+}
 
 typedef struct kiln_native_buffer {
   kiln_backend backend;
@@ -1535,8 +1628,14 @@ typedef struct kiln_native_buffer {
  * is given by its address (vk_buffer 0). The memory stays kiln's: do not
  * free it; reads and writes by foreign work follow kiln_native_stream's
  * ordering rules. */
-KILN_API kiln_status kiln_buffer_get_native(const kiln_buffer *buffer,
-                                            kiln_native_buffer *out_native);
+KILN_API kiln_status kiln_buffer_get_native_sized(
+    const kiln_buffer *buffer, size_t native_size,
+    kiln_native_buffer *out_native);
+static inline kiln_status kiln_buffer_get_native(
+    const kiln_buffer *buffer, kiln_native_buffer *out_native) {
+  return kiln_buffer_get_native_sized(buffer, sizeof(kiln_native_buffer),
+                                      out_native);
+}
 
 /* Makes a kiln buffer of foreign device memory of the context's device:
  * `native` gives backend (the context's), device_address and size (> 0);
@@ -1549,9 +1648,15 @@ KILN_API kiln_status kiln_buffer_get_native(const kiln_buffer *buffer,
  * KILN_ERROR_INVALID_ARGUMENT, in words, for a mismatch; flags other than
  * KILN_NATIVE_ADOPT are KILN_ERROR_INVALID_ARGUMENT. The new buffer is used
  * as any other and released with kiln_buffer_destroy (see "Import"). */
-KILN_API kiln_status kiln_buffer_create_from_native(
+KILN_API kiln_status kiln_buffer_create_from_native_sized(
+    kiln_context *context, const kiln_native_buffer *native,
+    size_t native_size, uint32_t flags, kiln_buffer **out_buffer);
+static inline kiln_status kiln_buffer_create_from_native(
     kiln_context *context, const kiln_native_buffer *native, uint32_t flags,
-    kiln_buffer **out_buffer);
+    kiln_buffer **out_buffer) {
+  return kiln_buffer_create_from_native_sized(
+      context, native, sizeof(kiln_native_buffer), flags, out_buffer);
+}
 
 typedef struct kiln_native_stream {
   kiln_backend backend;
@@ -1574,8 +1679,13 @@ typedef struct kiln_native_stream {
  * what is queued first). NULL is KILN_ERROR_INVALID_HANDLE. The handles
  * stay kiln's: do not destroy them, and do not wait on them in a graph
  * capture (a capturing stream is KILN_ERROR_INVALID_STATE). */
-KILN_API kiln_status kiln_stream_get_native(kiln_stream *stream,
-                                            kiln_native_stream *out_native);
+KILN_API kiln_status kiln_stream_get_native_sized(
+    kiln_stream *stream, size_t native_size, kiln_native_stream *out_native);
+static inline kiln_status kiln_stream_get_native(
+    kiln_stream *stream, kiln_native_stream *out_native) {
+  return kiln_stream_get_native_sized(stream, sizeof(kiln_native_stream),
+                                      out_native);
+}
 
 /* Makes a kiln stream of a native one of the context's device: CUDA: the
  * CUstream `native->stream` (checked to be of the context's CUcontext);
@@ -1588,9 +1698,15 @@ KILN_API kiln_status kiln_stream_get_native(kiln_stream *stream,
  * (cuStreamDestroy / hipStreamDestroy; on Vulkan, whose queues belong to
  * the device, KILN_ERROR_INVALID_ARGUMENT). Destroy the kiln stream before
  * a borrowed native one. */
-KILN_API kiln_status kiln_stream_create_from_native(
+KILN_API kiln_status kiln_stream_create_from_native_sized(
+    kiln_context *context, const kiln_native_stream *native,
+    size_t native_size, uint32_t flags, kiln_stream **out_stream);
+static inline kiln_status kiln_stream_create_from_native(
     kiln_context *context, const kiln_native_stream *native, uint32_t flags,
-    kiln_stream **out_stream);
+    kiln_stream **out_stream) {
+  return kiln_stream_create_from_native_sized(
+      context, native, sizeof(kiln_native_stream), flags, out_stream);
+}
 
 /* Makes later work on `stream` wait, on the device, for foreign work:
  * Vulkan: until the timeline semaphore `handle` (a VkSemaphore of the

@@ -640,7 +640,6 @@ static const char *const no_bad_input[] = {
     "kiln_get_log_level",
     "kiln_set_log_handler",
     "kiln_set_trace_handler",
-    "kiln_context_options_default",
     "kiln_last_compile_log",
 };
 
@@ -685,6 +684,11 @@ static void every_function_has_cases(void **state) {
     while (name > line && (isalnum((unsigned char)name[-1]) || name[-1] == '_'))
       name--;
     *paren = '\0';
+    /* X_sized is called through kiln.h's inline X, which passes the
+     * struct's size (kiln.h, "Structs that grow"): X's cases are its. */
+    const size_t len = strlen(name), suffix = strlen("_sized");
+    if (len > suffix && strcmp(name + len - suffix, "_sized") == 0)
+      name[len - suffix] = '\0';
     listed++;
     if (has_cases(name)) continue;
     printf("  bad-input: %s (kiln.h) has no case\n", name);
