@@ -13,7 +13,7 @@ required=(meson ninja-build pkg-config cmake gcc libc6-dev python3 libcmocka-dev
           glslang-tools glslang-dev libshaderc1 libshaderc-dev libvulkan-dev
           mesa-vulkan-drivers
           vulkan-validationlayers spirv-tools vulkan-tools
-          libopenmpi-dev openmpi-bin)
+          libopenmpi-dev openmpi-bin abigail-tools)
 hip=(hipcc libamdhip64-dev rocm-device-libs clang-15)
 
 if [[ "${KILN_NO_INSTALL:-0}" == 1 ]]; then

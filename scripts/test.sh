@@ -10,7 +10,8 @@
 #      and used from there as a user would: kiln-info and kiln-embed, a C
 #      program built with pkg-config, and examples/aot-app built with meson
 #      and with CMake (tests/install/cmake-app) against the staged kiln and
-#      run on Vulkan;
+#      run on Vulkan; then that build's libkiln.so.0 checked against the
+#      ABI baseline (scripts/abi-check.sh);
 #   2. a build with AddressSanitizer and UndefinedBehaviorSanitizer, running
 #      the core and vulkan suites;
 #   3. a Vulkan-only build with ThreadSanitizer, running the core suite and
@@ -215,6 +216,10 @@ EOF
 build_and_test test --
 if [[ " ${built[*]} " == *" test "* ]]; then
   check_install test
+  stage "abi: scripts/abi-check.sh against abi/libkiln.so.0.abi"
+  if ! limited 600 "$repo/scripts/abi-check.sh" "$root/test"; then
+    failed+=("abi: libkiln.so.0 against abi/libkiln.so.0.abi$why")
+  fi
 fi
 # Test processes abort at the first report. scripts/lsan.supp suppresses the
 # leaks of the Khronos validation layer (only third-party code, never kiln).
