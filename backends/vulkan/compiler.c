@@ -546,6 +546,63 @@ static kiln_status take_image(shaderc_compilation_result_t result,
   return KILN_OK;
 }
 
+/* The text after leading white space and comments. */
+static const char *skip_blank(const char *p) {
+  for (;;) {
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\f' ||
+           *p == '\v')
+      p++;
+    if (p[0] == '/' && p[1] == '/') {
+      while (*p && *p != '\n') p++;
+    } else if (p[0] == '/' && p[1] == '*') {
+      const char *end = strstr(p + 2, "*/");
+      if (!end) return p + strlen(p);
+      p = end + 2;
+    } else {
+      return p;
+    }
+  }
+}
+
+/* A compute shader needs GLSL 430 or later, or 310 es, named by a #version
+ * before any other line of code. Without one glslang takes version 100
+ * ES, which has no compute shaders, and fails parsing its own built-ins:
+ * it then prints its whole built-in table to the process's standard output,
+ * which a library must not do. So the source is refused in words first. */
+static kiln_status check_version(const kiln_compile_job *job, char **log) {
+  const char *p = skip_blank(job->text);
+  unsigned version = 0;
+  bool es = false;
+  if (*p == '#') {
+    p++;
+    while (*p == ' ' || *p == '\t') p++;
+    if (strncmp(p, "version", 7) == 0 && (p[7] == ' ' || p[7] == '\t')) {
+      p += 7;
+      while (*p == ' ' || *p == '\t') p++;
+      while (*p >= '0' && *p <= '9' && version < 100000)
+        version = version * 10 + (unsigned)(*p++ - '0');
+      while (*p == ' ' || *p == '\t') p++;
+      es = strncmp(p, "es", 2) == 0;
+    }
+  }
+  if (version >= (es ? 310u : 430u)) return KILN_OK;
+  char said[160];
+  if (version)
+    snprintf(said, sizeof said, "#version %u%s has no compute shaders", version,
+             es ? " es" : "");
+  else
+    snprintf(said, sizeof said, "no #version directive comes first");
+  char message[400];
+  snprintf(message, sizeof message,
+           "%s: %s; a compute shader needs #version 430 or later (or 310 "
+           "es) before any other line of code, e.g. #version 450",
+           job->name, said);
+  *log = strdup(message);
+  return kiln_set_error(KILN_ERROR_COMPILE,
+                        "shaderc could not compile %s for %s: %s", job->name,
+                        job->target, message);
+}
+
 kiln_status kiln_vulkan_compile(const kiln_compile_job *job,
                                 kiln_compiled *out) {
   int minor = parse_target(job->target);
@@ -558,8 +615,10 @@ kiln_status kiln_vulkan_compile(const kiln_compile_job *job,
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "vulkan: %s writes SPIR-V up to 1.%u, not %s",
                           description, spirv_minor_max, job->target);
+  kiln_status st = check_version(job, &out->log);
+  if (st != KILN_OK) return st;
   shaderc_compile_options_t options = NULL;
-  kiln_status st = make_options(job, (unsigned)minor, &options);
+  st = make_options(job, (unsigned)minor, &options);
   if (st != KILN_OK) return st;
   shaderc_compilation_result_t result = shaderc.shaderc_compile_into_spv(
       compiler, job->text, strlen(job->text), SHADERC_COMPUTE_SHADER,

@@ -4,6 +4,7 @@
  * processes at once), a missing compiler, and modules from files. Each run
  * uses a cache directory of its own. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -255,6 +256,89 @@ static void compile_errors_name_the_line(void **state) {
   assert_int_equal(count_entries("image-"), 0);
 }
 
+static int quiet_logged;
+
+static void quiet_log(kiln_log_level level, const char *message, void *user) {
+  (void)level;
+  (void)message;
+  (void)user;
+  quiet_logged++;
+}
+
+/* Sources a compiler refuses print nothing on the program's standard
+ * output or error: what they say goes into the log and the message. GLSL
+ * without a #version (or with one that has no compute shaders) made
+ * glslang print its whole built-in table to stdout. */
+static void failed_compiles_print_nothing(void **state) {
+  (void)state;
+  static const char *const glsl[] = {
+      "", "layout(local_size_x = 1) in;\nvoid main() {}\n",
+      "#version 100\nvoid main() {}\n",
+      "#version 300 es\nlayout(local_size_x = 1) in;\nvoid main() {}\n",
+      "/* lead */ #version 450\nvoid main() { nope(); }\n"};
+  static const char *const cuda[] = {
+      "extern \"C\" __global__ void k() { nope(); }\n", "#error refused\n"};
+  const bool is_glsl = language() == KILN_SOURCE_GLSL;
+  const char *const *texts = is_glsl ? glsl : cuda;
+  const size_t count = is_glsl ? sizeof glsl / sizeof glsl[0]
+                               : sizeof cuda / sizeof cuda[0];
+  char path[160];
+  snprintf(path, sizeof path, "%s/printed.txt", cache_dir);
+  fflush(stdout);
+  fflush(stderr);
+  const int saved_out = dup(1), saved_err = dup(2);
+  const int sink = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  assert_true(saved_out >= 0 && saved_err >= 0 && sink >= 0);
+  dup2(sink, 1);
+  dup2(sink, 2);
+  /* kiln's own messages go to the program's log handler, which is the
+   * program's to print: only what the compilers print themselves counts. */
+  kiln_set_log_handler(quiet_log, NULL);
+  kiln_status got[8];
+  char logs[8][96];
+  for (size_t i = 0; i < count; i++) {
+    kiln_source src = {language(), texts[i],
+                       is_glsl ? "quiet.comp" : "quiet.cu", NULL};
+    kiln_module *m = NULL;
+    got[i] = kiln_module_create_from_source(conf.ctx, &src, 1, NULL, &m);
+    snprintf(logs[i], sizeof logs[i], "%s", kiln_last_compile_log());
+    if (m) kiln_module_destroy(m);
+  }
+  conf_install_log_handler();
+  fflush(stdout);
+  fflush(stderr);
+  dup2(saved_out, 1);
+  dup2(saved_err, 2);
+  close(saved_out);
+  close(saved_err);
+  close(sink);
+  for (size_t i = 0; i < count; i++) {
+    if (got[i] != KILN_ERROR_COMPILE)
+      fail_msg("source %zu (\"%.40s\") gave %s, not KILN_ERROR_COMPILE", i,
+               texts[i], kiln_status_name(got[i]));
+    if (!logs[i][0])
+      fail_msg("source %zu (\"%.40s\") failed with an empty compile log", i,
+               texts[i]);
+  }
+  struct stat st;
+  assert_int_equal(stat(path, &st), 0);
+  if (st.st_size > 0) {
+    char head[200] = {0};
+    FILE *f = fopen(path, "r");
+    if (f) {
+      size_t n = fread(head, 1, sizeof head - 1, f);
+      head[n] = '\0';
+      fclose(f);
+    }
+    fail_msg("failed compiles printed %lld bytes to stdout or stderr, "
+             "beginning: %s",
+             (long long)st.st_size, head);
+  }
+  printf("  %zu refused sources, nothing printed (%d messages to the log "
+         "handler); the first log: %.80s\n",
+         count, quiet_logged, logs[0]);
+}
+
 static void modules_from_source_files(void **state) {
   (void)state;
   char paths[SOURCE_COUNT][128], hdr[128];
@@ -377,6 +461,7 @@ int conf_run_compile_tests(void) {
       COMPILE_TEST(compiles_and_runs_from_source),
       COMPILE_TEST(the_second_compile_comes_from_the_cache),
       COMPILE_TEST(compile_errors_name_the_line),
+      COMPILE_TEST(failed_compiles_print_nothing),
       COMPILE_TEST(modules_from_source_files),
       COMPILE_TEST(two_processes_compile_at_once),
   };
