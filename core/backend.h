@@ -420,6 +420,10 @@ void kiln_dl_note_error(char *why, size_t why_size, const char *error);
 void kiln_dl_library_path(const void *symbol, const char *fallback,
                           char *out, size_t out_size);
 
+/* `path` resolved (no "..", no symbolic links) into out, when it names a
+ * directory; false otherwise. */
+bool kiln_real_directory(const char *path, char *out, size_t out_size);
+
 /* A compiler's command-line options, built up one at a time; `failed`
  * once out of memory (further adds do nothing). Start zeroed. */
 typedef struct kiln_option_list {

@@ -24,11 +24,18 @@
  *                         is its default, so SPEED equals DEFAULT; neither
  *                         matters for PTX, which the driver compiles)
  *   KILN_COMPILE_FAST_MATH --use_fast_math
- *   always                --no-source-include: NVRTC would otherwise search
- *                         the directory of the source's name (the working
- *                         directory for "saxpy.cu"), which is not in the
- *                         cache key; #include finds the in-memory headers
- *                         and the include directories only
+ *   toolkit headers       -I<toolkit>/include and -I<toolkit>/include/cccl
+ *                         (CUDA 13's CCCL: cuda/std, cub), after the
+ *                         caller's directories, unless
+ *                         KILN_COMPILE_NO_TOOLKIT_HEADERS
+ *   the source's name     given to NVRTC under SOURCE_ROOT, a directory
+ *                         that cannot exist: NVRTC searches the directory
+ *                         of the source's name (the working directory for
+ *                         "saxpy.cu"), which is not in the cache key, and
+ *                         --no-source-include, which would stop that,
+ *                         also stops a header's own directory from being
+ *                         searched, which the toolkit's headers need; the
+ *                         log gets the caller's name back
  * then options->cuda_options, verbatim.
  *
  * The device's target: its own sm_XX (a cubin) when NVRTC knows it, else
@@ -41,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "backends/common/common.h"
@@ -99,7 +107,12 @@ typedef struct nvrtc_table {
  * they were, so the next call tries again. */
 static nvrtc_table nvrtc;
 static bool loaded;
-static char description[512];
+static char description[1024];
+/* The toolkit's include directory and its CCCL directory ("" where there
+ * is none), and where kiln looked, for the note a failed compile gets. */
+static char toolkit_include[PATH_MAX];
+static char toolkit_cccl[PATH_MAX];
+static char toolkit_searched[512];
 static int nvrtc_major, nvrtc_minor;
 /* The architectures NVRTC compiles for, ascending; none when it cannot
  * tell (then the device's own is asked for). */
@@ -113,12 +126,81 @@ static const char *const sonames[] = {"libnvrtc.so.13", "libnvrtc.so.12",
                                       "libnvrtc.so.11"};
 #define SONAME_COUNT (sizeof sonames / sizeof sonames[0])
 
-/* "NVRTC 13.0 (<path>)": the version and the file, so that the cache key
- * changes when either does. */
+/* Whether dir/name is a file kiln can read. */
+static bool has_file(const char *dir, const char *name) {
+  char path[PATH_MAX];
+  return snprintf(path, sizeof path, "%s/%s", dir, name) < (int)sizeof path &&
+         access(path, R_OK) == 0;
+}
+
+/* The toolkit's headers, for sources that include cuda_fp16.h,
+ * cooperative_groups.h or CCCL's: the include directory of the toolkit
+ * the NVRTC in use came with (beside its library directory), else of
+ * $CUDA_PATH, $CUDA_HOME, the toolkit kiln was built against and
+ * /usr/local/cuda; the first that holds cuda_fp16.h. Never /usr/include,
+ * whose C library headers NVRTC cannot compile. */
+static bool listed(const char *list, const char *item);
+
+static void find_toolkit_headers(const char *nvrtc_file) {
+  char nvrtc_dir[PATH_MAX];
+  kiln_strlcpy(nvrtc_dir, nvrtc_file, sizeof nvrtc_dir);
+  char *slash = strrchr(nvrtc_dir, '/');
+  if (slash) *slash = '\0';
+  const char *const dirs[][2] = {
+      {slash ? nvrtc_dir : NULL, "/../include"},
+      {slash ? nvrtc_dir : NULL, "/../../include"},
+      {kiln_getenv("CUDA_PATH"), "/include"},
+      {kiln_getenv("CUDA_HOME"), "/include"},
+#if defined(KILN_CUDA_TOOLKIT)
+      {KILN_CUDA_TOOLKIT, "/include"},
+#endif
+      {"/usr/local/cuda/include", ""},
+  };
+  toolkit_include[0] = toolkit_cccl[0] = toolkit_searched[0] = '\0';
+  for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+    char dir[PATH_MAX], real[PATH_MAX];
+    if (!dirs[d][0] || !dirs[d][0][0] ||
+        snprintf(dir, sizeof dir, "%s%s", dirs[d][0], dirs[d][1]) >=
+            (int)sizeof dir)
+      continue;
+    const bool exists = kiln_real_directory(dir, real, sizeof real);
+    const char *shown = exists ? real : dir;
+    size_t used = strlen(toolkit_searched);
+    if (!listed(toolkit_searched, shown) &&
+        snprintf(toolkit_searched + used, sizeof toolkit_searched - used,
+                 "%s%s", used ? ", " : "", shown) >=
+            (int)(sizeof toolkit_searched - used))
+      kiln_strlcpy(toolkit_searched + sizeof toolkit_searched - 4, "...", 4);
+    if (!exists || !has_file(real, "cuda_fp16.h")) continue;
+    kiln_strlcpy(toolkit_include, real, sizeof toolkit_include);
+    if (snprintf(toolkit_cccl, sizeof toolkit_cccl, "%s/cccl", real) >=
+            (int)sizeof toolkit_cccl ||
+        !has_file(toolkit_cccl, "cuda/std/cstdint"))
+      toolkit_cccl[0] = '\0';
+    return;
+  }
+}
+
+/* "NVRTC 13.0 (<path>); headers <dir> (cuda.h: <size> bytes, <mtime>)":
+ * what changes the compiler's output, so that the cache key changes when
+ * any of it does. The toolkit's headers are named by their directory and
+ * the stamp of its cuda.h rather than read: hashing the ~1,400 files of
+ * the directory would cost each cache hit milliseconds. */
 static void describe(const char *file, int major, int minor) {
-  if (snprintf(description, sizeof description, "NVRTC %d.%d (%s)", major,
-               minor, file) >= (int)sizeof description)
-    kiln_log(KILN_LOG_DEBUG, "cuda: NVRTC's path %s is shortened", file);
+  int n = snprintf(description, sizeof description, "NVRTC %d.%d (%s)",
+                   major, minor, file);
+  struct stat st;
+  char cuda_h[PATH_MAX];
+  if (n > 0 && (size_t)n < sizeof description && toolkit_include[0] &&
+      snprintf(cuda_h, sizeof cuda_h, "%s/cuda.h", toolkit_include) <
+          (int)sizeof cuda_h &&
+      stat(cuda_h, &st) == 0)
+    n += snprintf(description + n, sizeof description - (size_t)n,
+                  "; headers %s%s (cuda.h: %lld bytes, modified %lld)",
+                  toolkit_include, toolkit_cccl[0] ? " and its cccl" : "",
+                  (long long)st.st_size, (long long)st.st_mtime);
+  if (n < 0 || (size_t)n >= sizeof description)
+    kiln_log(KILN_LOG_DEBUG, "cuda: NVRTC's description is shortened");
 }
 
 /* NVRTC opens libnvrtc-builtins.so.X.Y by its soname when it compiles,
@@ -179,6 +261,7 @@ static bool open_nvrtc(const char *path, char *why, size_t why_size) {
   char file[PATH_MAX];
   kiln_dl_library_path(first, path, file, sizeof file);
   if (strchr(path, '/')) preload_builtins(file, major, minor);
+  find_toolkit_headers(file);
   describe(file, major, minor);
   nvrtc = table;
   nvrtc_major = major;
@@ -358,11 +441,14 @@ kiln_status kiln_cuda_compile_target(const kiln_context *ctx, char *target,
 static void build_options(const kiln_compile_job *job, kiln_option_list *l) {
   const kiln_compile_options *o = job->options;
   kiln_option_add(l, "-arch=", job->target);
-  kiln_option_add(l, "--no-source-include", "");
   for (size_t i = 0; i < o->define_count; i++)
     kiln_option_add(l, "-D", o->defines[i]);
   for (size_t i = 0; i < o->include_dir_count; i++)
     kiln_option_add(l, "-I", o->include_dirs[i]);
+  if (!(o->flags & KILN_COMPILE_NO_TOOLKIT_HEADERS) && toolkit_include[0]) {
+    kiln_option_add(l, "-I", toolkit_include);
+    if (toolkit_cccl[0]) kiln_option_add(l, "-I", toolkit_cccl);
+  }
   switch (o->optimization) {
   case KILN_OPTIMIZE_DEFAULT: break;
   case KILN_OPTIMIZE_NONE: kiln_option_add(l, "--device-debug", ""); break;
@@ -439,6 +525,35 @@ static kiln_status take_image(nvrtcProgram program,
   return KILN_OK;
 }
 
+/* Where the source's name is put for NVRTC (see the top of this file):
+ * /proc takes no new directories, so nothing can be found there. */
+#define SOURCE_ROOT "/proc/kiln-nvrtc-source"
+
+/* The log with each SOURCE_ROOT-ed name given back as the caller's. */
+static void restore_names(char *log, const char *shown, const char *name) {
+  const size_t shown_len = strlen(shown), name_len = strlen(name);
+  for (char *p = log; log && (p = strstr(p, shown)) != NULL; p += name_len) {
+    memmove(p + name_len, p + shown_len, strlen(p + shown_len) + 1);
+    memcpy(p, name, name_len);
+  }
+}
+
+/* A failed compile's log, with a last line saying that no toolkit headers
+ * were found and where kiln looked: an #include of cuda_fp16.h then fails
+ * for that reason. */
+static char *note_no_toolkit(char *log) {
+  static const char note[] =
+      "\nkiln: no CUDA toolkit include directory was found (none of %s "
+      "holds cuda_fp16.h), so the toolkit's headers cannot be included; set "
+      "CUDA_PATH to the toolkit\n";
+  size_t have = log ? strlen(log) : 0;
+  size_t size = have + sizeof note + strlen(toolkit_searched);
+  char *more = realloc(log, size);
+  if (!more) return log;
+  snprintf(more + have, size - have, note, toolkit_searched);
+  return more;
+}
+
 kiln_status kiln_cuda_compile(const kiln_compile_job *job,
                               kiln_compiled *out) {
   kiln_image_format format;
@@ -468,9 +583,13 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
     header_names[i] = o->headers[i].name;
   }
 
+  char shown[PATH_MAX + 64];
+  if (snprintf(shown, sizeof shown, "%s%s%s", SOURCE_ROOT,
+               job->name[0] == '/' ? "" : "/", job->name) >= (int)sizeof shown)
+    kiln_strlcpy(shown, job->name, sizeof shown);
   nvrtcProgram program = NULL;
   kiln_status st = KILN_OK;
-  nvrtcResult r = nvrtc.nvrtcCreateProgram(&program, job->text, job->name,
+  nvrtcResult r = nvrtc.nvrtcCreateProgram(&program, job->text, shown,
                                            (int)o->header_count, header_texts,
                                            header_names);
   free(header_texts);
@@ -483,6 +602,7 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
                                 (const char *const *)options.items);
   kiln_option_list_free(&options);
   char *log = take_log(program);
+  restore_names(log, shown, job->name);
   const char *said = log ? log : "(NVRTC gave no log)";
   if (r == NVRTC_ERROR_COMPILATION)
     st = kiln_set_error(KILN_ERROR_COMPILE,
@@ -502,6 +622,9 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
   else
     st = take_image(program, job, format, out);
   nvrtc.nvrtcDestroyProgram(&program);
+  if (st == KILN_ERROR_COMPILE && !toolkit_include[0] &&
+      !(o->flags & KILN_COMPILE_NO_TOOLKIT_HEADERS))
+    log = note_no_toolkit(log);
   out->log = log;
   return st;
 }

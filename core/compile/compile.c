@@ -163,7 +163,8 @@ static kiln_status check_options(const char *fn,
                           "%s: options->optimization %d is not a "
                           "kiln_optimization",
                           fn, (int)o->optimization);
-  const uint32_t known = KILN_COMPILE_FAST_MATH | KILN_COMPILE_NO_CACHE;
+  const uint32_t known = KILN_COMPILE_FAST_MATH | KILN_COMPILE_NO_CACHE |
+                         KILN_COMPILE_NO_TOOLKIT_HEADERS;
   if (o->flags & ~known)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: options->flags has unknown bits 0x%x", fn,

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/backend.h"
 
@@ -27,6 +28,16 @@ void kiln_dl_library_path(const void *symbol, const char *fallback,
     path = info.dli_fname;
   if (realpath(path, resolved)) path = resolved;
   kiln_strlcpy(out, path, out_size);
+}
+
+bool kiln_real_directory(const char *path, char *out, size_t out_size) {
+  char resolved[PATH_MAX];
+  struct stat st;
+  if (!realpath(path, resolved) || stat(resolved, &st) != 0 ||
+      !S_ISDIR(st.st_mode) || strlen(resolved) >= out_size)
+    return false;
+  kiln_strlcpy(out, resolved, out_size);
+  return true;
 }
 
 void kiln_option_add(kiln_option_list *l, const char *prefix,

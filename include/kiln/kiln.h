@@ -883,6 +883,10 @@ typedef enum kiln_compile_flags {
   KILN_COMPILE_FAST_MATH = 1u << 0,
   /* Neither read nor write the disk cache for this call. */
   KILN_COMPILE_NO_CACHE = 1u << 1,
+  /* CUDA: leave out the toolkit's include directories, which kiln
+   * otherwise searches after `include_dirs` (docs/kernels.md, "What a
+   * source may include"); HIP and GLSL ignore it. */
+  KILN_COMPILE_NO_TOOLKIT_HEADERS = 1u << 2,
 } kiln_compile_flags;
 
 /* Everything optional: a zeroed struct (or NULL) compiles with defaults for

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -19,7 +20,7 @@
 static kiln_status missing_status;
 /* As large as the core's buffer for it. */
 static char missing_reason[512];
-static char description[512];
+static char description[1024];
 
 static const char missing_path[] = "/nonexistent/libnvrtc.so.13";
 
@@ -74,10 +75,87 @@ static void description_names_version_and_file(void **state) {
   assert_non_null(strstr(description, "NVRTC "));
   assert_non_null(strstr(description, "(/"));
   assert_non_null(strstr(description, "libnvrtc"));
-  char again[512];
+  char again[1024];
   assert_int_equal(kiln_cuda_ops.compiler->compiler_load(again, sizeof again),
                    KILN_OK);
   assert_string_equal(again, description);
+}
+
+/* Real CUDA code includes the toolkit's headers: half precision,
+ * cooperative groups, CCCL's libcu++ and CUB. kiln passes the toolkit's
+ * include directories (its cccl too) unless asked not to, and the
+ * description (part of the cache key) names them. */
+static const char toolkit_text[] =
+    "#include <cuda_fp16.h>\n"
+    "#include <cooperative_groups.h>\n"
+    "#include <cuda/std/cstdint>\n"
+    "#include <cub/block/block_reduce.cuh>\n"
+    "namespace cg = cooperative_groups;\n"
+    "extern \"C\" __global__ void saxpy(__half *y, const __half *x, float a,\n"
+    "                                  float *sum, unsigned n) {\n"
+    "  cg::thread_block b = cg::this_thread_block();\n"
+    "  cuda::std::uint32_t i = b.group_index().x * b.size() + "
+    "b.thread_rank();\n"
+    "  float v = 0.0f;\n"
+    "  if (i < n) {\n"
+    "    y[i] = __hadd(__hmul(__float2half(a), x[i]), y[i]);\n"
+    "    v = __half2float(y[i]);\n"
+    "  }\n"
+    "  typedef cub::BlockReduce<float, 128> reduce;\n"
+    "  __shared__ typename reduce::TempStorage tmp;\n"
+    "  float total = reduce(tmp).Sum(v);\n"
+    "  if (b.thread_rank() == 0) atomicAdd(sum, total);\n"
+    "}\n";
+
+static void toolkit_headers_are_found(void **state) {
+  (void)state;
+  assert_non_null(strstr(description, "; headers /"));
+  kiln_compile_options o = {0};
+  kiln_compile_job job = job_for(toolkit_text, "sm_90", &o);
+  kiln_compiled out;
+  kiln_status st = compile(&job, &out);
+  if (st != KILN_OK) print_message("log: %s\n", out.log ? out.log : "");
+  assert_int_equal(st, KILN_OK);
+  assert_true(contains(out.image, out.image_size, "saxpy"));
+  free_compiled(&out);
+  o.flags = KILN_COMPILE_NO_TOOLKIT_HEADERS;
+  assert_int_equal(compile(&job, &out), KILN_ERROR_COMPILE);
+  assert_non_null(out.log);
+  assert_non_null(strstr(out.log, "cuda_fp16.h"));
+  free_compiled(&out);
+}
+
+/* A quoted #include is not looked for beside the source's name (the
+ * working directory for "cwd.cu"), which no cache key can see; the log
+ * names the source as the caller did. */
+static void the_working_directory_is_not_searched(void **state) {
+  (void)state;
+  char dir[] = "/tmp/kiln-nvrtc-cwd-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  char here[64], before[4096];
+  snprintf(here, sizeof here, "%s/here.h", dir);
+  FILE *f = fopen(here, "w");
+  assert_non_null(f);
+  fputs("#define FROM_HERE 1\n", f);
+  fclose(f);
+  assert_non_null(getcwd(before, sizeof before));
+  assert_int_equal(chdir(dir), 0);
+  kiln_compile_options o = {0};
+  kiln_compile_job job =
+      job_for("#include \"here.h\"\nextern \"C\" __global__ void "
+              "saxpy(int *p) { *p = FROM_HERE; }\n",
+              "sm_90", &o);
+  job.name = "cwd.cu";
+  kiln_compiled out;
+  kiln_status st = compile(&job, &out);
+  assert_int_equal(chdir(before), 0);
+  remove(here);
+  rmdir(dir);
+  assert_int_equal(st, KILN_ERROR_COMPILE);
+  assert_non_null(out.log);
+  assert_non_null(strstr(out.log, "cwd.cu(1)"));
+  assert_null(strstr(out.log, "/proc/"));
+  free_compiled(&out);
 }
 
 static void cubin_and_ptx(void **state) {
@@ -254,6 +332,8 @@ int main(void) {
       cmocka_unit_test(failure_is_reported_and_not_cached),
       cmocka_unit_test(description_names_version_and_file),
       cmocka_unit_test(cubin_and_ptx),
+      cmocka_unit_test(toolkit_headers_are_found),
+      cmocka_unit_test(the_working_directory_is_not_searched),
       cmocka_unit_test(optimisation_and_fast_math),
       cmocka_unit_test(a_syntax_error_gives_file_and_line),
       cmocka_unit_test(raw_options_and_targets),
