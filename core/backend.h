@@ -209,6 +209,13 @@ struct kiln_kernel {
 #define KILN_ARG_BYTES_UNKNOWN SIZE_MAX
 #define KILN_PARAMS_UNKNOWN SIZE_MAX
 
+/* A C++ name the caller gave (options->name_expressions) and the lowered
+ * name the compiler gave its kernel; both malloc'd. */
+typedef struct kiln_name_pair {
+  char *expression;
+  char *lowered;
+} kiln_name_pair;
+
 struct kiln_module {
   kiln_object base;
   kiln_kernel *kernels; /* looked up so far, under the context lock */
@@ -218,6 +225,11 @@ struct kiln_module {
   char *build_log;
   size_t source_count, cache_hits;
   double compile_ms;
+  /* The name expressions its sources were compiled with and the lowered
+   * names they got: kiln_module_get_kernel finds a kernel by either
+   * (owned; set with build_log). */
+  kiln_name_pair *aliases;
+  size_t alias_count;
 };
 
 /* The helpers that keep a workspace on each stream (core/builtins/builtin.c). */
@@ -403,12 +415,20 @@ typedef struct kiln_compile_job {
   const kiln_compile_options *options; /* never NULL */
 } kiln_compile_job;
 
+/* A compiler's output, every pointer malloc'd and the core's to free: the
+ * image, the log, and for each of options->name_expressions (in order) its
+ * lowered name (CUDA and HIP; none for GLSL). */
 typedef struct kiln_compiled {
   kiln_image_format format;
   void *image;
   size_t image_size;
   char *log;
+  kiln_name_pair *names;
+  size_t name_count;
 } kiln_compiled;
+
+/* Frees names[0..count) and the array. */
+void kiln_name_pairs_free(kiln_name_pair *names, size_t count);
 
 /* What the backends' compilers share (core/compile/compiler_support.c). */
 

@@ -36,7 +36,9 @@
  *                         also stops a header's own directory from being
  *                         searched, which the toolkit's headers need; the
  *                         log gets the caller's name back
- * then options->cuda_options, verbatim.
+ * then options->cuda_options, verbatim. Each of options->name_expressions
+ * goes to nvrtcAddNameExpression, and its lowered name comes back from
+ * nvrtcGetLoweredName after the compile.
  *
  * The device's target: its own sm_XX (a cubin) when NVRTC knows it, else
  * PTX for the newest architecture NVRTC knows below it, which the driver
@@ -79,6 +81,11 @@ typedef struct _nvrtcProgram *nvrtcProgram;
     (nvrtcProgram program, int option_count, const char *const *options))    \
   X(nvrtcResult, nvrtcGetProgramLogSize, (nvrtcProgram program, size_t *size)) \
   X(nvrtcResult, nvrtcGetProgramLog, (nvrtcProgram program, char *log))       \
+  X(nvrtcResult, nvrtcAddNameExpression,                                      \
+    (nvrtcProgram program, const char *name_expression))                      \
+  X(nvrtcResult, nvrtcGetLoweredName,                                         \
+    (nvrtcProgram program, const char *name_expression,                       \
+     const char **lowered_name))                                              \
   X(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram program, size_t *size))       \
   X(nvrtcResult, nvrtcGetPTX, (nvrtcProgram program, char *ptx))              \
   X(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram program, size_t *size))     \
@@ -525,6 +532,39 @@ static kiln_status take_image(nvrtcProgram program,
   return KILN_OK;
 }
 
+/* Each name expression's lowered name, from the compiled program, into
+ * out->names. */
+static kiln_status take_names(nvrtcProgram program, const kiln_compile_job *job,
+                              kiln_compiled *out) {
+  const kiln_compile_options *o = job->options;
+  if (!o->name_expression_count) return KILN_OK;
+  out->names = calloc(o->name_expression_count, sizeof *out->names);
+  if (!out->names)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "cuda: no memory for the names of %s", job->name);
+  for (size_t i = 0; i < o->name_expression_count; i++) {
+    const char *lowered = NULL;
+    nvrtcResult r =
+        nvrtc.nvrtcGetLoweredName(program, o->name_expressions[i], &lowered);
+    if (r != NVRTC_SUCCESS || !lowered)
+      return kiln_set_error(KILN_ERROR_COMPILE,
+                            "NVRTC gave no lowered name for the name "
+                            "expression \"%s\" compiling %s: %s (is it a "
+                            "__global__ function of the source, with its "
+                            "template arguments?)",
+                            o->name_expressions[i], job->name,
+                            r != NVRTC_SUCCESS ? nvrtc.nvrtcGetErrorString(r)
+                                               : "none");
+    kiln_name_pair *n = &out->names[out->name_count++];
+    n->expression = strdup(o->name_expressions[i]);
+    n->lowered = strdup(lowered);
+    if (!n->expression || !n->lowered)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "cuda: no memory for the names of %s", job->name);
+  }
+  return KILN_OK;
+}
+
 /* Where the source's name is put for NVRTC (see the top of this file):
  * /proc takes no new directories, so nothing can be found there. */
 #define SOURCE_ROOT "/proc/kiln-nvrtc-source"
@@ -598,6 +638,13 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
     kiln_option_list_free(&options);
     return nvrtc_error(r, "nvrtcCreateProgram", job);
   }
+  for (size_t i = 0; i < o->name_expression_count && r == NVRTC_SUCCESS; i++)
+    if ((r = nvrtc.nvrtcAddNameExpression(program, o->name_expressions[i])) !=
+        NVRTC_SUCCESS) {
+      kiln_option_list_free(&options);
+      nvrtc.nvrtcDestroyProgram(&program);
+      return nvrtc_error(r, "nvrtcAddNameExpression", job);
+    }
   r = nvrtc.nvrtcCompileProgram(program, (int)options.count,
                                 (const char *const *)options.items);
   kiln_option_list_free(&options);
@@ -619,8 +666,8 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
                         "nvrtcCompileProgram failed for %s: %s: %.*s",
                         job->name, nvrtc.nvrtcGetErrorString(r),
                         kiln_log_head(said), said);
-  else
-    st = take_image(program, job, format, out);
+  else if ((st = take_image(program, job, format, out)) == KILN_OK)
+    st = take_names(program, job, out);
   nvrtc.nvrtcDestroyProgram(&program);
   if (st == KILN_ERROR_COMPILE && !toolkit_include[0] &&
       !(o->flags & KILN_COMPILE_NO_TOOLKIT_HEADERS))

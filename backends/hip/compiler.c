@@ -73,7 +73,12 @@ typedef struct _hiprtcProgram *hiprtcProgram;
     (hiprtcProgram program, size_t *size))                                    \
   X(hiprtcResult, hiprtcGetProgramLog, (hiprtcProgram program, char *log))    \
   X(hiprtcResult, hiprtcGetCodeSize, (hiprtcProgram program, size_t *size))   \
-  X(hiprtcResult, hiprtcGetCode, (hiprtcProgram program, char *code))
+  X(hiprtcResult, hiprtcGetCode, (hiprtcProgram program, char *code))     \
+  X(hiprtcResult, hiprtcAddNameExpression,                                    \
+    (hiprtcProgram program, const char *name_expression))                     \
+  X(hiprtcResult, hiprtcGetLoweredName,                                       \
+    (hiprtcProgram program, const char *name_expression,                      \
+     const char **lowered_name))
 
 typedef struct hiprtc_table {
 #define KILN_HIPRTC_FIELD(ret, name, params) ret(*name) params;
@@ -503,6 +508,40 @@ static kiln_status take_image(hiprtcProgram program,
   return KILN_OK;
 }
 
+/* Each name expression's lowered name, from the compiled program, into
+ * out->names (the twin of the CUDA backend's). */
+static kiln_status take_names(hiprtcProgram program,
+                              const kiln_compile_job *job,
+                              kiln_compiled *out) {
+  const kiln_compile_options *o = job->options;
+  if (!o->name_expression_count) return KILN_OK;
+  out->names = calloc(o->name_expression_count, sizeof *out->names);
+  if (!out->names)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "hip: no memory for the names of %s", job->name);
+  for (size_t i = 0; i < o->name_expression_count; i++) {
+    const char *lowered = NULL;
+    hiprtcResult r =
+        hiprtc.hiprtcGetLoweredName(program, o->name_expressions[i], &lowered);
+    if (r != HIPRTC_SUCCESS || !lowered)
+      return kiln_set_error(KILN_ERROR_COMPILE,
+                            "HIPRTC gave no lowered name for the name "
+                            "expression \"%s\" compiling %s: %s (is it a "
+                            "__global__ function of the source, with its "
+                            "template arguments?)",
+                            o->name_expressions[i], job->name,
+                            r != HIPRTC_SUCCESS ? hiprtc.hiprtcGetErrorString(r)
+                                                : "none");
+    kiln_name_pair *n = &out->names[out->name_count++];
+    n->expression = strdup(o->name_expressions[i]);
+    n->lowered = strdup(lowered);
+    if (!n->expression || !n->lowered)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "hip: no memory for the names of %s", job->name);
+  }
+  return KILN_OK;
+}
+
 /* Compiles with the lock held; the program is destroyed on every path. */
 static kiln_status compile_locked(const kiln_compile_job *job,
                                   const char **options, size_t option_count,
@@ -513,6 +552,12 @@ static kiln_status compile_locked(const kiln_compile_job *job,
   hiprtcResult r = hiprtc.hiprtcCreateProgram(
       &program, job->text, job->name, (int)o->header_count, texts, names);
   if (r != HIPRTC_SUCCESS) return hiprtc_error(r, "hiprtcCreateProgram", job);
+  for (size_t i = 0; i < o->name_expression_count; i++)
+    if ((r = hiprtc.hiprtcAddNameExpression(program, o->name_expressions[i])) !=
+        HIPRTC_SUCCESS) {
+      hiprtc.hiprtcDestroyProgram(&program);
+      return hiprtc_error(r, "hiprtcAddNameExpression", job);
+    }
   r = hiprtc.hiprtcCompileProgram(program, (int)option_count, options);
   char *log = take_log(program, job->name);
   const char *said = log ? log : "(HIPRTC gave no log)";
@@ -533,8 +578,8 @@ static kiln_status compile_locked(const kiln_compile_job *job,
                         job->name, job->target, kiln_log_head(said), said);
   else if (r != HIPRTC_SUCCESS)
     st = hiprtc_error(r, "hiprtcCompileProgram", job);
-  else
-    st = take_image(program, job, out);
+  else if ((st = take_image(program, job, out)) == KILN_OK)
+    st = take_names(program, job, out);
   hiprtc.hiprtcDestroyProgram(&program);
   out->log = log;
   return st;

@@ -101,6 +101,7 @@ void kiln_module_release(kiln_module *m) {
   }
   ops->module_deinit(m);
   free(m->build_log);
+  kiln_name_pairs_free(m->aliases, m->alias_count);
   kiln_object_free(m);
 }
 
@@ -127,6 +128,36 @@ kiln_status kiln_module_destroy(kiln_module *m) {
   return st;
 }
 
+/* The lowered name of a name expression the module was compiled with,
+ * else `name` itself. */
+static const char *symbol_of(const kiln_module *m, const char *name) {
+  for (size_t i = 0; i < m->alias_count; i++)
+    if (strcmp(m->aliases[i].expression, name) == 0)
+      return m->aliases[i].lowered;
+  return name;
+}
+
+/* A kernel that was not found: the message names the module's name
+ * expressions too, where it has any. */
+static kiln_status not_found(const kiln_module *m, kiln_status st) {
+  if (st != KILN_ERROR_NOT_FOUND || !m->alias_count) return st;
+  char names[512] = "";
+  for (size_t i = 0; i < m->alias_count; i++) {
+    size_t used = strlen(names);
+    if (snprintf(names + used, sizeof names - used, "%s\"%s\"",
+                 i ? ", " : "", m->aliases[i].expression) >=
+        (int)(sizeof names - used)) {
+      kiln_strlcpy(names + sizeof names - 4, "...", 4);
+      break;
+    }
+  }
+  char said[1024];
+  kiln_strlcpy(said, kiln_last_error(), sizeof said);
+  return kiln_set_error(st, "%s; the module was compiled with the name "
+                            "expressions %s",
+                        said, names);
+}
+
 kiln_status kiln_module_get_kernel(kiln_module *m, const char *name,
                                    kiln_kernel **out_kernel) {
   static const char fn[] = "kiln_module_get_kernel";
@@ -139,6 +170,7 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *name,
   kiln_context *ctx = m->base.context;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
 
+  name = symbol_of(m, name);
   pthread_mutex_lock(&ctx->lock);
   for (kiln_kernel *k = m->kernels; k; k = k->next) {
     if (strcmp(k->name, name) == 0) {
@@ -160,7 +192,8 @@ kiln_status kiln_module_get_kernel(kiln_module *m, const char *name,
   k->name = copy;
   k->arg_bytes = KILN_ARG_BYTES_UNKNOWN;
   k->param_count = KILN_PARAMS_UNKNOWN;
-  st = kiln_context_result(ctx, kiln_error_in(fn, ctx->ops->kernel_init(k)));
+  st = kiln_context_result(
+      ctx, not_found(m, kiln_error_in(fn, ctx->ops->kernel_init(k))));
   if (st != KILN_OK) {
     pthread_mutex_unlock(&ctx->lock);
     free(k->params);

@@ -174,7 +174,25 @@ static kiln_status check_options(const char *fn,
                           "%s: options->target is empty (NULL picks the "
                           "device's)",
                           fn);
+  if (o->name_expression_count > 0 && !o->name_expressions)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: options->name_expressions is NULL but "
+                          "name_expression_count is %zu",
+                          fn, o->name_expression_count);
+  for (size_t i = 0; i < o->name_expression_count; i++)
+    if (!o->name_expressions[i] || !o->name_expressions[i][0])
+      return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                            "%s: options->name_expressions[%zu] is %s", fn,
+                            i, o->name_expressions[i] ? "empty" : "NULL");
   return KILN_OK;
+}
+
+void kiln_name_pairs_free(kiln_name_pair *names, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    free(names[i].expression);
+    free(names[i].lowered);
+  }
+  free(names);
 }
 
 static bool known_language(kiln_source_language language) {
@@ -310,7 +328,7 @@ static bool cache_key(const kiln_backend_ops *ops, const char *compiler,
   const kiln_compile_options *o = job->options;
   kiln_sha256 h;
   kiln_sha256_init(&h);
-  kiln_sha256_string(&h, "kiln compiled image v1");
+  kiln_sha256_string(&h, "kiln compiled image v2");
   kiln_sha256_string(&h, kiln_version_string());
   kiln_sha256_string(&h, ops->name);
   kiln_sha256_string(&h, compiler);
@@ -332,14 +350,18 @@ static bool cache_key(const kiln_backend_ops *ops, const char *compiler,
   hash_strings(&h, o->cuda_options, o->cuda_option_count);
   hash_strings(&h, o->hip_options, o->hip_option_count);
   hash_strings(&h, o->glsl_options, o->glsl_option_count);
+  hash_strings(&h, o->name_expressions, o->name_expression_count);
   bool ok = hash_include_dirs(&h, o);
   kiln_sha256_final(&h, out);
   return ok;
 }
 
-/* ---- Cache entries: the image and the log that came with it ------------- */
+/* ---- Cache entries: the image, its log and its lowered names ------------ */
 
-#define ENTRY_HEADER 24
+/* Four little-endian u64: the format, the image's, the log's and the
+ * names' sizes; then the image, the log, and each name pair as two
+ * NUL-terminated strings, expression then lowered name. */
+#define ENTRY_HEADER 32
 
 static void put_u64(unsigned char *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
@@ -352,17 +374,52 @@ static uint64_t get_u64(const unsigned char *p) {
 }
 
 static void store_entry(const kiln_hash *key, const kiln_compiled *c) {
-  size_t log_size = c->log ? strlen(c->log) : 0;
-  size_t size = ENTRY_HEADER + c->image_size + log_size;
+  size_t log_size = c->log ? strlen(c->log) : 0, names_size = 0;
+  for (size_t i = 0; i < c->name_count; i++)
+    names_size += strlen(c->names[i].expression) + 1 +
+                  strlen(c->names[i].lowered) + 1;
+  size_t size = ENTRY_HEADER + c->image_size + log_size + names_size;
   unsigned char *entry = malloc(size);
   if (!entry) return;
   put_u64(entry, (uint64_t)c->format);
   put_u64(entry + 8, c->image_size);
   put_u64(entry + 16, log_size);
+  put_u64(entry + 24, names_size);
   memcpy(entry + ENTRY_HEADER, c->image, c->image_size);
   if (log_size) memcpy(entry + ENTRY_HEADER + c->image_size, c->log, log_size);
+  unsigned char *at = entry + ENTRY_HEADER + c->image_size + log_size;
+  for (size_t i = 0; i < c->name_count; i++) {
+    size_t e = strlen(c->names[i].expression) + 1,
+           l = strlen(c->names[i].lowered) + 1;
+    memcpy(at, c->names[i].expression, e);
+    memcpy(at + e, c->names[i].lowered, l);
+    at += e + l;
+  }
   kiln_cache_store("image", key, entry, size);
   free(entry);
+}
+
+/* The name pairs of an entry's last `size` bytes into out->names; false
+ * for anything but whole pairs of NUL-terminated strings. */
+static bool decode_names(const unsigned char *p, size_t size,
+                         kiln_compiled *out) {
+  size_t count = 0;
+  for (size_t i = 0; i < size; i++) count += p[i] == '\0';
+  if (size && (count % 2 || p[size - 1] != '\0')) return false;
+  out->name_count = 0;
+  out->names = count ? calloc(count / 2, sizeof *out->names) : NULL;
+  if (count && !out->names) return false;
+  const char *at = (const char *)p;
+  for (size_t i = 0; i < count / 2; i++) {
+    kiln_name_pair *n = &out->names[i];
+    n->expression = strdup(at);
+    at += strlen(at) + 1;
+    n->lowered = strdup(at);
+    at += strlen(at) + 1;
+    out->name_count++;
+    if (!n->expression || !n->lowered) return false;
+  }
+  return true;
 }
 
 /* Decodes a cache entry into *out; false (a miss) for anything that is not
@@ -375,10 +432,12 @@ static bool load_entry(const kiln_backend_ops *ops, const kiln_hash *key,
   const unsigned char *p = data;
   bool ok = size >= ENTRY_HEADER;
   uint64_t format = ok ? get_u64(p) : 0, image = ok ? get_u64(p + 8) : 0,
-           log = ok ? get_u64(p + 16) : 0;
+           log = ok ? get_u64(p + 16) : 0, names = ok ? get_u64(p + 24) : 0;
   ok = ok && format < 32 && (ops->image_formats & (1u << format)) &&
        image > 0 && image <= size - ENTRY_HEADER &&
-       log == size - ENTRY_HEADER - image;
+       log <= size - ENTRY_HEADER - image &&
+       names == size - ENTRY_HEADER - image - log &&
+       decode_names(p + ENTRY_HEADER + image + log, (size_t)names, out);
   if (ok) {
     out->format = (kiln_image_format)format;
     out->image_size = (size_t)image;
@@ -396,7 +455,12 @@ static bool load_entry(const kiln_backend_ops *ops, const kiln_hash *key,
       free(out->log);
     }
   }
-  if (!ok) kiln_log(KILN_LOG_DEBUG, "compile: a cache entry did not decode");
+  if (!ok) {
+    kiln_name_pairs_free(out->names, out->name_count);
+    out->names = NULL;
+    out->name_count = 0;
+    kiln_log(KILN_LOG_DEBUG, "compile: a cache entry did not decode");
+  }
   free(data);
   return ok;
 }
@@ -459,6 +523,31 @@ static kiln_status compile_one(const kiln_backend_ops *ops,
   kiln_status st = ops->compiler->compile(job, out);
   if (st == KILN_OK && use_cache) store_entry(&key, out);
   return st;
+}
+
+/* The name pairs of all compiled sources, moved into one array. */
+static kiln_status take_aliases(const char *fn, kiln_compiled *compiled,
+                                size_t count, kiln_name_pair **out,
+                                size_t *out_count) {
+  size_t total = 0;
+  for (size_t i = 0; i < count; i++) total += compiled[i].name_count;
+  if (!total) return KILN_OK;
+  kiln_name_pair *all = calloc(total, sizeof *all);
+  if (!all)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "%s: out of host memory", fn);
+  size_t n = 0;
+  for (size_t i = 0; i < count; i++) {
+    memcpy(all + n, compiled[i].names,
+           compiled[i].name_count * sizeof *all);
+    n += compiled[i].name_count;
+    free(compiled[i].names);
+    compiled[i].names = NULL;
+    compiled[i].name_count = 0;
+  }
+  *out = all;
+  *out_count = n;
+  return KILN_OK;
 }
 
 kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
@@ -546,7 +635,9 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
     free(stem);
     append_log(&log, compiled[done].log);
     if (st != KILN_OK) {
+      free(compiled[done].image);
       free(compiled[done].log);
+      kiln_name_pairs_free(compiled[done].names, compiled[done].name_count);
       break;
     }
     hits += hit;
@@ -556,11 +647,15 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
   }
   for (size_t i = 0; i < image_count; i++) all[n++] = images[i];
 
+  kiln_name_pair *aliases = NULL;
+  size_t alias_count = 0;
+  if (st == KILN_OK) st = take_aliases(fn, compiled, done, &aliases, &alias_count);
   kiln_module *m = NULL;
   if (st == KILN_OK) st = kiln_module_create_checked(ctx, all, n, false, &m);
   for (size_t i = 0; i < done; i++) {
     free(compiled[i].image);
     free(compiled[i].log);
+    kiln_name_pairs_free(compiled[i].names, compiled[i].name_count);
   }
   free(compiled);
   free(all);
@@ -568,9 +663,12 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
   set_last_log(copy);
   if (st != KILN_OK) {
     free(log);
+    kiln_name_pairs_free(aliases, alias_count);
     return kiln_error_in(fn, st);
   }
   m->build_log = log;
+  m->aliases = aliases;
+  m->alias_count = alias_count;
   m->source_count = done;
   m->cache_hits = hits;
   m->compile_ms = chosen ? now_ms() - started : 0.0;

@@ -809,7 +809,9 @@ KILN_API kiln_status kiln_module_get_kernel(kiln_module *module,
                                             const char *name,
                                             kiln_kernel **out_kernel);
 
-/* The kernel's name; owned by the kernel. */
+/* The kernel's name; owned by the kernel. A kernel found by a name
+ * expression (kiln_compile_options) has its lowered name
+ * ("_Z6axpy_tIfEvPT_PKS0_S0_j" for "axpy_t<float>"). */
 KILN_API const char *kiln_kernel_name(const kiln_kernel *kernel);
 
 /* Finds the module's __device__ or __constant__ variable `name` (CUDA,
@@ -916,6 +918,15 @@ typedef struct kiln_compile_options {
   size_t hip_option_count;
   const char *const *glsl_options;
   size_t glsl_option_count;
+  /* CUDA and HIP: C++ names of kernels to compile and to find by those
+   * names: template instantiations ("axpy<float>"), kernels in a namespace
+   * ("ops::scale"). A template named here is instantiated; each name's
+   * lowered (mangled) one is kept with the module and in the cache, so
+   * kiln_module_get_kernel(module, "axpy<float>") finds the kernel, on a
+   * cache hit too. GLSL ignores them. Added after kiln 0.1: a struct of an
+   * older kiln.h has none. */
+  const char *const *name_expressions;
+  size_t name_expression_count;
 } kiln_compile_options;
 
 /* Compiles the sources in the context backend's language and loads the

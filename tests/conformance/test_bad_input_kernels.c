@@ -371,6 +371,11 @@ void bad_compile_calls(void **state) {
           .hip_option_count = 1);
   OPTIONS(KILN_ERROR_INVALID_ARGUMENT, .glsl_options = one_empty,
           .glsl_option_count = 1);
+  OPTIONS(KILN_ERROR_INVALID_ARGUMENT, .name_expression_count = 1);
+  OPTIONS(KILN_ERROR_INVALID_ARGUMENT, .name_expressions = one_empty,
+          .name_expression_count = 1);
+  OPTIONS(KILN_ERROR_INVALID_ARGUMENT, .name_expressions = one_null,
+          .name_expression_count = 1);
   OPTIONS(compiler_refuses(), .target = "not-a-target");
   OPTIONS(compiler_refuses(), .glsl_options = unknown_option,
           .glsl_option_count = vulkan, .cuda_options = unknown_option,

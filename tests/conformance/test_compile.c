@@ -231,6 +231,82 @@ static void the_second_compile_comes_from_the_cache(void **state) {
   check_ok(kiln_module_destroy(m));
 }
 
+/* A template kernel instantiated and found by its C++ name, and a kernel in
+ * a namespace, compiled from source and run; the second compile comes from
+ * the cache with the names. GLSL has no C++ names. */
+static void kernels_by_their_cpp_names(void **state) {
+  (void)state;
+  if (language() == KILN_SOURCE_GLSL)
+    kiln_skip("GLSL has no C++ names (name expressions are CUDA's and HIP's)");
+  static const char text[] =
+      "template <typename T>\n"
+      "__global__ void axpy_t(T *y, const T *x, T a, unsigned n) {\n"
+      "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) y[i] = a * x[i] + y[i];\n"
+      "}\n"
+      "namespace ops {\n"
+      "__global__ void twice(unsigned *p, unsigned n) {\n"
+      "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) p[i] *= 2;\n"
+      "}\n"
+      "}\n";
+  const char *names[] = {"axpy_t<float>", "ops::twice"};
+  kiln_compile_options o = {.name_expressions = names,
+                            .name_expression_count = 2};
+  kiln_source src = {language(), text,
+                     language() == KILN_SOURCE_HIP ? "names.hip" : "names.cu",
+                     NULL};
+  enum { N = 1000 };
+  float *x = conf_alloc(N * sizeof *x), *y = conf_alloc(N * sizeof *y);
+  float *got = conf_alloc(N * sizeof *got);
+  for (int i = 0; i < N; i++) {
+    x[i] = (float)i;
+    y[i] = (float)(N - i);
+  }
+  kiln_buffer *bx, *by;
+  check_ok(kiln_buffer_create(conf.ctx, N * sizeof *x, 0, &bx));
+  check_ok(kiln_buffer_create(conf.ctx, N * sizeof *y, 0, &by));
+  for (int round = 0; round < 2; round++) {
+    kiln_module *m;
+    check_ok(kiln_module_create_from_source(conf.ctx, &src, 1, &o, &m));
+    kiln_module_build_info info;
+    check_ok(kiln_module_get_build_info(m, &info));
+    assert_int_equal(info.cache_hits, (size_t)round);
+    kiln_kernel *axpy, *twice;
+    check_ok(kiln_module_get_kernel(m, "axpy_t<float>", &axpy));
+    check_ok(kiln_module_get_kernel(m, "ops::twice", &twice));
+    printf("  axpy_t<float> is %s, ops::twice is %s\n",
+           kiln_kernel_name(axpy), kiln_kernel_name(twice));
+    check_ok(kiln_buffer_write(NULL, bx, 0, x, N * sizeof *x));
+    check_ok(kiln_buffer_write(NULL, by, 0, y, N * sizeof *y));
+    kiln_launch_config c = kiln_launch_config_1d(N, 128);
+    kiln_arg args[4] = {kiln_arg_buffer(by, 0), kiln_arg_buffer(bx, 0),
+                        kiln_arg_f32(2.0f), kiln_arg_u32(N)};
+    check_ok(kiln_launch(NULL, axpy, &c, args, 4));
+    kiln_arg targs[2] = {kiln_arg_buffer(bx, 0), kiln_arg_u32(N)};
+    check_ok(kiln_launch(NULL, twice, &c, targs, 2));
+    check_ok(kiln_buffer_read(NULL, by, 0, got, N * sizeof *got));
+    for (int i = 0; i < N; i++)
+      if (got[i] != 2.0f * x[i] + y[i])
+        fail_msg("axpy_t<float>: y[%d] is %g, not %g", i, (double)got[i],
+                 (double)(2.0f * x[i] + y[i]));
+    check_ok(kiln_buffer_read(NULL, bx, 0, got, N * sizeof *got));
+    const uint32_t *words = (const uint32_t *)(const void *)got;
+    const uint32_t *before = (const uint32_t *)(const void *)x;
+    for (int i = 0; i < N; i++)
+      if (words[i] != 2u * before[i])
+        fail_msg("ops::twice: word %d is 0x%08x, not 0x%08x", i,
+                 (unsigned)words[i], (unsigned)(2u * before[i]));
+    kiln_kernel *k;
+    check_fails(kiln_module_get_kernel(m, "axpy_t<double>", &k),
+                KILN_ERROR_NOT_FOUND);
+    check_message_has("axpy_t<float>");
+    check_ok(kiln_module_destroy(m));
+  }
+  check_ok(kiln_buffer_destroy(bx));
+  check_ok(kiln_buffer_destroy(by));
+}
+
 static void compile_errors_name_the_line(void **state) {
   (void)state;
   const char *name = language() == KILN_SOURCE_GLSL ? "conf_broken.comp"
@@ -461,6 +537,7 @@ int conf_run_compile_tests(void) {
       COMPILE_TEST(compiles_and_runs_from_source),
       COMPILE_TEST(the_second_compile_comes_from_the_cache),
       COMPILE_TEST(compile_errors_name_the_line),
+      COMPILE_TEST(kernels_by_their_cpp_names),
       COMPILE_TEST(failed_compiles_print_nothing),
       COMPILE_TEST(modules_from_source_files),
       COMPILE_TEST(two_processes_compile_at_once),

@@ -162,7 +162,10 @@ void fake_set_unavailable(fake_backend *fb, const char *reason);
  *   #warning text  a warning line in the log: "<name>:<line>: warning: text"
  *   #error text    a compile error: "<name>:<line>: error: text"
  * A raw option of the backend's language that starts with "--bogus" is
- * rejected as an invalid option. */
+ * rejected as an invalid option. Each name expression (CUDA and HIP) is
+ * lowered to "L_" and itself with every character but letters and digits
+ * made '_', and a kernel of that name joins the image; an expression
+ * with a '!' has no lowered name (a compile error). */
 void fake_compiler_enable(fake_backend *fb);
 
 /* The fake installed for `kind`, or NULL. */

@@ -147,6 +147,46 @@ static bool process(const kiln_compile_job *job, const char *name,
   return ok;
 }
 
+/* A name expression's lowered name, as a C++ compiler would mangle it:
+ * "L_" and the expression with every character but letters and digits
+ * made '_' ("axpy<float>" gives "L_axpy_float_"). A kernel of that name
+ * joins the image, as an instantiation adds one. */
+static kiln_status lower_names(const kiln_compile_job *job, out_text *o,
+                               kiln_compiled *out) {
+  const kiln_compile_options *opt = job->options;
+  if (job->language == KILN_SOURCE_GLSL || !opt->name_expression_count)
+    return KILN_OK;
+  out->names = calloc(opt->name_expression_count, sizeof *out->names);
+  if (!out->names) return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "fake");
+  for (size_t i = 0; i < opt->name_expression_count; i++) {
+    const char *e = opt->name_expressions[i];
+    if (strchr(e, '!'))
+      return kiln_set_error(KILN_ERROR_COMPILE,
+                            "fakecc: no lowered name for \"%s\"", e);
+    char *lowered = malloc(strlen(e) + 3);
+    char *expression = strdup(e);
+    if (!lowered || !expression) {
+      free(lowered);
+      free(expression);
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "fake");
+    }
+    size_t n = 0;
+    lowered[n++] = 'L';
+    lowered[n++] = '_';
+    for (const char *p = e; *p; p++)
+      lowered[n++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                             (*p >= '0' && *p <= '9')
+                         ? *p
+                         : '_';
+    lowered[n] = '\0';
+    out->names[out->name_count++] = (kiln_name_pair){expression, lowered};
+    if (!append(&o->text, &o->used, &o->cap, lowered, n) ||
+        !append(&o->text, &o->used, &o->cap, "\n", 1))
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY, "fake");
+  }
+  return KILN_OK;
+}
+
 static kiln_status compile(const kiln_compile_job *job, kiln_compiled *out) {
   fake_backend *fb = fake_for(job->language);
   if (!fb)
@@ -176,6 +216,11 @@ static kiln_status compile(const kiln_compile_job *job, kiln_compiled *out) {
     return kiln_set_error(KILN_ERROR_COMPILE,
                           "fakecc could not compile %s for %s: %s", job->name,
                           job->target, o.log ? o.log : "out of memory");
+  }
+  kiln_status st = lower_names(job, &o, out);
+  if (st != KILN_OK) {
+    free(o.text);
+    return st;
   }
   out->format = KILN_IMAGE_SPIRV;
   out->image = o.text ? o.text : strdup(" ");

@@ -134,6 +134,76 @@ static void compiles_then_hits_the_cache(void **state) {
   check_ok(kiln_module_destroy(m));
 }
 
+/* Kernels found by the C++ names they were compiled with: the lowered
+ * names come with the module, from the compiler and from the cache alike;
+ * a name that was not asked for fails naming the ones that were; the
+ * expressions are in the key; GLSL ignores them. */
+static void name_expressions_find_kernels(void **state) {
+  compile_fixture *c = *state;
+  fake_backend *vk = &c->f->fb;
+  static fake_backend cuda;
+  fake_init(&cuda, KILN_BACKEND_CUDA);
+  fake_compiler_enable(&cuda);
+  fake_backend *both[] = {vk, &cuda};
+  fake_install(both, 2);
+  kiln_context *ctx;
+  kiln_context_options co = {KILN_BACKEND_CUDA, 0, KILN_SYNC_DEFAULT};
+  check_ok(kiln_context_create(&co, &ctx));
+  const kiln_source src = {KILN_SOURCE_CUDA, "plain\n", "t.cu", NULL};
+  const char *names[] = {"axpy<float>", "ops::scale"};
+  kiln_compile_options o = {.name_expressions = names,
+                            .name_expression_count = 2};
+  for (int round = 0; round < 2; round++) {
+    kiln_module *m;
+    check_ok(kiln_module_create_from_source(ctx, &src, 1, &o, &m));
+    kiln_module_build_info info;
+    check_ok(kiln_module_get_build_info(m, &info));
+    assert_int_equal(info.cache_hits, (size_t)round);
+    kiln_kernel *k, *again;
+    check_ok(kiln_module_get_kernel(m, "axpy<float>", &k));
+    assert_string_equal(kiln_kernel_name(k), "L_axpy_float_");
+    check_ok(kiln_module_get_kernel(m, "L_axpy_float_", &again));
+    assert_ptr_equal(k, again);
+    check_ok(kiln_module_get_kernel(m, "ops::scale", &k));
+    check_ok(kiln_module_get_kernel(m, "plain", &k));
+    check_fails(kiln_module_get_kernel(m, "axpy<double>", &k),
+                KILN_ERROR_NOT_FOUND);
+    check_message_has("\"axpy<float>\", \"ops::scale\"");
+    check_ok(kiln_module_destroy(m));
+  }
+  assert_int_equal(cuda.compiles, 1);
+  /* Another list is another key. */
+  o.name_expression_count = 1;
+  kiln_module *m;
+  check_ok(kiln_module_create_from_source(ctx, &src, 1, &o, &m));
+  assert_int_equal(cuda.compiles, 2);
+  check_ok(kiln_module_destroy(m));
+  const char *bad[] = {"nope!"};
+  o.name_expressions = bad;
+  check_fails(kiln_module_create_from_source(ctx, &src, 1, &o, &m),
+              KILN_ERROR_COMPILE);
+  check_message_has("nope!");
+  const char *empty[] = {""};
+  o.name_expressions = empty;
+  check_fails(kiln_module_create_from_source(ctx, &src, 1, &o, &m),
+              KILN_ERROR_INVALID_ARGUMENT);
+  o.name_expressions = NULL;
+  check_fails(kiln_module_create_from_source(ctx, &src, 1, &o, &m),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_ok(kiln_context_destroy(ctx));
+  /* GLSL has no C++ names: the list is ignored there. */
+  o.name_expressions = names;
+  o.name_expression_count = 2;
+  const kiln_source comp = glsl("k.comp", "ka\n");
+  check_ok(kiln_module_create_from_source(c->f->ctx, &comp, 1, &o, &m));
+  kiln_kernel *k;
+  check_fails(kiln_module_get_kernel(m, "axpy<float>", &k),
+              KILN_ERROR_NOT_FOUND);
+  check_ok(kiln_module_destroy(m));
+  fake_backend *alone[] = {vk};
+  fake_install(alone, 1);
+}
+
 /* Changing any one input is a miss, and the same input again a hit. */
 static void every_input_is_in_the_key(void **state) {
   compile_fixture *c = *state;
@@ -611,6 +681,7 @@ static void the_last_log_is_per_thread(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(compiles_then_hits_the_cache),
+      T(name_expressions_find_kernels),
       T(every_input_is_in_the_key),
       T(include_directories_are_listed_in_the_key),
       T(compile_errors_carry_the_log),

@@ -158,6 +158,50 @@ static void the_working_directory_is_not_searched(void **state) {
   free_compiled(&out);
 }
 
+/* C++ names: a template instantiated by its name expression and a kernel
+ * in a namespace come back with NVRTC's lowered names, which the cubin
+ * holds; an expression that names no kernel fails in words. */
+static void name_expressions_give_lowered_names(void **state) {
+  (void)state;
+  static const char text[] =
+      "template <typename T>\n"
+      "__global__ void axpy_t(T *y, const T *x, T a, unsigned n) {\n"
+      "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+      "  if (i < n) y[i] = a * x[i] + y[i];\n"
+      "}\n"
+      "namespace ops {\n"
+      "__global__ void scale(float *y, float a) { y[threadIdx.x] *= a; }\n"
+      "}\n";
+  const char *names[] = {"axpy_t<float>", "axpy_t<double>", "ops::scale"};
+  kiln_compile_options o = {.name_expressions = names,
+                            .name_expression_count = 3};
+  kiln_compile_job job = job_for(text, "sm_90", &o);
+  kiln_compiled out;
+  assert_int_equal(compile(&job, &out), KILN_OK);
+  assert_int_equal(out.name_count, 3);
+  for (size_t i = 0; i < 3; i++) {
+    print_message("  %s -> %s\n", out.names[i].expression,
+                  out.names[i].lowered);
+    assert_string_equal(out.names[i].expression, names[i]);
+    assert_true(strncmp(out.names[i].lowered, "_Z", 2) == 0);
+    assert_true(contains(out.image, out.image_size, out.names[i].lowered));
+  }
+  assert_string_equal(out.names[0].lowered, "_Z6axpy_tIfEvPT_PKS0_S0_j");
+  assert_string_not_equal(out.names[0].lowered, out.names[1].lowered);
+  kiln_name_pairs_free(out.names, out.name_count);
+  out.names = NULL;
+  free_compiled(&out);
+
+  const char *wrong[] = {"axpy_t<float"};
+  o.name_expressions = wrong;
+  o.name_expression_count = 1;
+  kiln_status st = compile(&job, &out);
+  assert_int_not_equal(st, KILN_OK);
+  kiln_name_pairs_free(out.names, out.name_count);
+  out.names = NULL;
+  free_compiled(&out);
+}
+
 static void cubin_and_ptx(void **state) {
   (void)state;
   const char *defines[] = {"OFFSET=0.5f"};
@@ -334,6 +378,7 @@ int main(void) {
       cmocka_unit_test(cubin_and_ptx),
       cmocka_unit_test(toolkit_headers_are_found),
       cmocka_unit_test(the_working_directory_is_not_searched),
+      cmocka_unit_test(name_expressions_give_lowered_names),
       cmocka_unit_test(optimisation_and_fast_math),
       cmocka_unit_test(a_syntax_error_gives_file_and_line),
       cmocka_unit_test(raw_options_and_targets),

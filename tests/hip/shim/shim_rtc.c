@@ -402,6 +402,22 @@ hiprtcResult hiprtcGetCodeSize(hiprtcProgram prog, size_t *codeSizeRet) {
   return code_size(prog, &cubin, codeSizeRet);
 }
 
+hiprtcResult hiprtcAddNameExpression(hiprtcProgram prog,
+                                     const char *name_expression) {
+  if (!prog) return HIPRTC_ERROR_INVALID_PROGRAM;
+  if (!name_expression) return HIPRTC_ERROR_INVALID_INPUT;
+  return from_nvrtc(nv.nvrtcAddNameExpression(prog->nvrtc, name_expression));
+}
+
+hiprtcResult hiprtcGetLoweredName(hiprtcProgram prog,
+                                  const char *name_expression,
+                                  const char **lowered_name) {
+  if (!prog) return HIPRTC_ERROR_INVALID_PROGRAM;
+  if (!name_expression || !lowered_name) return HIPRTC_ERROR_INVALID_INPUT;
+  return from_nvrtc(
+      nv.nvrtcGetLoweredName(prog->nvrtc, name_expression, lowered_name));
+}
+
 hiprtcResult hiprtcGetCode(hiprtcProgram prog, char *code) {
   if (!prog) return HIPRTC_ERROR_INVALID_PROGRAM;
   if (!code) return HIPRTC_ERROR_INVALID_INPUT;

@@ -45,7 +45,12 @@
     (hiprtcProgram prog, size_t *logSizeRet))                                 \
   X(hiprtcResult, hiprtcGetProgramLog, (hiprtcProgram prog, char *log))       \
   X(hiprtcResult, hiprtcGetCodeSize, (hiprtcProgram prog, size_t *codeSizeRet)) \
-  X(hiprtcResult, hiprtcGetCode, (hiprtcProgram prog, char *code))
+  X(hiprtcResult, hiprtcGetCode, (hiprtcProgram prog, char *code))           \
+  X(hiprtcResult, hiprtcAddNameExpression,                                    \
+    (hiprtcProgram prog, const char *name_expression))                        \
+  X(hiprtcResult, hiprtcGetLoweredName,                                       \
+    (hiprtcProgram prog, const char *name_expression,                         \
+     const char **lowered_name))
 
 /* nvrtcResult up to the last code that HIPRTC shares (newer NVRTCs have
  * more, which shim_rtc.c takes as internal errors). */
@@ -79,7 +84,12 @@
   X(nvrtcResult, nvrtcGetCUBINSize, (nvrtcProgram prog, size_t *cubinSizeRet)) \
   X(nvrtcResult, nvrtcGetCUBIN, (nvrtcProgram prog, char *cubin))             \
   X(nvrtcResult, nvrtcGetPTXSize, (nvrtcProgram prog, size_t *ptxSizeRet))    \
-  X(nvrtcResult, nvrtcGetPTX, (nvrtcProgram prog, char *ptx))
+  X(nvrtcResult, nvrtcGetPTX, (nvrtcProgram prog, char *ptx))                \
+  X(nvrtcResult, nvrtcAddNameExpression,                                      \
+    (nvrtcProgram prog, const char *name_expression))                         \
+  X(nvrtcResult, nvrtcGetLoweredName,                                         \
+    (nvrtcProgram prog, const char *name_expression,                          \
+     const char **lowered_name))
 
 #ifndef SHIM_RTC_LISTS_ONLY
 #define SHIM_RTC_ENUMERATOR(name, value) name = value,

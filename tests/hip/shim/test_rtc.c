@@ -167,6 +167,33 @@ static void test_compile(void **state) {
   check_rtc(rtc.hiprtcDestroyProgram(&prog), HIPRTC_SUCCESS);
 }
 
+/* Name expressions, as kiln's HIP backend gives them: added before the
+ * compile, their lowered names read after it; before it there are none. */
+static void test_name_expressions(void **state) {
+  (void)state;
+  static const char src[] =
+      "#include <hip/hip_runtime.h>\n"
+      "template <typename T> __global__ void twice(T *p) { p[0] *= 2; }\n";
+  const char *options[] = {"--offload-arch=sm_90"};
+  hiprtcProgram prog = NULL;
+  check_rtc(rtc.hiprtcCreateProgram(&prog, src, "twice.hip", 0, NULL, NULL),
+            HIPRTC_SUCCESS);
+  check_rtc(rtc.hiprtcAddNameExpression(prog, "twice<int>"), HIPRTC_SUCCESS);
+  const char *lowered = NULL;
+  check_rtc(rtc.hiprtcGetLoweredName(prog, "twice<int>", &lowered),
+            HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION);
+  check_rtc(rtc.hiprtcCompileProgram(prog, 1, options), HIPRTC_SUCCESS);
+  check_rtc(rtc.hiprtcGetLoweredName(prog, "twice<int>", &lowered),
+            HIPRTC_SUCCESS);
+  assert_string_equal(lowered, "_Z5twiceIiEvPT_");
+  check_cubin(prog, lowered);
+  check_rtc(rtc.hiprtcAddNameExpression(NULL, "x"),
+            HIPRTC_ERROR_INVALID_PROGRAM);
+  check_rtc(rtc.hiprtcGetLoweredName(prog, NULL, &lowered),
+            HIPRTC_ERROR_INVALID_INPUT);
+  check_rtc(rtc.hiprtcDestroyProgram(&prog), HIPRTC_SUCCESS);
+}
+
 /* Every spelling of the target, -O0 and an architecture given by its
  * compute capability; a virtual one gives PTX. */
 static void test_targets(void **state) {
@@ -414,6 +441,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_version),
       cmocka_unit_test(test_compile),
+      cmocka_unit_test(test_name_expressions),
       cmocka_unit_test(test_targets),
       cmocka_unit_test(test_own_runtime_header),
       cmocka_unit_test(test_syntax_error),
