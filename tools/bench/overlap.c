@@ -7,7 +7,11 @@
  * same SGEMMs, a share each, and a kernel that reads the chunk), end to end
  * in GB/s of data copied in. Host clocks: the figure is about the two
  * streams together. The raw CUDA comparator runs the same work, with the
- * same kernels from the same fatbin, on two streams of its own. */
+ * same kernels from the same fatbin, on two streams of its own: the SGEMM
+ * kernel and launch shape kiln_sgemm_f32 chose for the size, learnt from a
+ * trace of one call (the comparator once launched the 128 x 256 kernel
+ * at every size: 32 blocks for 1024^2 on an H200's 132 SMs, and lost to
+ * kiln 2.5 times in the pipeline). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +25,8 @@
 #define CHUNKS 8u
 #define SCALE 2.0f
 /* The CUDA kernel kiln_sgemm_f32's launch shape (docs/kernels.md), for the
- * raw-CUDA comparator: 256 threads, a 128 x 256 tile. */
+ * raw-CUDA comparator where no trace tells kiln's choice: 256 threads, a
+ * 128 x 256 tile. */
 #define GEMM_BLOCK 256u
 #define GEMM_TILE_M 128u
 #define GEMM_TILE_N 256u
@@ -145,19 +150,77 @@ typedef struct raw_overlap {
   overlap *o;
   cuda_raw *raw;
   void *sgemm, *scale, *copy_stream;
+  /* The SGEMM launch kiln_sgemm_f32 made for the size. */
+  unsigned across, down, threads;
   raw_ptr ma, mb, mc, dev[2], out[2];
   void *host;
 } raw_overlap;
+
+/* The one launch of a traced kiln_sgemm_f32 call. */
+typedef struct gemm_choice {
+  char kernel[64];
+  kiln_dim3 grid, block;
+  unsigned launches;
+} gemm_choice;
+
+static void on_gemm_launch(const kiln_trace_command *c, void *user) {
+  gemm_choice *g = user;
+  if (c->kind != KILN_TRACE_LAUNCH || !c->kernel_name) return;
+  g->launches++;
+  snprintf(g->kernel, sizeof g->kernel, "%s", c->kernel_name);
+  g->grid = c->grid;
+  g->block = c->block;
+}
+
+/* What kiln_sgemm_f32 launches for the overlap's size: traced on CUDA,
+ * whose kernels the comparator runs (another backend's choice is for its
+ * own kernels). */
+static int trace_gemm(overlap *o, gemm_choice *g) {
+  memset(g, 0, sizeof *g);
+  if (o->b->props.backend != KILN_BACKEND_CUDA) return 0;
+  kiln_set_trace_handler(on_gemm_launch, g);
+  kiln_status st = gemms(o, o->b->stream, 1);
+  kiln_set_trace_handler(NULL, NULL);
+  if (st != KILN_OK) return bench_kiln_error("kiln_sgemm_f32", st);
+  BENCH_CHECK(kiln_stream_synchronize(o->b->stream));
+  return 0;
+}
+
+/* The kernel and shape of the traced call, when it is one launch of a
+ * kernel with kiln_sgemm_f32's parameters (not the split kernel, which
+ * sums through a workspace); else the large kernel's fixed shape. */
+static int choose_gemm(overlap *o, const gemm_choice *choice, raw_overlap *r) {
+  const gemm_choice g = *choice;
+  const bool same_params = strcmp(g.kernel, "kiln_sgemm_f32") == 0 ||
+                           strcmp(g.kernel, "kiln_sgemm_f32_mid") == 0 ||
+                           strcmp(g.kernel, "kiln_sgemm_f32_small") == 0;
+  if (g.launches == 1 && same_params && g.grid.z == 1 && g.block.y == 1 &&
+      cuda_raw_function(r->raw, g.kernel, &r->sgemm) == 0) {
+    r->across = g.grid.x;
+    r->down = g.grid.y;
+    r->threads = g.block.x;
+    return 0;
+  }
+  if (g.launches)
+    fprintf(o->b->out,
+            "  (raw SGEMMs: kiln launched %s %u time(s); the comparator "
+            "uses kiln_sgemm_f32's own shape)\n",
+            g.kernel, g.launches);
+  if (cuda_raw_function(r->raw, "kiln_sgemm_f32", &r->sgemm) != 0) return -1;
+  r->across = (o->gemm_n + GEMM_TILE_N - 1) / GEMM_TILE_N;
+  r->down = (o->gemm_n + GEMM_TILE_M - 1) / GEMM_TILE_M;
+  r->threads = GEMM_BLOCK;
+  return 0;
+}
 
 static int raw_gemms(raw_overlap *r, unsigned count) {
   uint32_t n = r->o->gemm_n;
   float alpha = 1.0f, beta = 0.0f;
   void *params[11] = {&r->mc, &r->ma, &r->mb, &n, &n, &n,
                       &n,     &n,     &n,     &alpha, &beta};
-  const unsigned across = (n + GEMM_TILE_N - 1) / GEMM_TILE_N;
-  const unsigned down = (n + GEMM_TILE_M - 1) / GEMM_TILE_M;
   for (unsigned i = 0; i < count; i++)
-    if (cuda_raw_launch(r->raw, r->sgemm, across, down, GEMM_BLOCK, params))
+    if (cuda_raw_launch(r->raw, r->sgemm, r->across, r->down, r->threads,
+                        params))
       return -1;
   return 0;
 }
@@ -238,13 +301,18 @@ static int run_raw(overlap *o, double *figure, double *gbps) {
   r.o = o;
   r.raw = b->raw;
   if (r.raw == NULL) return 0;
+  gemm_choice choice;
+  if (trace_gemm(o, &choice) != 0) return -1;
   if (cuda_raw_enter(r.raw) != 0) return -1;
-  if (cuda_raw_function(r.raw, "kiln_sgemm_f32", &r.sgemm) != 0 ||
+  if (choose_gemm(o, &choice, &r) != 0 ||
       cuda_raw_function(r.raw, "kiln_scale_f32", &r.scale) != 0) {
     cuda_raw_leave(r.raw);
     cuda_raw_no_kernel("overlap", "kiln_sgemm_f32 or kiln_scale_f32");
     return 0;
   }
+  fprintf(b->out, "  raw SGEMMs: %u x %u blocks of %u threads%s\n", r.across,
+          r.down, r.threads,
+          choice.launches == 1 ? ", kiln's choice for the size" : "");
   const size_t matrix = (size_t)o->gemm_n * o->gemm_n;
   void *copied[2] = {NULL, NULL}, *computed[2] = {NULL, NULL};
   int result = -1;
