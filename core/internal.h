@@ -242,6 +242,13 @@ kiln_status kiln_module_create_checked(kiln_context *ctx,
                                        size_t count, bool internal,
                                        kiln_module **out);
 
+/* The disk cache's entry for a compiled image (core/compile/entry.c):
+ * stored under `key`, and loaded into *out (false, a miss, for anything
+ * that is not a whole entry of an image this backend loads). */
+void kiln_entry_store(const kiln_hash *key, const kiln_compiled *c);
+bool kiln_entry_load(const kiln_backend_ops *ops, const kiln_hash *key,
+                     kiln_compiled *out);
+
 /* Builds a module from sources (compiled in the backend's language, or
  * taken from the disk cache; others ignored) and ready images (those of
  * other backends ignored), all checked by the caller; `fn` names the public
