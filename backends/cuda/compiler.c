@@ -2,7 +2,12 @@
  * CUDA C++ compiled at run time by NVRTC. Like the driver, NVRTC is never
  * linked: it is dlopen'd when first asked for and its entry points resolved
  * into a table, so a build of kiln runs where the CUDA toolkit is missing
- * and says why it cannot compile.
+ * and says why it cannot compile. Past 600 lines: finding NVRTC and its
+ * toolkit's headers, choosing the target and compiling all read the state
+ * that loading writes once (the table, the version, the architectures,
+ * the header directories); split, they would share it through a header
+ * for this file alone. Its twins in backends/hip and backends/vulkan are
+ * the same one job.
  *
  * Where NVRTC is looked for: KILN_NVRTC_LIBRARY alone when set; else the
  * newest soname first on the library search path, then in the directory of

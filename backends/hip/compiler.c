@@ -1,7 +1,9 @@
 /*
  * HIP C++, and CUDA C++, compiled at run time by HIPRTC. Like the runtime,
  * HIPRTC is never linked: it is dlopen'd when first asked for and its entry
- * points resolved into a table.
+ * points resolved into a table. Past 600 lines for the reason its CUDA twin
+ * gives: loading, the targets and the compile share the state loading
+ * writes once.
  *
  * Where HIPRTC is looked for: KILN_HIPRTC_LIBRARY alone when set; else
  * libhiprtc.so.6, .so.5 and .so (ROCm 5.3 on ship it on its own); else the

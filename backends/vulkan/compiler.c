@@ -1,7 +1,9 @@
 /*
  * GLSL compute shaders compiled to SPIR-V at run time by shaderc. Like the
  * Vulkan loader, shaderc is never linked: it is dlopen'd when first asked
- * for and its entry points resolved into a table.
+ * for and its entry points resolved into a table. Past 600 lines for the
+ * reason its CUDA twin gives: loading, the options, the includes and the
+ * compile share the state loading writes once.
  *
  * Where shaderc is looked for: KILN_SHADERC_LIBRARY alone when set; else
  * libshaderc.so.1 (Debian's and Ubuntu's libshaderc1), then
