@@ -457,6 +457,20 @@ void kiln_option_add(kiln_option_list *l, const char *prefix,
                      const char *value);
 void kiln_option_list_free(kiln_option_list *l);
 
+/* A compiler's lowered name for `expression` in `program` into *out (owned
+ * by the program); false with *why (the compiler's words) when it has none. */
+typedef bool (*kiln_lowered_name_fn)(void *program, const char *expression,
+                                     const char **out, const char **why);
+
+/* Each of job->options->name_expressions with its lowered name, through
+ * `lowered`, into out->names: what a C++ compiler (`compiler`: "NVRTC",
+ * "HIPRTC") gives after a compile. KILN_ERROR_COMPILE, in words, for an
+ * expression that names no kernel. */
+kiln_status kiln_take_lowered_names(const kiln_compile_job *job,
+                                    const char *compiler,
+                                    kiln_lowered_name_fn lowered,
+                                    void *program, kiln_compiled *out);
+
 /* How much of a compiler log to quote in a message (printf's "%.*s"): at
  * most KILN_LOG_HEAD_MAX bytes, trailing blank lines dropped. */
 #define KILN_LOG_HEAD_MAX 4096

@@ -537,37 +537,12 @@ static kiln_status take_image(nvrtcProgram program,
   return KILN_OK;
 }
 
-/* Each name expression's lowered name, from the compiled program, into
- * out->names. */
-static kiln_status take_names(nvrtcProgram program, const kiln_compile_job *job,
-                              kiln_compiled *out) {
-  const kiln_compile_options *o = job->options;
-  if (!o->name_expression_count) return KILN_OK;
-  out->names = calloc(o->name_expression_count, sizeof *out->names);
-  if (!out->names)
-    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "cuda: no memory for the names of %s", job->name);
-  for (size_t i = 0; i < o->name_expression_count; i++) {
-    const char *lowered = NULL;
-    nvrtcResult r =
-        nvrtc.nvrtcGetLoweredName(program, o->name_expressions[i], &lowered);
-    if (r != NVRTC_SUCCESS || !lowered)
-      return kiln_set_error(KILN_ERROR_COMPILE,
-                            "NVRTC gave no lowered name for the name "
-                            "expression \"%s\" compiling %s: %s (is it a "
-                            "__global__ function of the source, with its "
-                            "template arguments?)",
-                            o->name_expressions[i], job->name,
-                            r != NVRTC_SUCCESS ? nvrtc.nvrtcGetErrorString(r)
-                                               : "none");
-    kiln_name_pair *n = &out->names[out->name_count++];
-    n->expression = strdup(o->name_expressions[i]);
-    n->lowered = strdup(lowered);
-    if (!n->expression || !n->lowered)
-      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                            "cuda: no memory for the names of %s", job->name);
-  }
-  return KILN_OK;
+/* NVRTC's lowered name of a name expression (kiln_take_lowered_names). */
+static bool lowered_name(void *program, const char *expression,
+                         const char **out, const char **why) {
+  nvrtcResult r = nvrtc.nvrtcGetLoweredName(program, expression, out);
+  if (r != NVRTC_SUCCESS) *why = nvrtc.nvrtcGetErrorString(r);
+  return r == NVRTC_SUCCESS;
 }
 
 /* Where the source's name is put for NVRTC (see the top of this file):
@@ -672,7 +647,7 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
                         job->name, nvrtc.nvrtcGetErrorString(r),
                         kiln_log_head(said), said);
   else if ((st = take_image(program, job, format, out)) == KILN_OK)
-    st = take_names(program, job, out);
+    st = kiln_take_lowered_names(job, "NVRTC", lowered_name, program, out);
   nvrtc.nvrtcDestroyProgram(&program);
   if (st == KILN_ERROR_COMPILE && !toolkit_include[0] &&
       !(o->flags & KILN_COMPILE_NO_TOOLKIT_HEADERS))

@@ -510,38 +510,12 @@ static kiln_status take_image(hiprtcProgram program,
   return KILN_OK;
 }
 
-/* Each name expression's lowered name, from the compiled program, into
- * out->names (the twin of the CUDA backend's). */
-static kiln_status take_names(hiprtcProgram program,
-                              const kiln_compile_job *job,
-                              kiln_compiled *out) {
-  const kiln_compile_options *o = job->options;
-  if (!o->name_expression_count) return KILN_OK;
-  out->names = calloc(o->name_expression_count, sizeof *out->names);
-  if (!out->names)
-    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "hip: no memory for the names of %s", job->name);
-  for (size_t i = 0; i < o->name_expression_count; i++) {
-    const char *lowered = NULL;
-    hiprtcResult r =
-        hiprtc.hiprtcGetLoweredName(program, o->name_expressions[i], &lowered);
-    if (r != HIPRTC_SUCCESS || !lowered)
-      return kiln_set_error(KILN_ERROR_COMPILE,
-                            "HIPRTC gave no lowered name for the name "
-                            "expression \"%s\" compiling %s: %s (is it a "
-                            "__global__ function of the source, with its "
-                            "template arguments?)",
-                            o->name_expressions[i], job->name,
-                            r != HIPRTC_SUCCESS ? hiprtc.hiprtcGetErrorString(r)
-                                                : "none");
-    kiln_name_pair *n = &out->names[out->name_count++];
-    n->expression = strdup(o->name_expressions[i]);
-    n->lowered = strdup(lowered);
-    if (!n->expression || !n->lowered)
-      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                            "hip: no memory for the names of %s", job->name);
-  }
-  return KILN_OK;
+/* HIPRTC's lowered name of a name expression (kiln_take_lowered_names). */
+static bool lowered_name(void *program, const char *expression,
+                         const char **out, const char **why) {
+  hiprtcResult r = hiprtc.hiprtcGetLoweredName(program, expression, out);
+  if (r != HIPRTC_SUCCESS) *why = hiprtc.hiprtcGetErrorString(r);
+  return r == HIPRTC_SUCCESS;
 }
 
 /* Compiles with the lock held; the program is destroyed on every path. */
@@ -581,7 +555,7 @@ static kiln_status compile_locked(const kiln_compile_job *job,
   else if (r != HIPRTC_SUCCESS)
     st = hiprtc_error(r, "hiprtcCompileProgram", job);
   else if ((st = take_image(program, job, out)) == KILN_OK)
-    st = take_names(program, job, out);
+    st = kiln_take_lowered_names(job, "HIPRTC", lowered_name, program, out);
   hiprtc.hiprtcDestroyProgram(&program);
   out->log = log;
   return st;

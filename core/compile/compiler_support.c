@@ -40,6 +40,37 @@ bool kiln_real_directory(const char *path, char *out, size_t out_size) {
   return true;
 }
 
+kiln_status kiln_take_lowered_names(const kiln_compile_job *job,
+                                    const char *compiler,
+                                    kiln_lowered_name_fn lowered,
+                                    void *program, kiln_compiled *out) {
+  const kiln_compile_options *o = job->options;
+  if (!o->name_expression_count) return KILN_OK;
+  out->names = calloc(o->name_expression_count, sizeof *out->names);
+  if (!out->names)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "%s: no memory for the names of %s", compiler,
+                          job->name);
+  for (size_t i = 0; i < o->name_expression_count; i++) {
+    const char *name = NULL, *why = "none";
+    if (!lowered(program, o->name_expressions[i], &name, &why) || !name)
+      return kiln_set_error(KILN_ERROR_COMPILE,
+                            "%s gave no lowered name for the name expression "
+                            "\"%s\" compiling %s: %s (is it a __global__ "
+                            "function of the source, with its template "
+                            "arguments?)",
+                            compiler, o->name_expressions[i], job->name, why);
+    kiln_name_pair *n = &out->names[out->name_count++];
+    n->expression = strdup(o->name_expressions[i]);
+    n->lowered = strdup(name);
+    if (!n->expression || !n->lowered)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "%s: no memory for the names of %s", compiler,
+                            job->name);
+  }
+  return KILN_OK;
+}
+
 void kiln_option_add(kiln_option_list *l, const char *prefix,
                      const char *value) {
   if (l->failed) return;
