@@ -9,6 +9,8 @@
 
 static size_t arg_width(kiln_arg_type t) {
   switch (t) {
+  case KILN_ARG_F16:
+  case KILN_ARG_BF16: return 2;
   case KILN_ARG_I32:
   case KILN_ARG_U32:
   case KILN_ARG_F32: return 4;
@@ -29,6 +31,8 @@ static const char *arg_name(kiln_arg_type t) {
   case KILN_ARG_I64: return "i64";
   case KILN_ARG_U64: return "u64";
   case KILN_ARG_F64: return "f64";
+  case KILN_ARG_F16: return "f16";
+  case KILN_ARG_BF16: return "bf16";
   }
   return "?";
 }
@@ -37,7 +41,9 @@ static const char *arg_name(kiln_arg_type t) {
 #define INTEGER_ARGS                                                         \
   (ARG_BIT(KILN_ARG_I32) | ARG_BIT(KILN_ARG_U32) | ARG_BIT(KILN_ARG_I64) |   \
    ARG_BIT(KILN_ARG_U64))
-#define FLOAT_ARGS (ARG_BIT(KILN_ARG_F32) | ARG_BIT(KILN_ARG_F64))
+#define FLOAT_ARGS                                                           \
+  (ARG_BIT(KILN_ARG_F32) | ARG_BIT(KILN_ARG_F64) | ARG_BIT(KILN_ARG_F16) |   \
+   ARG_BIT(KILN_ARG_BF16))
 #define ANY_ARG (ARG_BIT(KILN_ARG_BUFFER) | INTEGER_ARGS | FLOAT_ARGS)
 
 /* The argument types each kind of parameter takes, a bit per
@@ -86,8 +92,13 @@ static void describe_param(const kiln_param_info *p, char *buf, size_t size) {
 
 /* What the caller should pass for parameter p, for the message. */
 static const char *suggestion(const kiln_param_info *p) {
+  if (p->size == 2)
+    return p->kind == KILN_PARAM_FLOAT || p->kind == KILN_PARAM_BITS
+               ? "; pass kiln_arg_f16 or kiln_arg_bf16"
+               : "; kiln passes 2-byte arguments only as 16-bit floats "
+                 "(kiln_arg_f16, kiln_arg_bf16)";
   if (p->size != 4 && p->size != 8)
-    return "; kiln passes only 4- and 8-byte arguments";
+    return "; kiln passes 2-, 4- and 8-byte arguments only";
   bool wide = p->size == 8;
   switch (p->kind) {
   case KILN_PARAM_POINTER: return "; pass a buffer (kiln_arg_buffer)";
@@ -177,8 +188,13 @@ static kiln_status pack_args(kiln_context *ctx, const kiln_arg *args,
       uint64_t addr =
           b->device_address + b->guard + (uint64_t)a->value.buffer.offset;
       memcpy(dst, &addr, 8);
+    } else if (w == 2) {
+      /* The 16 bits kiln_arg_f16 keeps in u32's low half, which is not
+       * its first two bytes on a big-endian host. */
+      const uint16_t bits = (uint16_t)a->value.u32;
+      memcpy(dst, &bits, 2);
     } else {
-      /* Every scalar member of the union starts at its first byte. */
+      /* Every other scalar member of the union starts at its first byte. */
       memcpy(dst, &a->value, w);
     }
     out->offsets[i] = (uint16_t)off;
@@ -263,8 +279,8 @@ kiln_status kiln_launch_pack(kiln_context *ctx, kiln_kernel *kernel,
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: kernel '%s' takes %zu bytes of arguments, but "
                           "the %zu given pack to %zu bytes (buffers and "
-                          "64-bit scalars take 8, 32-bit scalars 4, each "
-                          "naturally aligned)",
+                          "64-bit scalars take 8, 32-bit scalars 4, 16-bit "
+                          "floats 2, each naturally aligned)",
                           fn, kernel->name, kernel->arg_bytes, arg_count,
                           packed->size);
   return KILN_OK;

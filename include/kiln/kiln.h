@@ -1017,6 +1017,12 @@ typedef enum kiln_arg_type {
   KILN_ARG_I64 = 5,
   KILN_ARG_U64 = 6,
   KILN_ARG_F64 = 7,
+  /* Half precision (IEEE binary16: CUDA's __half, GLSL's float16_t) and
+   * bfloat16 (__nv_bfloat16, bfloat16_t): 2 bytes each, taken as their
+   * bit pattern in value.u32's low 16 bits (kiln_arg_f16, kiln_arg_bf16),
+   * since C has no portable 16-bit float type. */
+  KILN_ARG_F16 = 8,
+  KILN_ARG_BF16 = 9,
 } kiln_arg_type;
 
 typedef struct kiln_arg {
@@ -1080,6 +1086,23 @@ static inline kiln_arg kiln_arg_f64(double v) {
   kiln_arg a;
   a.type = KILN_ARG_F64;
   a.value.f64 = v;
+  return a;
+}
+/* A half-precision scalar by its 16 bits (0x3c00 is 1.0); packed as 2
+ * bytes, 2-aligned, and accepted where the kernel's parameter is a 16-bit
+ * float (or a 2-byte value whose type the image does not tell). */
+static inline kiln_arg kiln_arg_f16(uint16_t bits) {
+  kiln_arg a;
+  a.type = KILN_ARG_F16;
+  a.value.u32 = bits;
+  return a;
+}
+/* A bfloat16 scalar by its 16 bits (0x3f80 is 1.0: a float's upper half);
+ * packed and checked as kiln_arg_f16. */
+static inline kiln_arg kiln_arg_bf16(uint16_t bits) {
+  kiln_arg a;
+  a.type = KILN_ARG_BF16;
+  a.value.u32 = bits;
   return a;
 }
 

@@ -25,6 +25,8 @@ static const char kernels[] =
     "vec(u,b16,u) "
     "spaced(u,u@8) "
     "sized(p,u):12 "
+    "half(p,f2,u,f2,b2) "
+    "short(u2) "
     "unknown";
 
 typedef struct params_fixture {
@@ -269,8 +271,8 @@ static void layouts_kiln_cannot_pack(void **state) {
   params_fixture *p = *state;
   const kiln_arg two[2] = {kiln_arg_i32(1), kiln_arg_u32(2)};
   refused(p, "odd", two, 2, "argument 0 (i32, 4 bytes) does not fit "
-          "parameter 0 of kernel 'odd', a 1-byte value; kiln passes only 4- "
-          "and 8-byte arguments", NULL);
+          "parameter 0 of kernel 'odd', a 1-byte value; kiln passes 2-, 4- "
+          "and 8-byte arguments only", NULL);
   const kiln_arg three[3] = {kiln_arg_u32(1), kiln_arg_u64(2),
                              kiln_arg_u32(3)};
   refused(p, "vec", three, 3, "argument 1 (u64, 8 bytes)", "a 16-byte value",
@@ -279,6 +281,38 @@ static void layouts_kiln_cannot_pack(void **state) {
           "argument 1 (u32) packs at byte 4 of the list, but parameter 1 of "
           "kernel 'spaced' (a 32-bit unsigned integer) is at byte 8",
           NULL);
+}
+
+/* 16-bit floats: packed as 2 bytes at 2-byte alignment, their bits as
+ * given, and accepted where the kernel takes a 16-bit float or 2 bytes of
+ * unknown type; nothing else fits such a parameter, and they fit nothing
+ * else. */
+static void half_precision_scalars(void **state) {
+  params_fixture *p = *state;
+  kiln_arg a[5] = {kiln_arg_buffer(p->b, 0), kiln_arg_f16(0x3c00),
+                   kiln_arg_u32(3), kiln_arg_bf16(0x3f80),
+                   kiln_arg_f16(0xc000)};
+  accepted(p, "half", a, 5);
+  const fake_launch *l = fake_launch_back(&p->f->fb, 0);
+  assert_int_equal(l->args.size, 20);
+  assert_int_equal(l->args.offsets[1], 8);
+  assert_int_equal(l->args.offsets[2], 12);
+  assert_int_equal(l->args.offsets[3], 16);
+  assert_int_equal(l->args.offsets[4], 18);
+  const unsigned char want[] = {0x00, 0x3c, 0x80, 0x3f, 0x00, 0xc0};
+  assert_memory_equal(l->args.data + 8, want, 2);
+  assert_memory_equal(l->args.data + 16, want + 2, 4);
+  a[1] = kiln_arg_f32(1.0f);
+  refused(p, "half", a, 5, "argument 1 (f32, 4 bytes)", "a 16-bit float",
+          "pass kiln_arg_f16 or kiln_arg_bf16", NULL);
+  a[1] = kiln_arg_f16(0x3c00);
+  a[2] = kiln_arg_f16(0x3c00);
+  refused(p, "half", a, 5, "argument 2 (f16, 2 bytes)",
+          "a 32-bit unsigned integer", NULL);
+  const kiln_arg s[1] = {kiln_arg_bf16(1)};
+  refused(p, "short", s, 1, "argument 0 (bf16, 2 bytes)",
+          "a 16-bit unsigned integer",
+          "kiln passes 2-byte arguments only as 16-bit floats", NULL);
 }
 
 /* Several mismatches: the first is the one named. */
@@ -321,6 +355,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(layouts_kiln_cannot_pack, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(first_mismatch_is_named, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(half_precision_scalars, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(malformed_lists_are_invalid_images,
                                       setup, teardown),
