@@ -618,7 +618,7 @@ kiln_status kiln_cuda_compile(const kiln_compile_job *job,
     kiln_option_list_free(&options);
     return nvrtc_error(r, "nvrtcCreateProgram", job);
   }
-  for (size_t i = 0; i < o->name_expression_count && r == NVRTC_SUCCESS; i++)
+  for (size_t i = 0; i < o->name_expression_count; i++)
     if ((r = nvrtc.nvrtcAddNameExpression(program, o->name_expressions[i])) !=
         NVRTC_SUCCESS) {
       kiln_option_list_free(&options);

@@ -79,11 +79,12 @@ kiln_status kiln_context_create_sized(const kiln_context_options *options,
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: out_context is NULL", fn);
   kiln_context_options o = kiln_context_options_default();
-  kiln_status st =
-      options ? kiln_struct_in(fn, "options", &o, sizeof o,
-                               KILN_CONTEXT_OPTIONS_0_1, options, options_size)
-              : KILN_OK;
-  if (st != KILN_OK) return st;
+  kiln_status st = KILN_OK;
+  if (options &&
+      (st = kiln_struct_in(fn, "options", &o, sizeof o,
+                           KILN_CONTEXT_OPTIONS_0_1, options, options_size)) !=
+          KILN_OK)
+    return st;
   const kiln_backend_ops *ops;
   size_t device;
   if ((st = kiln_registry_select(&o, &ops, &device)) != KILN_OK) return st;

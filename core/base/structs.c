@@ -10,9 +10,9 @@ static kiln_status check_size(const char *fn, const char *what,
   if (caller_size >= min_size) return KILN_OK;
   return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                         "%s: %s is said to be %zu bytes, fewer than any "
-                        "kiln.h has it (%zu): kiln.h's macro passes sizeof; "
-                        "a call without it passes the size of its copy of "
-                        "the struct",
+                        "kiln.h has it (%zu): kiln.h's inline function "
+                        "passes sizeof; a direct call of the _sized one "
+                        "passes the size of its copy of the struct",
                         fn, what, caller_size, min_size);
 }
 

@@ -42,19 +42,21 @@
  *  - Structs that grow: a struct that a caller fills for kiln or that kiln
  *    fills for the caller (kiln_context_options, kiln_device_properties,
  *    kiln_compile_options, kiln_module_build_info, kiln_stream_options and
- *    the kiln_native_* structs) goes with its size. The function takes it
- *    as a size_t parameter, and a macro of the function's own name passes
- *    sizeof as this header has it, so calls read as if there were none:
+ *    the kiln_native_* structs) goes with its size. The exported function
+ *    (kiln_context_create_sized) takes it as a size_t parameter, and the
+ *    static inline function of the plain name passes sizeof as this header
+ *    has it, so calls read as if there were none:
  *    kiln_context_create(&options, &ctx). A program built against an older
  *    kiln.h thus tells a newer libkiln.so.0 how much of the struct it has:
  *    kiln reads only that much, takes zero for every field beyond it
  *    (every field added later means "the default" at zero), and writes no
  *    more than that much. A program built against a newer kiln.h, run with
  *    an older libkiln.so.0, gets zeros in the fields the library does not
- *    know, and KILN_ERROR_UNSUPPORTED, naming the field, if it set one
- *    of them. Such structs only ever grow at their end. Code that cannot
- *    use the macros (bindings through dlsym or an FFI) passes the size of
- *    its own copy of the struct: (kiln_context_create)(&o, sizeof o, &c).
+ *    know, and KILN_ERROR_UNSUPPORTED, naming the byte, if it set one of
+ *    them. Such structs only ever grow at their end. Code that cannot use
+ *    the inline functions (bindings through dlsym or an FFI) calls the
+ *    _sized one with the size of its own copy of the struct:
+ *    kiln_context_create_sized(&o, sizeof o, &c).
  *    kiln_trace_command, which kiln fills for a handler, says its own size
  *    in its first field. The other public structs (kiln_dim3,
  *    kiln_launch_config, kiln_arg, kiln_module_image, kiln_source,
