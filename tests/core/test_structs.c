@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -120,6 +122,133 @@ static void stream_options_of_a_newer_caller(void **state) {
               KILN_ERROR_UNSUPPORTED);
 }
 
+/* A struct of a newer kiln.h: today's bytes, then a zero tail (`newer`),
+ * or a tail with a byte set (`newer_set`). */
+#define NEWER(type)  \
+  struct {           \
+    type today;      \
+    uint64_t added;  \
+  }
+
+/* The native handles both ways, every _sized entry point: a newer caller
+ * with nothing set in its tail is served, one that set a byte there is
+ * refused, and a size below any kiln.h's is invalid. Out-structs of a
+ * newer caller get zeros past today's fields. */
+static void native_handles_of_every_size(void **state) {
+  fake_fixture *f = *state;
+  NEWER(kiln_native_context) nc;
+  memset(&nc, 0xa5, sizeof nc);
+  check_ok(kiln_context_get_native_sized(f->ctx, sizeof nc, &nc.today));
+  assert_true(nc.added == 0);
+  check_fails(kiln_context_get_native_sized(f->ctx, 0, &nc.today),
+              KILN_ERROR_INVALID_ARGUMENT);
+  kiln_context *other = NULL;
+  check_ok(kiln_context_create_from_native_sized(&nc.today, sizeof nc, 0,
+                                                 &other));
+  check_ok(kiln_context_destroy(other));
+  nc.added = 1;
+  check_fails(kiln_context_create_from_native_sized(&nc.today, sizeof nc, 0,
+                                                    &other),
+              KILN_ERROR_UNSUPPORTED);
+  check_fails(kiln_context_create_from_native_sized(&nc.today, 3, 0, &other),
+              KILN_ERROR_INVALID_ARGUMENT);
+
+  kiln_buffer *buf, *wrapped;
+  check_ok(kiln_buffer_create(f->ctx, 64, 0, &buf));
+  NEWER(kiln_native_buffer) nb;
+  memset(&nb, 0xa5, sizeof nb);
+  check_ok(kiln_buffer_get_native_sized(buf, sizeof nb, &nb.today));
+  assert_true(nb.added == 0);
+  assert_int_equal(nb.today.size, 64);
+  check_fails(kiln_buffer_get_native_sized(buf, 1, &nb.today),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_ok(kiln_buffer_create_from_native_sized(f->ctx, &nb.today, sizeof nb,
+                                                0, &wrapped));
+  check_ok(kiln_buffer_destroy(wrapped));
+  nb.added = 1;
+  check_fails(kiln_buffer_create_from_native_sized(f->ctx, &nb.today,
+                                                   sizeof nb, 0, &wrapped),
+              KILN_ERROR_UNSUPPORTED);
+  check_fails(kiln_buffer_create_from_native_sized(f->ctx, &nb.today, 0, 0,
+                                                   &wrapped),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_ok(kiln_buffer_destroy(buf));
+
+  kiln_stream *st, *wrapped_stream;
+  check_ok(kiln_stream_create(f->ctx, &st));
+  NEWER(kiln_native_stream) ns;
+  memset(&ns, 0xa5, sizeof ns);
+  check_ok(kiln_stream_get_native_sized(st, sizeof ns, &ns.today));
+  assert_true(ns.added == 0);
+  check_fails(kiln_stream_get_native_sized(st, 0, &ns.today),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_ok(kiln_stream_create_from_native_sized(f->ctx, &ns.today, sizeof ns,
+                                                0, &wrapped_stream));
+  check_ok(kiln_stream_destroy(wrapped_stream));
+  ns.added = 1;
+  check_fails(kiln_stream_create_from_native_sized(f->ctx, &ns.today,
+                                                   sizeof ns, 0,
+                                                   &wrapped_stream),
+              KILN_ERROR_UNSUPPORTED);
+  check_fails(kiln_stream_create_from_native_sized(f->ctx, &ns.today, 2, 0,
+                                                   &wrapped_stream),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_ok(kiln_stream_destroy(st));
+}
+
+/* Compile options and build info through the _sized entry points, as a
+ * newer and a bogus caller would call them. */
+static void compiling_with_options_of_every_size(void **state) {
+  fake_fixture *f = *state;
+  fake_compiler_enable(&f->fb);
+  char dir[] = "/tmp/kiln-structs-XXXXXX";
+  assert_non_null(mkdtemp(dir));
+  setenv("KILN_CACHE", "off", 1);
+  const kiln_source src = {KILN_SOURCE_GLSL, "ka\n", "k.comp", NULL};
+  NEWER(kiln_compile_options) o;
+  memset(&o, 0, sizeof o);
+  kiln_module *m;
+  check_ok(kiln_module_create_from_source_sized(f->ctx, &src, 1, &o.today,
+                                                sizeof o, &m));
+  NEWER(kiln_module_build_info) info;
+  memset(&info, 0xa5, sizeof info);
+  check_ok(kiln_module_get_build_info_sized(m, sizeof info, &info.today));
+  assert_int_equal(info.today.source_count, 1);
+  assert_true(info.added == 0);
+  check_fails(kiln_module_get_build_info_sized(m, 8, &info.today),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_ok(kiln_module_destroy(m));
+  char path[64];
+  snprintf(path, sizeof path, "%s/k.comp", dir);
+  FILE *file = fopen(path, "w");
+  assert_non_null(file);
+  fputs("ka\n", file);
+  fclose(file);
+  const char *const paths[1] = {path};
+  check_ok(kiln_module_create_from_files_sized(f->ctx, paths, 1, &o.today,
+                                               sizeof o, &m));
+  check_ok(kiln_module_destroy(m));
+  o.added = 1;
+  check_fails(kiln_module_create_from_source_sized(f->ctx, &src, 1, &o.today,
+                                                   sizeof o, &m),
+              KILN_ERROR_UNSUPPORTED);
+  check_fails(kiln_module_create_from_files_sized(f->ctx, paths, 1, &o.today,
+                                                  sizeof o, &m),
+              KILN_ERROR_UNSUPPORTED);
+  check_fails(kiln_module_create_from_source_sized(f->ctx, &src, 1, &o.today,
+                                                   0, &m),
+              KILN_ERROR_INVALID_ARGUMENT);
+  check_fails(kiln_module_create_from_files_sized(f->ctx, paths, 1, &o.today,
+                                                  4, &m),
+              KILN_ERROR_INVALID_ARGUMENT);
+  /* NULL options take the defaults whatever the size. */
+  check_ok(kiln_module_create_from_source_sized(f->ctx, &src, 1, NULL, 0, &m));
+  check_ok(kiln_module_destroy(m));
+  unsetenv("KILN_CACHE");
+  assert_int_equal(remove(path), 0);
+  assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
 #define T(name) \
   cmocka_unit_test_setup_teardown(name, fake_fixture_setup, fake_fixture_teardown)
@@ -129,6 +258,8 @@ int main(void) {
       T(a_size_below_any_kiln_h_is_refused),
       T(out_structs_get_what_the_caller_has),
       T(stream_options_of_a_newer_caller),
+      T(native_handles_of_every_size),
+      T(compiling_with_options_of_every_size),
   };
 #undef T
   return cmocka_run_group_tests(tests, NULL, NULL);
