@@ -1010,6 +1010,17 @@ bool kiln_env_flag(const char *name, bool fallback, bool *out_valid);
 /* Copies `src` into dst[dst_size], truncating and always terminating. */
 void kiln_strlcpy(char *dst, const char *src, size_t dst_size);
 
+/* Little-endian reads and writes of `bytes` bytes at p: the byte order of
+ * the images kiln parses and of the files it keeps, whatever the host's. */
+static inline uint64_t kiln_read_le(const unsigned char *p, size_t bytes) {
+  uint64_t v = 0;
+  for (size_t i = bytes; i-- > 0;) v = v << 8 | p[i];
+  return v;
+}
+static inline void kiln_write_le(unsigned char *p, uint64_t v, size_t bytes) {
+  for (size_t i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
 /* Test hook: replaces the registry's backends with `ops[0..count)` (at most
  * one per kind; the fakes of tests/core use it) and forgets every cached
  * probe result. kiln_registry_override(NULL, 0) restores the compiled-in

@@ -242,26 +242,6 @@ static void untrusted_entry(const char *dir, const char *name,
 
 /* ---- Files --------------------------------------------------------------- */
 
-static void put_u32(unsigned char *p, uint32_t v) {
-  for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint32_t get_u32(const unsigned char *p) {
-  uint32_t v = 0;
-  for (int i = 3; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
-
 static void to_hex(const kiln_hash *key, char hex[65]) {
   static const char digits[] = "0123456789abcdef";
   for (int i = 0; i < 32; i++) {
@@ -313,12 +293,12 @@ static void *read_entry(int fd, const kiln_hash *key, size_t *out_size,
     *why = "shorter than its header";
     return NULL;
   }
-  uint64_t length = get_u64(h + 48);
+  uint64_t length = kiln_read_le(h + 48, 8);
   if (memcmp(h, MAGIC, 8) != 0) {
     *why = "wrong magic";
-  } else if (get_u32(h + 8) != FORMAT_VERSION) {
+  } else if ((uint32_t)kiln_read_le(h + 8, 4) != FORMAT_VERSION) {
     *why = "another entry format version";
-  } else if (get_u32(h + 12) != HEADER_SIZE) {
+  } else if ((uint32_t)kiln_read_le(h + 12, 4) != HEADER_SIZE) {
     *why = "wrong header size";
   } else if (memcmp(h + 16, key->bytes, 32) != 0) {
     *why = "holds another key";
@@ -575,10 +555,10 @@ void kiln_cache_store(const char *kind, const kiln_hash *key,
 
   unsigned char h[HEADER_SIZE];
   memcpy(h, MAGIC, 8);
-  put_u32(h + 8, FORMAT_VERSION);
-  put_u32(h + 12, HEADER_SIZE);
+  kiln_write_le(h + 8, FORMAT_VERSION, 4);
+  kiln_write_le(h + 12, HEADER_SIZE, 4);
   memcpy(h + 16, key->bytes, 32);
-  put_u64(h + 48, size);
+  kiln_write_le(h + 48, size, 8);
   kiln_sha256 sha;
   kiln_hash sum;
   kiln_sha256_init(&sha);

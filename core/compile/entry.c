@@ -12,16 +12,6 @@
  * NUL-terminated strings, expression then lowered name. */
 #define ENTRY_HEADER 32
 
-static void put_u64(unsigned char *p, uint64_t v) {
-  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-  return v;
-}
-
 void kiln_entry_store(const kiln_hash *key, const kiln_compiled *c) {
   size_t log_size = c->log ? strlen(c->log) : 0, names_size = 0;
   for (size_t i = 0; i < c->name_count; i++)
@@ -30,10 +20,10 @@ void kiln_entry_store(const kiln_hash *key, const kiln_compiled *c) {
   size_t size = ENTRY_HEADER + c->image_size + log_size + names_size;
   unsigned char *entry = malloc(size);
   if (!entry) return;
-  put_u64(entry, (uint64_t)c->format);
-  put_u64(entry + 8, c->image_size);
-  put_u64(entry + 16, log_size);
-  put_u64(entry + 24, names_size);
+  kiln_write_le(entry, (uint64_t)c->format, 8);
+  kiln_write_le(entry + 8, c->image_size, 8);
+  kiln_write_le(entry + 16, log_size, 8);
+  kiln_write_le(entry + 24, names_size, 8);
   memcpy(entry + ENTRY_HEADER, c->image, c->image_size);
   if (log_size) memcpy(entry + ENTRY_HEADER + c->image_size, c->log, log_size);
   unsigned char *at = entry + ENTRY_HEADER + c->image_size + log_size;
@@ -78,8 +68,10 @@ bool kiln_entry_load(const kiln_backend_ops *ops, const kiln_hash *key,
   if (!kiln_cache_load("image", key, &data, &size)) return false;
   const unsigned char *p = data;
   bool ok = size >= ENTRY_HEADER;
-  uint64_t format = ok ? get_u64(p) : 0, image = ok ? get_u64(p + 8) : 0,
-           log = ok ? get_u64(p + 16) : 0, names = ok ? get_u64(p + 24) : 0;
+  uint64_t format = ok ? kiln_read_le(p, 8) : 0,
+           image = ok ? kiln_read_le(p + 8, 8) : 0,
+           log = ok ? kiln_read_le(p + 16, 8) : 0,
+           names = ok ? kiln_read_le(p + 24, 8) : 0;
   ok = ok && format < 32 && (ops->image_formats & (1u << format)) &&
        image > 0 && image <= size - ENTRY_HEADER &&
        log <= size - ENTRY_HEADER - image &&

@@ -106,13 +106,6 @@ const char *kiln_image_bundle_problem(const void *data, size_t size, char *why,
 bool kiln_ptx_target(const void *data, size_t size, unsigned *arch,
                      char *suffix);
 
-/* Little-endian reads of the bytes at p. */
-static inline uint64_t kiln_read_le(const unsigned char *p, size_t bytes) {
-  uint64_t v = 0;
-  for (size_t i = bytes; i-- > 0;) v = v << 8 | p[i];
-  return v;
-}
-
 /* Whether [offset, offset + length) lies within `size` bytes. */
 static inline bool kiln_within(uint64_t offset, uint64_t length,
                                uint64_t size) {
