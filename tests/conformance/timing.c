@@ -33,6 +33,8 @@
 struct conf_gate {
   kiln_context *ctx;
   kiln_stream *held;
+  kiln_stream *also[CONF_GATE_MORE]; /* conf_gate_hold_also's */
+  size_t also_count;
 #if CONF_VULKAN_HEADERS
   VkDevice device;
   VkSemaphore semaphore;
@@ -85,22 +87,26 @@ static void gate_close_vulkan(conf_gate *g) {
 }
 #endif
 
-/* A kernel on the held stream that spins until the flag is written. */
+/* A kernel on `stream` that spins until the gate's flag is written. */
+static void gate_spin_on(conf_gate *g, kiln_stream *stream) {
+  kiln_kernel *spin = NULL;
+  check_ok(kiln_module_get_kernel(g->module, "conf_fault_spin", &spin));
+  const uint32_t zero = 0;
+  check_ok(kiln_buffer_fill(stream, g->flag, 0, 4, &zero, 4));
+  const kiln_launch_config one = {{1, 1, 1}, {1, 1, 1}, 0};
+  const kiln_arg args[2] = {kiln_arg_buffer(g->flag, 0),
+                            kiln_arg_u64(GATE_SPIN_CYCLES)};
+  check_ok(kiln_launch(stream, spin, &one, args, 2));
+}
+
 static void gate_close_spinning(conf_gate *g) {
   size_t count = 0;
   const kiln_module_image *images =
       conf_images_with(g->ctx, "conf_fault_spin", &count);
   check_ok(kiln_module_create(g->ctx, images, count, &g->module));
-  kiln_kernel *spin = NULL;
-  check_ok(kiln_module_get_kernel(g->module, "conf_fault_spin", &spin));
   check_ok(kiln_buffer_create(g->ctx, 4, 0, &g->flag));
   check_ok(kiln_stream_create(g->ctx, &g->opener));
-  const uint32_t zero = 0;
-  check_ok(kiln_buffer_fill(g->held, g->flag, 0, 4, &zero, 4));
-  const kiln_launch_config one = {{1, 1, 1}, {1, 1, 1}, 0};
-  const kiln_arg args[2] = {kiln_arg_buffer(g->flag, 0),
-                            kiln_arg_u64(GATE_SPIN_CYCLES)};
-  check_ok(kiln_launch(g->held, spin, &one, args, 2));
+  gate_spin_on(g, g->held);
 }
 
 /* Opens the gate with g->lock held. The time is taken first: a wait may
@@ -184,6 +190,25 @@ conf_gate *conf_gate_close(kiln_context *ctx, kiln_stream *stream,
   return g;
 }
 
+void conf_gate_hold_also(conf_gate *g, kiln_stream *stream) {
+  if (g->also_count == CONF_GATE_MORE)
+    fail_msg("a gate holds at most %d streams besides its own",
+             CONF_GATE_MORE);
+  pthread_mutex_lock(&g->lock);
+  const bool open = g->opened_at != 0;
+  pthread_mutex_unlock(&g->lock);
+  if (open) fail_msg("conf_gate_hold_also on a gate that is open");
+#if CONF_VULKAN_HEADERS
+  if (g->semaphore != VK_NULL_HANDLE)
+    check_ok(kiln_stream_wait_native(stream, GATE_U64(g->semaphore), 1));
+  else
+    gate_spin_on(g, stream);
+#else
+  gate_spin_on(g, stream);
+#endif
+  g->also[g->also_count++] = stream;
+}
+
 bool conf_gate_open(conf_gate *g) {
   pthread_mutex_lock(&g->lock);
   const bool was_closed = !g->opened_at;
@@ -213,6 +238,8 @@ void conf_gate_free(conf_gate *g) {
   /* Unbounded whatever KILN_SYNC_TIMEOUT_MS says: the work behind the gate
    * ends once it is open. */
   check_ok(kiln_stream_synchronize_timeout(g->held, UINT64_MAX));
+  for (size_t i = 0; i < g->also_count; i++)
+    check_ok(kiln_stream_synchronize_timeout(g->also[i], UINT64_MAX));
 #if CONF_VULKAN_HEADERS
   if (g->semaphore != VK_NULL_HANDLE)
     g->vkDestroySemaphore(g->device, g->semaphore, NULL);

@@ -45,6 +45,15 @@ const char *conf_gate_why_not(kiln_context *ctx);
 conf_gate *conf_gate_close(kiln_context *ctx, kiln_stream *stream,
                            uint32_t open_after_ms);
 
+/* How many streams conf_gate_hold_also may add to one gate. */
+#define CONF_GATE_MORE 4
+
+/* Holds `stream` (of the gate's context) behind the same closed gate, so
+ * that the streams' work is released at one moment: on Vulkan the same
+ * semaphore value, on CUDA and HIP a second kernel spinning on the same
+ * flag. Work on `stream` that the test wants held is queued after this. */
+void conf_gate_hold_also(conf_gate *g, kiln_stream *stream);
+
 /* Opens the gate now, from any thread; false if it was open already. */
 bool conf_gate_open(conf_gate *g);
 
@@ -56,7 +65,7 @@ void conf_gate_open_in(conf_gate *g, uint32_t ms);
  * work behind it can end before that. */
 uint64_t conf_gate_opened_at(conf_gate *g);
 
-/* Opens the gate if it is still closed, waits for the held stream's work
+/* Opens the gate if it is still closed, waits for the held streams' work
  * and frees the gate; before the held stream is destroyed. Fails the test
  * if opening the gate went wrong on the device's side. */
 void conf_gate_free(conf_gate *g);
