@@ -15,7 +15,7 @@
 # commands apart. mutants (not part of all) runs scripts/mutants.sh on the
 # mutants that need a CUDA or HIP device (docs/testing.md), built with
 # build's options in a build of its own, $B-mutants; run it as a command of
-# its own.
+# its own; KILN_MUTANTS="NAME..." runs only those.
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-gpu}
 B=${KILN_GPU_BUILD:-/tmp/kiln-gpu-build}
@@ -267,9 +267,14 @@ bench() {
 mutants() {
   # Each mutant's runs find the shim in the mutants' own build.
   step mutants
+  # shellcheck disable=SC2086 # KILN_MUTANTS is a list of names
   scripts/mutants.sh --where gpu --tree --work "$B-mutants" \
     --meson-args "${backends[*]} -Dexamples=false -Dtools=false" \
-    > "$OUT/mutants.txt" 2>&1 || status=1
+    ${KILN_MUTANTS:-} > "$OUT/mutants.txt" 2>&1 || status=1
+  # Each run's log, the unmutated ones too: a run that fails without a
+  # mutant is judged from them.
+  rm -rf "$OUT/mutants-logs"
+  cp -r "$B-mutants/logs" "$OUT/mutants-logs" 2>/dev/null || true
   if grep -q '^MUTANT ' "$OUT/mutants.txt"; then
     sed -n '/^MUTANT /,$p' "$OUT/mutants.txt"
   else
