@@ -7,12 +7,17 @@
  *    release threshold of UINT64_MAX), so each sample measures reuse;
  *  - own pool: cuMemAllocFromPoolAsync + cuMemFreeAsync on a pool made as
  *    kiln's CUDA backend makes its own, which tells the driver's cost of
- *    such a pool from kiln's own cost;
+ *    such a pool from kiln's own cost; on the CUDA backend also the same
+ *    calls on kiln's own stream (kiln_stream_get_native), which tells the
+ *    stream's part;
  *  - sync: kiln_buffer_create + kiln_buffer_destroy, against cuMemAlloc +
  *    cuMemFree.
  * A sample is the host clock around the pairs and a synchronize of the
  * stream, so work they queued counts; the figure is the median over
- * --repeat samples, after a warm-up sample, in µs per pair. The raw CUDA
+ * --repeat samples, after a warm-up sample, in µs per pair. The kinds take
+ * turns, one sample each a round, so that a drift of the machine's speed
+ * over the run (clocks, the driver's state) falls on every kind alike
+ * rather than on whichever ran last. The raw CUDA
  * figures are the comparison on every backend (a Vulkan run is compared
  * with the CUDA driver on the same GPU). Before timing, each kind of pair
  * is checked to allocate: a few buffers alive at once, filled and read
@@ -65,12 +70,22 @@
 static const size_t sizes[] = {(size_t)64 << 10, (size_t)1 << 20};
 #define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
 
-enum kind { KILN_ASYNC, RAW_ASYNC, RAW_POOL, KILN_SYNC, RAW_SYNC, KINDS };
+enum kind {
+  KILN_ASYNC,
+  RAW_ASYNC,
+  RAW_POOL,
+  RAW_KILN_STREAM,
+  KILN_SYNC,
+  RAW_SYNC,
+  KINDS
+};
 
 static const char *const kind_names[KINDS] = {
-    "async-pair", "async-pair", "async-pair", "sync-pair", "sync-pair"};
+    "async-pair", "async-pair", "async-pair",
+    "async-pair", "sync-pair",  "sync-pair"};
 static const char *const kind_impls[KINDS] = {
-    "kiln", "cuda-raw", "cuda-raw-own-pool", "kiln", "cuda-raw"};
+    "kiln",     "cuda-raw", "cuda-raw-own-pool", "cuda-raw-on-kiln-stream",
+    "kiln",     "cuda-raw"};
 
 typedef struct alloc {
   bench *b;
@@ -83,6 +98,7 @@ typedef struct alloc {
   uint32_t gemm_n, max_n;
   unsigned gemms;
   double busy_ms; /* A's SGEMMs alone, to completion */
+  void *kiln_cu_stream; /* the bench's stream as a CUstream; CUDA only */
 } alloc;
 
 /* ---- the pairs ----------------------------------------------------------- */
@@ -108,48 +124,64 @@ static int kiln_pairs(alloc *a, bool async, double *ms) {
 /* Between cuda_raw_enter and cuda_raw_leave. */
 static int raw_pairs(alloc *a, enum kind kind, double *ms) {
   cuda_raw *raw = a->b->raw;
+  void *was = kind == RAW_KILN_STREAM
+                  ? cuda_raw_use_stream(raw, a->kiln_cu_stream)
+                  : NULL;
   const double t0 = bench_now();
   for (unsigned i = 0; i < a->pairs; i++) {
     raw_ptr p = 0;
     int failed = kind == RAW_ASYNC ? cuda_raw_alloc_async(raw, a->size, &p) ||
                                          cuda_raw_free_async(raw, p)
-                 : kind == RAW_POOL
+                 : kind == RAW_POOL || kind == RAW_KILN_STREAM
                      ? cuda_raw_alloc_own_pool(raw, a->size, &p) ||
                            cuda_raw_free_async(raw, p)
                      : cuda_raw_alloc(raw, a->size, &p) ||
                            cuda_raw_free_checked(raw, p);
-    if (failed) return -1;
+    if (failed) break;
   }
-  if (cuda_raw_sync(raw) != 0) return -1;
+  int result = cuda_raw_sync(raw);
   *ms = (bench_now() - t0) * 1e3;
-  return 0;
+  if (kind == RAW_KILN_STREAM) cuda_raw_use_stream(raw, was);
+  return result;
 }
 
-static int pairs_of(alloc *a, enum kind kind, double *ms) {
-  return kind == KILN_ASYNC  ? kiln_pairs(a, true, ms)
-         : kind == KILN_SYNC ? kiln_pairs(a, false, ms)
-                             : raw_pairs(a, kind, ms);
+static bool is_raw(enum kind kind) {
+  return kind != KILN_ASYNC && kind != KILN_SYNC;
 }
 
-/* The median µs per pair of opt.repeat samples, after a warm-up one. */
-static int measure(alloc *a, enum kind kind, double *us) {
+/* One sample of `kind`; a raw one inside the comparator's context. */
+static int sample(alloc *a, enum kind kind, double *ms) {
+  if (!is_raw(kind)) return kiln_pairs(a, kind == KILN_ASYNC, ms);
+  if (cuda_raw_enter(a->b->raw) != 0) return -1;
+  int result = raw_pairs(a, kind, ms);
+  cuda_raw_leave(a->b->raw);
+  return result;
+}
+
+/* The median µs per pair of opt.repeat samples of each kind that `on`
+ * selects, after a warm-up sample of each, the kinds taking turns. */
+static int measure(alloc *a, const bool on[KINDS], double us[KINDS]) {
   const unsigned n = a->b->opt.repeat;
-  double *v = malloc(n * sizeof *v);
+  double *v = malloc((size_t)KINDS * n * sizeof *v);
   if (v == NULL) {
     fprintf(stderr, "kiln-bench: out of host memory\n");
     return -1;
   }
-  int result = pairs_of(a, kind, &v[0]);
-  for (unsigned i = 0; i < n && result == 0; i++)
-    result = pairs_of(a, kind, &v[i]);
-  if (result == 0) *us = bench_median(v, n) * 1e3 / a->pairs;
+  int result = 0;
+  for (unsigned i = 0; i <= n && result == 0; i++)
+    for (int k = 0; k < KINDS && result == 0; k++)
+      if (on[k]) result = sample(a, (enum kind)k, &v[k * n + (i ? i - 1 : 0)]);
+  for (int k = 0; k < KINDS && result == 0; k++) {
+    if (!on[k]) continue;
+    us[k] = bench_median(&v[k * n], n) * 1e3 / a->pairs;
+    if (us[k] < SANE_US)
+      fprintf(stderr,
+              "kiln-bench: alloc: %s %s of %zu bytes took %.3f us: faster "
+              "than memory can be made and released, so the figure is "
+              "suspect\n",
+              kind_impls[k], kind_names[k], a->size, us[k]);
+  }
   free(v);
-  if (result == 0 && *us < SANE_US)
-    fprintf(stderr,
-            "kiln-bench: alloc: %s %s of %zu bytes took %.3f us: faster "
-            "than memory can be made and released, so the figure is "
-            "suspect\n",
-            kind_impls[kind], kind_names[kind], a->size, *us);
   return result;
 }
 
@@ -276,15 +308,16 @@ static int run_size(alloc *a, size_t index) {
     if (result == 0) {
       result = check_raw(a, true, words);
       if (result == 0) result = check_raw(a, false, words);
-      if (result == 0) result = measure(a, RAW_ASYNC, &us[RAW_ASYNC]);
-      if (result == 0) result = measure(a, RAW_POOL, &us[RAW_POOL]);
-      if (result == 0) result = measure(a, RAW_SYNC, &us[RAW_SYNC]);
       cuda_raw_leave(b->raw);
     }
   }
   free(words);
-  if (result == 0) result = measure(a, KILN_ASYNC, &us[KILN_ASYNC]);
-  if (result == 0) result = measure(a, KILN_SYNC, &us[KILN_SYNC]);
+  bool on[KINDS];
+  for (int k = 0; k < KINDS; k++)
+    on[k] = !is_raw((enum kind)k) ||
+            (b->raw != NULL &&
+             (k != RAW_KILN_STREAM || a->kiln_cu_stream != NULL));
+  if (result == 0) result = measure(a, on, us);
   for (int k = 0; k < KINDS && result == 0; k++) {
     if (us[k] < 0.0) continue;
     bench_result r = {"alloc", kind_names[k], kind_impls[k], a->size,
@@ -456,6 +489,10 @@ static void goals(alloc *a, double busy_async_us) {
     if (us[RAW_POOL] > 0.0)
       fprintf(b->out, "  (kiln / raw on a pool made as kiln's: %.3f x)\n",
               us[KILN_ASYNC] / us[RAW_POOL]);
+    if (us[RAW_KILN_STREAM] > 0.0)
+      fprintf(b->out,
+              "  (kiln / raw on that pool and kiln's own stream: %.3f x)\n",
+              us[KILN_ASYNC] / us[RAW_KILN_STREAM]);
     if (backend == KILN_BACKEND_CUDA)
       goal_line(b->out, "sync pair (no slower than before the pool)",
                 us[KILN_SYNC], "us", GOAL_CUDA_SYNC);
@@ -511,6 +548,11 @@ int bench_alloc(bench *b) {
    * either side (SIZE_MAX is kiln's default; CUDA's default pool gives all
    * back at each synchronize). */
   BENCH_CHECK(kiln_context_set_pool_keep(b->ctx, SIZE_MAX));
+  if (b->raw != NULL && b->props.backend == KILN_BACKEND_CUDA) {
+    kiln_native_stream ns;
+    BENCH_CHECK(kiln_stream_get_native(b->stream, &ns));
+    a.kiln_cu_stream = ns.stream;
+  }
   uint64_t raw_keep = 0;
   if (b->raw != NULL) {
     if (cuda_raw_enter(b->raw) != 0) return -1;
