@@ -461,17 +461,6 @@ static int release_while_busy(alloc *a, double *async_us, double *sync_us) {
 
 /* ---- the section --------------------------------------------------------- */
 
-static void goal_line(FILE *out, const char *what, double value,
-                      const char *unit, double most) {
-  fprintf(out, "  %-50s", what);
-  if (value < 0.0)
-    fprintf(out, " %9s %-2s   goal <= %.2f  (no raw CUDA figure)\n", "-",
-            unit, most);
-  else
-    fprintf(out, " %9.3f %-2s   goal <= %.2f  %s\n", value, unit, most,
-            value <= most ? "met" : "MISSED");
-}
-
 /* The issue's goals for this backend, at 1 MiB. */
 static void goals(alloc *a, double busy_async_us) {
   bench *b = a->b;
@@ -480,12 +469,15 @@ static void goals(alloc *a, double busy_async_us) {
   fprintf(b->out, "  goals of issue 29 for the %s backend, at 1 MiB:\n",
           kiln_backend_name(backend));
   if (backend == KILN_BACKEND_VULKAN) {
-    goal_line(b->out, "async pair", us[KILN_ASYNC], "us", GOAL_VULKAN_ASYNC);
-    goal_line(b->out, "sync pair", us[KILN_SYNC], "us", GOAL_VULKAN_SYNC);
+    bench_goal_line(b->out, "async pair", us[KILN_ASYNC], "us",
+                    GOAL_VULKAN_ASYNC);
+    bench_goal_line(b->out, "sync pair", us[KILN_SYNC], "us",
+                    GOAL_VULKAN_SYNC);
   } else {
-    goal_line(b->out, "async pair, kiln / raw cuMemAllocAsync",
-              us[RAW_ASYNC] > 0.0 ? us[KILN_ASYNC] / us[RAW_ASYNC] : -1.0,
-              "x", GOAL_RATIO);
+    bench_goal_line(b->out, "async pair, kiln / raw cuMemAllocAsync",
+                    us[RAW_ASYNC] > 0.0 ? us[KILN_ASYNC] / us[RAW_ASYNC]
+                                        : -1.0,
+                    "x", GOAL_RATIO);
     if (us[RAW_POOL] > 0.0)
       fprintf(b->out, "  (kiln / raw on a pool made as kiln's: %.3f x)\n",
               us[KILN_ASYNC] / us[RAW_POOL]);
@@ -494,11 +486,11 @@ static void goals(alloc *a, double busy_async_us) {
               "  (kiln / raw on that pool and kiln's own stream: %.3f x)\n",
               us[KILN_ASYNC] / us[RAW_KILN_STREAM]);
     if (backend == KILN_BACKEND_CUDA)
-      goal_line(b->out, "sync pair (no slower than before the pool)",
-                us[KILN_SYNC], "us", GOAL_CUDA_SYNC);
+      bench_goal_line(b->out, "sync pair (no slower than before the pool)",
+                      us[KILN_SYNC], "us", GOAL_CUDA_SYNC);
   }
-  goal_line(b->out, "release while stream A is busy", busy_async_us, "us",
-            GOAL_BUSY_US);
+  bench_goal_line(b->out, "release while stream A is busy", busy_async_us,
+                  "us", GOAL_BUSY_US);
 }
 
 static int run(alloc *a) {

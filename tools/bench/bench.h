@@ -224,6 +224,11 @@ const char *bench_bytes_text(size_t bytes, char *buf, size_t buf_size);
 /* A table cell: the value with `decimals`, or "-" when value < 0. */
 void bench_cell(FILE *out, int width, int decimals, double value);
 
+/* One line of a section's goals: `what`, its value in `unit` (negative:
+ * not measured) and whether it is at most `most`. */
+void bench_goal_line(FILE *out, const char *what, double value,
+                     const char *unit, double most);
+
 /* Prints the ratios the goals of issue 5 name, and their JSON lines. */
 void bench_ratios(bench *b);
 

@@ -258,3 +258,14 @@ void bench_ratios(bench *b) {
     fprintf(b->out, "\nratios: none (the comparators did not run)\n");
   fflush(stdout);
 }
+
+void bench_goal_line(FILE *out, const char *what, double value,
+                     const char *unit, double most) {
+  fprintf(out, "  %-50s", what);
+  if (value < 0.0)
+    fprintf(out, " %9s %-2s   goal <= %.2f  (not measured)\n", "-",
+            unit, most);
+  else
+    fprintf(out, " %9.3f %-2s   goal <= %.2f  %s\n", value, unit, most,
+            value <= most ? "met" : "MISSED");
+}
