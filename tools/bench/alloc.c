@@ -92,6 +92,7 @@ typedef struct alloc {
   size_t size;    /* of the buffers made */
   unsigned pairs; /* per sample */
   double us[SIZE_COUNT][KINDS]; /* per pair; -1: not measured */
+  double loop_us[SIZE_COUNT][KINDS]; /* the same, the host's loop alone */
   /* The release while stream A is busy. */
   kiln_stream *busy;
   kiln_buffer *ma, *mb, *mc; /* A's SGEMMs' matrices */
@@ -103,7 +104,9 @@ typedef struct alloc {
 
 /* ---- the pairs ----------------------------------------------------------- */
 
-static int kiln_pairs(alloc *a, bool async, double *ms) {
+/* Each sample's time in ms: ms[0] to the synchronize's return, ms[1] the
+ * host's loop alone, before it. */
+static int kiln_pairs(alloc *a, bool async, double ms[2]) {
   bench *b = a->b;
   const double t0 = bench_now();
   for (unsigned i = 0; i < a->pairs; i++) {
@@ -116,31 +119,33 @@ static int kiln_pairs(alloc *a, bool async, double *ms) {
       BENCH_CHECK(kiln_buffer_destroy(buf));
     }
   }
+  ms[1] = (bench_now() - t0) * 1e3;
   BENCH_CHECK(kiln_stream_synchronize(b->stream));
-  *ms = (bench_now() - t0) * 1e3;
+  ms[0] = (bench_now() - t0) * 1e3;
   return 0;
 }
 
 /* Between cuda_raw_enter and cuda_raw_leave. */
-static int raw_pairs(alloc *a, enum kind kind, double *ms) {
+static int raw_pairs(alloc *a, enum kind kind, double ms[2]) {
   cuda_raw *raw = a->b->raw;
   void *was = kind == RAW_KILN_STREAM
                   ? cuda_raw_use_stream(raw, a->kiln_cu_stream)
                   : NULL;
   const double t0 = bench_now();
-  for (unsigned i = 0; i < a->pairs; i++) {
+  int failed = 0;
+  for (unsigned i = 0; i < a->pairs && !failed; i++) {
     raw_ptr p = 0;
-    int failed = kind == RAW_ASYNC ? cuda_raw_alloc_async(raw, a->size, &p) ||
+    failed = kind == RAW_ASYNC ? cuda_raw_alloc_async(raw, a->size, &p) ||
                                          cuda_raw_free_async(raw, p)
                  : kind == RAW_POOL || kind == RAW_KILN_STREAM
                      ? cuda_raw_alloc_own_pool(raw, a->size, &p) ||
                            cuda_raw_free_async(raw, p)
                      : cuda_raw_alloc(raw, a->size, &p) ||
                            cuda_raw_free_checked(raw, p);
-    if (failed) break;
   }
-  int result = cuda_raw_sync(raw);
-  *ms = (bench_now() - t0) * 1e3;
+  ms[1] = (bench_now() - t0) * 1e3;
+  int result = failed ? -1 : cuda_raw_sync(raw);
+  ms[0] = (bench_now() - t0) * 1e3;
   if (kind == RAW_KILN_STREAM) cuda_raw_use_stream(raw, was);
   return result;
 }
@@ -150,7 +155,7 @@ static bool is_raw(enum kind kind) {
 }
 
 /* One sample of `kind`; a raw one inside the comparator's context. */
-static int sample(alloc *a, enum kind kind, double *ms) {
+static int sample(alloc *a, enum kind kind, double ms[2]) {
   if (!is_raw(kind)) return kiln_pairs(a, kind == KILN_ASYNC, ms);
   if (cuda_raw_enter(a->b->raw) != 0) return -1;
   int result = raw_pairs(a, kind, ms);
@@ -159,21 +164,31 @@ static int sample(alloc *a, enum kind kind, double *ms) {
 }
 
 /* The median µs per pair of opt.repeat samples of each kind that `on`
- * selects, after a warm-up sample of each, the kinds taking turns. */
-static int measure(alloc *a, const bool on[KINDS], double us[KINDS]) {
+ * selects, after a warm-up sample of each, the kinds taking turns; in
+ * loop_us, the same for the host's loop before the synchronize. */
+static int measure(alloc *a, const bool on[KINDS], double us[KINDS],
+                   double loop_us[KINDS]) {
   const unsigned n = a->b->opt.repeat;
-  double *v = malloc((size_t)KINDS * n * sizeof *v);
+  double *v = malloc((size_t)KINDS * n * 2 * sizeof *v);
   if (v == NULL) {
     fprintf(stderr, "kiln-bench: out of host memory\n");
     return -1;
   }
+  double *loop = v + (size_t)KINDS * n;
   int result = 0;
   for (unsigned i = 0; i <= n && result == 0; i++)
-    for (int k = 0; k < KINDS && result == 0; k++)
-      if (on[k]) result = sample(a, (enum kind)k, &v[k * n + (i ? i - 1 : 0)]);
+    for (int k = 0; k < KINDS && result == 0; k++) {
+      const size_t at = (size_t)k * n + (i ? i - 1 : 0);
+      double ms[2] = {0.0, 0.0};
+      if (!on[k]) continue;
+      result = sample(a, (enum kind)k, ms);
+      v[at] = ms[0];
+      loop[at] = ms[1];
+    }
   for (int k = 0; k < KINDS && result == 0; k++) {
     if (!on[k]) continue;
     us[k] = bench_median(&v[k * n], n) * 1e3 / a->pairs;
+    loop_us[k] = bench_median(&loop[k * n], n) * 1e3 / a->pairs;
     if (us[k] < SANE_US)
       fprintf(stderr,
               "kiln-bench: alloc: %s %s of %zu bytes took %.3f us: faster "
@@ -295,7 +310,7 @@ static int run_size(alloc *a, size_t index) {
   bench *b = a->b;
   a->size = sizes[index];
   double *us = a->us[index];
-  for (int k = 0; k < KINDS; k++) us[k] = -1.0;
+  for (int k = 0; k < KINDS; k++) us[k] = a->loop_us[index][k] = -1.0;
   uint32_t *words = malloc(a->size);
   if (words == NULL) {
     fprintf(stderr, "kiln-bench: out of host memory\n");
@@ -317,7 +332,7 @@ static int run_size(alloc *a, size_t index) {
     on[k] = !is_raw((enum kind)k) ||
             (b->raw != NULL &&
              (k != RAW_KILN_STREAM || a->kiln_cu_stream != NULL));
-  if (result == 0) result = measure(a, on, us);
+  if (result == 0) result = measure(a, on, us, a->loop_us[index]);
   for (int k = 0; k < KINDS && result == 0; k++) {
     if (us[k] < 0.0) continue;
     bench_result r = {"alloc", kind_names[k], kind_impls[k], a->size,
@@ -485,6 +500,13 @@ static void goals(alloc *a, double busy_async_us) {
       fprintf(b->out,
               "  (kiln / raw on that pool and kiln's own stream: %.3f x)\n",
               us[KILN_ASYNC] / us[RAW_KILN_STREAM]);
+    const double *loop = a->loop_us[SIZE_COUNT - 1];
+    if (loop[RAW_ASYNC] > 0.0)
+      fprintf(b->out,
+              "  (the host's loop alone, before the synchronize: kiln %.3f "
+              "us, raw %.3f us a pair, %.3f x)\n",
+              loop[KILN_ASYNC], loop[RAW_ASYNC],
+              loop[KILN_ASYNC] / loop[RAW_ASYNC]);
     if (backend == KILN_BACKEND_CUDA)
       bench_goal_line(b->out, "sync pair (no slower than before the pool)",
                       us[KILN_SYNC], "us", GOAL_CUDA_SYNC);
