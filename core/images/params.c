@@ -77,6 +77,19 @@ void kiln_param_table_finish(kiln_param_table *table) {
   table->count = kept;
 }
 
+bool kiln_bytes_contain(const void *data, size_t size, const char *needle) {
+  const unsigned char *p = data;
+  const size_t n = strlen(needle);
+  if (n == 0) return true;
+  for (size_t at = 0; n <= size && at <= size - n; at++) {
+    const unsigned char *hit = memchr(p + at, needle[0], size - n + 1 - at);
+    if (!hit) return false;
+    at = (size_t)(hit - p);
+    if (memcmp(hit, needle, n) == 0) return true;
+  }
+  return false;
+}
+
 const kiln_kernel_params *kiln_param_table_find(const kiln_param_table *table,
                                                 const char *name) {
   size_t lo = 0, hi = table->count;

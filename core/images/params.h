@@ -28,6 +28,12 @@ typedef struct kiln_kernel_params {
 typedef struct kiln_param_table {
   size_t count;
   kiln_kernel_params *kernels;
+  /* Whether a kernel of the image may call device printf: the image names
+   * vprintf (CUDA) or __ockl_printf (AMDGPU), or kiln cannot see (only
+   * compressed code). The backends flush the driver's printf buffer after
+   * a wait only for such modules, as a flush costs a wait of the driver's
+   * that kiln's own polling does not make. */
+  bool may_printf;
 } kiln_param_table;
 
 /* Reads the parameter lists of a PTX, cubin or fatbin image into *out
@@ -48,6 +54,9 @@ kiln_status kiln_params_read_cuda(kiln_image_format format, const void *data,
  * lack of host memory, leaving *out empty. */
 kiln_status kiln_params_read_hip(const void *data, size_t size,
                                  const char *target, kiln_param_table *out);
+
+/* Whether `needle` occurs in the `size` bytes at `data`. */
+bool kiln_bytes_contain(const void *data, size_t size, const char *needle);
 
 /* The kernel `name` of the table, or NULL. */
 const kiln_kernel_params *kiln_param_table_find(const kiln_param_table *table,

@@ -360,6 +360,31 @@ static kiln_status read_fatbin(const unsigned char *data, size_t size,
   return st;
 }
 
+/* Whether any entry of a fatbin is stored uncompressed: entries hold one
+ * source's code for several GPUs, so one that kiln can read tells whether
+ * the source calls printf. */
+static bool fatbin_has_plain_entry(const unsigned char *data, size_t size) {
+  if (size < 16 || kiln_read_le(data, 4) != KILN_FATBIN_MAGIC) return false;
+  uint64_t at = kiln_read_le(data + 6, 2);
+  uint64_t end = at + kiln_read_le(data + 8, 8);
+  if (end > size || end < at) end = size;
+  for (uint64_t e = at; kiln_within(e, 48, end);) {
+    const unsigned char *h = data + e;
+    uint64_t header = kiln_read_le(h + 4, 4), payload = kiln_read_le(h + 8, 8);
+    if (header < 48 || header > end - e || payload > end - e - header)
+      break;
+    if (!(kiln_read_le(h + 40, 8) & FATBIN_COMPRESSED)) return true;
+    e += header + payload;
+  }
+  return false;
+}
+
+static bool may_printf(kiln_image_format format, const void *data,
+                       size_t size) {
+  if (kiln_bytes_contain(data, size, "vprintf")) return true;
+  return format == KILN_IMAGE_FATBIN && !fatbin_has_plain_entry(data, size);
+}
+
 kiln_status kiln_params_read_cuda(kiln_image_format format, const void *data,
                                   size_t size, kiln_param_table *out) {
   memset(out, 0, sizeof *out);
@@ -375,5 +400,6 @@ kiln_status kiln_params_read_cuda(kiln_image_format format, const void *data,
     return st;
   }
   kiln_param_table_finish(out);
+  out->may_printf = may_printf(format, data, size);
   return KILN_OK;
 }

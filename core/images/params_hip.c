@@ -410,6 +410,12 @@ kiln_status kiln_params_read_hip(const void *data, size_t size,
   bool elf = size >= 64 && memcmp(p, "\177ELF", 4) == 0;
   if (elf && kiln_read_le(p + 18, 2) == KILN_EM_CUDA)
     return kiln_params_read_cuda(KILN_IMAGE_CUBIN, data, size, out);
+  /* A compressed bundle (clang-offload-bundler --compress): its code
+   * objects cannot be read, and may call printf. */
+  if (size >= 4 && memcmp(p, "CCOB", 4) == 0) {
+    out->may_printf = true;
+    return KILN_OK;
+  }
   kiln_status st = KILN_OK;
   if (size >= KILN_BUNDLE_MAGIC_SIZE &&
       memcmp(p, KILN_BUNDLE_MAGIC, KILN_BUNDLE_MAGIC_SIZE) == 0)
@@ -423,5 +429,8 @@ kiln_status kiln_params_read_hip(const void *data, size_t size,
     return st;
   }
   kiln_param_table_finish(out);
+  /* Device printf on AMD GPUs calls the device library's __ockl_printf_*
+   * functions. */
+  out->may_printf = kiln_bytes_contain(p, size, "__ockl_printf");
   return KILN_OK;
 }

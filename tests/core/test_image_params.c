@@ -38,14 +38,30 @@ static const kiln_module_image *const hip_images = NULL;
 static const char cuda_why[] = IMGP_CUDA_WHY, hip_why[] = IMGP_HIP_WHY,
                   gfx90a_why[] = IMGP_GFX90A_WHY;
 /* The order of meson.build's lists. */
-enum { CU_PTX, CU_CUBIN, CU_PLAIN, CU_SASS, CU_ZIPPED, CU_DEFAULT, CU_EDGE };
+enum {
+  CU_PTX,
+  CU_CUBIN,
+  CU_PLAIN,
+  CU_SASS,
+  CU_ZIPPED,
+  CU_DEFAULT,
+  CU_EDGE,
+  CU_PRINTF_PTX,
+  CU_PRINTF_CUBIN,
+  CU_PRINTF_PLAIN,
+  CU_PRINTF_ZIPPED
+};
 static const char *const cu_names[] = {"PTX",
                                        "cubin",
                                        "plain fatbin",
                                        "cubin-only fatbin",
                                        "zipped fatbin",
                                        "default fatbin",
-                                       "ptxas's cubin of the edge cases"};
+                                       "ptxas's cubin of the edge cases",
+                                       "printf PTX",
+                                       "printf cubin",
+                                       "printf plain fatbin",
+                                       "printf zipped fatbin"};
 enum { HIP_BUNDLE, HIP_GFX90A };
 
 /* Skips the test, saying why, when its images were not built. */
@@ -300,6 +316,50 @@ static void test_fatbin_compression(void **state) {
                                    : "fatbin, cubin compressed");
   }
   free(copy);
+}
+
+/* may_printf: set for images that name vprintf, and for a fatbin kiln
+ * cannot see into (every entry compressed); clear for the others. */
+static void test_printf_detection(void **state) {
+  (void)state;
+  static const char text[] = "call vprintf, (a);";
+  assert_true(kiln_bytes_contain(text, sizeof text - 1, "vprintf"));
+  assert_true(kiln_bytes_contain(text, sizeof text - 1, ");"));
+  assert_false(kiln_bytes_contain(text, 9, "vprintf"));
+  assert_false(kiln_bytes_contain(text, sizeof text - 1, "vprintff"));
+  assert_false(kiln_bytes_contain(text, 0, "v"));
+  assert_true(kiln_bytes_contain(text, 0, ""));
+  /* A compressed HIP bundle: unreadable, so it may print. */
+  static const unsigned char ccob[] = "CCOB\1\0\2\0 compressed bytes";
+  kiln_param_table t;
+  assert_int_equal(kiln_params_read_hip(ccob, sizeof ccob, "gfx90a", &t),
+                   KILN_OK);
+  assert_true(t.may_printf);
+  kiln_param_table_free(&t);
+  if (hip_images && !hip_why[0]) {
+    const kiln_module_image *b = &hip_images[HIP_BUNDLE];
+    read_copy(READ_HIP, b->data, b->size, &t, "HIP bundle");
+    if (t.may_printf) fail_msg("a HIP bundle without printf may print");
+    kiln_param_table_free(&t);
+  }
+  NEED(cuda_images, cuda_why);
+  for (int i = CU_PTX; i <= CU_PRINTF_ZIPPED; i++) {
+    const kiln_module_image *im = &cuda_images[i];
+    /* nvcc's default fatbin: unseen only where it compressed both. */
+    const bool prints = i == CU_ZIPPED || i >= CU_PRINTF_PTX ||
+                        (i == CU_DEFAULT && !plain_entry(im, FATBIN_PTX) &&
+                         !plain_entry(im, FATBIN_ELF));
+    read_copy((reader)im->format, im->data, im->size, &t, cu_names[i]);
+    if (t.may_printf != prints)
+      fail_msg("%s: may_printf is %d, expected %d", cu_names[i],
+               (int)t.may_printf, (int)prints);
+    kiln_param_table_free(&t);
+    read_copy(READ_HIP, im->data, im->size, &t, cu_names[i]);
+    if (t.may_printf != prints)
+      fail_msg("%s read for HIP: may_printf is %d, expected %d", cu_names[i],
+               (int)t.may_printf, (int)prints);
+    kiln_param_table_free(&t);
+  }
 }
 
 /* The target of a bundle's first AMDGPU code object, into buf: what
@@ -839,6 +899,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cuda_images),
       cmocka_unit_test(test_fatbin_compression),
+      cmocka_unit_test(test_printf_detection),
       cmocka_unit_test(test_hip_images),
       cmocka_unit_test(test_gfx90a_code_object),
       cmocka_unit_test(test_ptx_edge_cases),
