@@ -89,6 +89,10 @@ struct kiln_context {
   kiln_object objects;         /* sentinel of the live-object list */
   atomic_bool lost;            /* set once an op returned DEVICE_LOST */
   char lost_message[512];      /* the fault that lost it, written once */
+  /* Live modules whose kernels may call device printf (kiln_module's
+   * `prints`): while any is, CUDA's and HIP's waits end with a call that
+   * flushes the driver's printf buffer. */
+  atomic_uint printing_modules;
   /* KILN_SYNC_TIMEOUT_MS in nanoseconds, else KILN_WAIT_FOREVER: the bound
    * of the waits the core asks for, and of a backend's own waits. */
   uint64_t sync_timeout_ns;
@@ -230,6 +234,10 @@ struct kiln_module {
    * (owned; set with build_log). */
   kiln_name_pair *aliases;
   size_t alias_count;
+  /* Set by the backend's module_init: a kernel of it may call device
+   * printf (core/images/params.h's may_printf). Counted in the context's
+   * printing_modules while the module lives. */
+  bool prints;
 };
 
 /* The helpers that keep a workspace on each stream (core/builtins/builtin.c). */

@@ -188,8 +188,11 @@ static kiln_status load_one(kiln_cuda_module *m,
   if (st != KILN_OK) return st;
   if (r == CUDA_SUCCESS) {
     m->handles[m->count] = handle;
-    return kiln_params_read_cuda(images[i].format, images[i].data,
-                                 images[i].size, &m->params[m->count++]);
+    kiln_param_table *t = &m->params[m->count++];
+    st = kiln_params_read_cuda(images[i].format, images[i].data,
+                               images[i].size, t);
+    if (t->may_printf) m->base.prints = true;
+    return st;
   }
   /* A lost context, a full device or a broken driver are no fault of the
    * image, and would fail the next one the same way. */

@@ -63,15 +63,56 @@ static kiln_status stream_sleep(void *base) {
   return st;
 }
 
+/* Device printf's buffer reaches stdout only in a synchronizing call of
+ * the driver's (cuStreamSynchronize, cuEventSynchronize, ...), which the
+ * polling of kiln's waits (cuStreamQuery) is not. Where a module of the
+ * context may print (kiln_module's `prints`), a stream's wait records an
+ * event as it begins and ends with cuEventSynchronize on it: done by then,
+ * so it returns at once, yet flushes; and it covers the wait's work only,
+ * not work other threads queue meanwhile, so a bounded wait stays bounded.
+ * *out_mark stays NULL where nothing prints. */
+static kiln_status printf_mark(kiln_stream *base, CUevent *out_mark) {
+  *out_mark = NULL;
+  if (!atomic_load_explicit(&base->base.context->printing_modules,
+                            memory_order_relaxed))
+    return KILN_OK;
+  CUresult r = kiln_cuda_api.cuEventCreate(out_mark, CU_EVENT_DISABLE_TIMING);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuEventCreate (to flush device printf)");
+  r = kiln_cuda_api.cuEventRecord(*out_mark,
+                                  kiln_cuda_stream_cast(base)->handle);
+  if (r == CUDA_SUCCESS) return KILN_OK;
+  kiln_cuda_api.cuEventDestroy(*out_mark);
+  *out_mark = NULL;
+  return kiln_cuda_error(r, "cuEventRecord (to flush device printf)");
+}
+
+/* Ends a wait that returned `st`: flushes printf at `mark` after a wait
+ * that succeeded, and frees it. */
+static kiln_status printf_flush(CUevent mark, kiln_status st) {
+  if (!mark) return st;
+  CUresult r =
+      st == KILN_OK ? kiln_cuda_api.cuEventSynchronize(mark) : CUDA_SUCCESS;
+  if (r != CUDA_SUCCESS)
+    st = kiln_cuda_error(r, "cuEventSynchronize (to flush device printf)");
+  r = kiln_cuda_api.cuEventDestroy(mark);
+  if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuEventDestroy");
+  return st;
+}
+
 kiln_status kiln_cuda_stream_synchronize(kiln_stream *base,
                                          uint64_t timeout_ns) {
   kiln_status st = kiln_cuda_make_current(base->base.context);
   if (st != KILN_OK) return st;
   kiln_cuda_open_gates(base->base.context);
+  CUevent mark;
+  if ((st = printf_mark(base, &mark)) != KILN_OK) return st;
   /* cuStreamSynchronize has no bound, and waits as the primary context's
    * scheduling flag says: kiln polls, or sleeps on an event, itself. */
   if (timeout_ns != KILN_WAIT_FOREVER)
-    return kiln_poll_until(stream_done, base, timeout_ns);
-  return kiln_wait_as(base->base.context->sync, stream_done, stream_sleep,
+    st = kiln_poll_until(stream_done, base, timeout_ns);
+  else
+    st = kiln_wait_as(base->base.context->sync, stream_done, stream_sleep,
                       base);
+  return printf_flush(mark, st);
 }

@@ -68,11 +68,22 @@ static kiln_status event_sleep(void *e) {
 
 kiln_status kiln_hip_event_synchronize(kiln_event *e, uint64_t timeout_ns) {
   kiln_hip_open_gates(e->base.context);
+  kiln_status st;
   if (timeout_ns != KILN_WAIT_FOREVER)
-    return kiln_poll_until(event_done, e, timeout_ns);
-  return kiln_wait_as((e->flags & KILN_EVENT_BLOCKING) ? KILN_SYNC_BLOCK
-                                                       : e->base.context->sync,
+    st = kiln_poll_until(event_done, e, timeout_ns);
+  else
+    st = kiln_wait_as((e->flags & KILN_EVENT_BLOCKING)
+                          ? KILN_SYNC_BLOCK
+                          : e->base.context->sync,
                       event_done, event_sleep, e);
+  /* Device printf's output arrives in a synchronizing call of the
+   * runtime's, which polling is not (stream.c): the event is done, so this
+   * one returns at once. */
+  if (st == KILN_OK &&
+      atomic_load_explicit(&e->base.context->printing_modules,
+                           memory_order_relaxed))
+    st = event_sleep(e);
+  return st;
 }
 
 kiln_status kiln_hip_event_query(kiln_event *e) {

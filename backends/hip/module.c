@@ -95,9 +95,12 @@ static kiln_status load_one(kiln_hip_module *hm,
   if (err == hipSuccess) {
     hm->handles[hm->count] = handle;
     hm->images[hm->count] = copy;
-    return kiln_params_read_hip(copy, images[i].size,
-                                hm->base.base.context->properties.architecture,
-                                &hm->params[hm->count++]);
+    kiln_param_table *t = &hm->params[hm->count++];
+    kiln_status st = kiln_params_read_hip(
+        copy, images[i].size, hm->base.base.context->properties.architecture,
+        t);
+    if (t->may_printf) hm->base.prints = true;
+    return st;
   }
   free(copy);
   char description[256];

@@ -56,6 +56,7 @@ kiln_status kiln_module_create_checked(kiln_context *ctx,
     kiln_object_free(m);
     return st;
   }
+  if (m->prints) atomic_fetch_add(&ctx->printing_modules, 1);
   *out = m;
   return KILN_OK;
 }
@@ -100,6 +101,7 @@ void kiln_module_release(kiln_module *m) {
     kiln_object_free(k);
   }
   ops->module_deinit(m);
+  if (m->prints) atomic_fetch_sub(&m->base.context->printing_modules, 1);
   free(m->build_log);
   kiln_name_pairs_free(m->aliases, m->alias_count);
   kiln_object_free(m);
