@@ -150,6 +150,7 @@ int main(void) {
       {"guard", conf_run_guard_tests},
       {"globals", conf_run_global_tests},
       {"trace", conf_run_trace_tests},
+      {"printf", conf_run_printf_tests},
       {"faults", conf_run_fault_tests},
   };
   const char *only = getenv("KILN_CONF_GROUPS");
