@@ -1406,7 +1406,10 @@ static inline kiln_status kiln_stream_create_with_options(
 KILN_API kiln_status kiln_stream_destroy(kiln_stream *stream);
 
 /* Submits anything queued and waits until all of the stream's work is done.
- * NULL is KILN_ERROR_INVALID_HANDLE (there is no context to take it from). */
+ * NULL is KILN_ERROR_INVALID_HANDLE (there is no context to take it from).
+ * On CUDA and HIP, device printf output of the finished work has reached
+ * stdout when this (or any other wait) returns KILN_OK (docs/kernels.md,
+ * "Device printf"). */
 KILN_API kiln_status kiln_stream_synchronize(kiln_stream *stream);
 
 /* As kiln_stream_synchronize, but waits at most `timeout_ns` nanoseconds
