@@ -8,14 +8,15 @@
 # GLSL compiles and SPIRV-Tools' validator, is built and tested on the GPU).
 # Logs go to $OUT (default /tmp/kiln-gpu).
 #
-#   scripts/gpu-verify.sh [build|test|conformance|conformance-main|conformance-threads|conformance-reorder|sanitize|examples|mpi|ci-build|endurance|bench|nsys|mutants|all]...
+#   scripts/gpu-verify.sh [build|test|conformance|conformance-main|conformance-threads|conformance-reorder|conformance-groups|sanitize|examples|mpi|ci-build|endurance|bench|nsys|mutants|all]...
 #
 # conformance is conformance-main (every group but the thread groups) and
 # then conformance-threads: the two halves fit the GPU machine's 10-minute
 # commands apart. mutants (not part of all) runs scripts/mutants.sh on the
 # mutants that need a CUDA or HIP device (docs/testing.md), built with
 # build's options in a build of its own, $B-mutants; run it as a command of
-# its own; KILN_MUTANTS="NAME..." runs only those.
+# its own; KILN_MUTANTS="NAME..." runs only those. conformance-groups runs
+# only the groups KILN_GPU_GROUPS lists, on every backend.
 set -uo pipefail
 OUT=${OUT:-/tmp/kiln-gpu}
 B=${KILN_GPU_BUILD:-/tmp/kiln-gpu-build}
@@ -109,6 +110,19 @@ conformance_main() {
   KILN_VULKAN_TRANSFER=compute conf_run vulkan $shared 400
   mv "$OUT/conf-vulkan-device.txt" "$OUT/conf-vulkan-transfer-lane.txt"
   mv "$OUT/conf-vulkan-queues.txt" "$OUT/conf-vulkan-device.txt"
+}
+
+conformance_groups() {
+  # Only the groups KILN_GPU_GROUPS names (a comma-separated list), on the
+  # three backends side by side: a quick check of what a change touched.
+  step conformance-groups "${KILN_GPU_GROUPS:?set KILN_GPU_GROUPS}"
+  shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
+  for be in cuda hip vulkan; do conf_run $be "$KILN_GPU_GROUPS" 300 & done
+  wait
+  for be in cuda hip vulkan; do
+    tail -n 1 "$OUT/conf-$be-${KILN_GPU_GROUPS%%,*}.txt" | grep -q 'rc=0$' ||
+      status=1
+  done
 }
 
 conformance_reorder() {
@@ -291,6 +305,7 @@ for what in "$@"; do
     conformance-main) conformance_main ;;
     conformance-threads) conformance_threads ;;
     conformance-reorder) conformance_reorder ;;
+    conformance-groups) conformance_groups ;;
     nsys) nsys_trace ;;
     sanitize) sanitize ;;
     examples) examples ;;
