@@ -373,7 +373,11 @@ static void helpers_are_captured(void **state) {
  * first ends before the host has queued the second, and replays that
  * shared the slots at once would look right. On a GPU the sums are long
  * enough (64 MiB) that replays started together are still running
- * together when their workgroups take their tickets. */
+ * together when their workgroups take their tickets. The results are
+ * reset and the summed data changes every round: replays that share the
+ * slots may leave a result unwritten, or the counter or the slots
+ * spoiled for the next round, which a result equal to the last round's
+ * would hide. */
 static void captured_reductions_run_beside_others(void **state) {
   (void)state;
   enum { ROUNDS = 20 };
@@ -382,12 +386,9 @@ static void captured_reductions_run_beside_others(void **state) {
   const int N = props.type == KILN_DEVICE_TYPE_CPU ? 1 << 20 : 1 << 24;
   float *x = conf_alloc(sizeof(float) * (size_t)N);
   float *y = conf_alloc(sizeof(float) * (size_t)N);
-  double want_x = 0, want_y = 0;
+  double want_y = 0;
   for (int i = 0; i < N; i++) {
-    /* Sums below 2^24, whole at every step: exact in float. */
-    x[i] = (float)(i % 2);
     y[i] = (float)(i % 3 == 0);
-    want_x += x[i];
     want_y += y[i];
   }
   kiln_buffer *bx, *by, *rx, *ry;
@@ -395,7 +396,6 @@ static void captured_reductions_run_beside_others(void **state) {
   check_ok(kiln_buffer_create(conf.ctx, sizeof(float) * (size_t)N, 0, &by));
   check_ok(kiln_buffer_create(conf.ctx, 4, KILN_BUFFER_ZERO, &rx));
   check_ok(kiln_buffer_create(conf.ctx, 4, KILN_BUFFER_ZERO, &ry));
-  check_ok(kiln_buffer_write(NULL, bx, 0, x, sizeof(float) * (size_t)N));
   check_ok(kiln_buffer_write(NULL, by, 0, y, sizeof(float) * (size_t)N));
   kiln_stream *s, *other;
   check_ok(kiln_stream_create(conf.ctx, &s));
@@ -406,7 +406,20 @@ static void captured_reductions_run_beside_others(void **state) {
   check_ok(kiln_reduce_sum_f32(s, N, bx, 0, rx, 0));
   check_ok(kiln_stream_end_capture(s, &g));
   const bool gated = conf_gate_why_not(conf.ctx) == NULL;
+  const float unset = -1.0f;
   for (int round = 0; round < ROUNDS; round++) {
+    /* Every 2nd, 3rd or 4th element is 1: sums below 2^24, whole at
+     * every step, so exact in float, and different from the last
+     * round's. */
+    const int every = 2 + round % 3;
+    double want_x = 0;
+    for (int i = 0; i < N; i++) {
+      x[i] = (float)(i % every == 0);
+      want_x += x[i];
+    }
+    check_ok(kiln_buffer_write(NULL, bx, 0, x, sizeof(float) * (size_t)N));
+    check_ok(kiln_buffer_write(NULL, rx, 0, &unset, 4));
+    check_ok(kiln_buffer_write(NULL, ry, 0, &unset, 4));
     /* Round 0 is ungated: a kernel's first use may wait for the work
      * queued before it, gate and all. */
     conf_gate *gate = NULL;
