@@ -203,7 +203,12 @@ kiln_status kiln_hip_kernel_init(kiln_kernel *k) {
   if (st != KILN_OK) return st;
   /* The first module that has the name wins; hipErrorNotFound from one
    * that lacks it is expected. HIP 5 cannot list a module's kernels, so
-   * each is asked in turn. */
+   * each is asked in turn. The lookup may load the kernel and wait inside
+   * the runtime for work already queued (HIP on NVIDIA: cuFuncLoad, as
+   * CUDA's lazy loading would at the first launch; an H200 run under
+   * KILN_DEBUG=reorder hung so for good): held gates open first, as
+   * backends/cuda/module.c does. */
+  kiln_hip_open_gates(ctx);
   hipError_t err = hipErrorNotFound;
   size_t found = 0;
   for (; found < hm->count && err == hipErrorNotFound; found++)
