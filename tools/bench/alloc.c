@@ -9,7 +9,9 @@
  *    kiln's CUDA backend makes its own, which tells the driver's cost of
  *    such a pool from kiln's own cost; on the CUDA backend also the same
  *    calls on kiln's own stream (kiln_stream_get_native), which tells the
- *    stream's part;
+ *    stream's part, and those with the check of the current context
+ *    before each call that kiln's CUDA backend makes (cuCtxGetCurrent),
+ *    which tells the check's part from the rest of kiln's;
  *  - sync: kiln_buffer_create + kiln_buffer_destroy, against cuMemAlloc +
  *    cuMemFree.
  * A sample is the host clock around the pairs and a synchronize of the
@@ -75,17 +77,23 @@ enum kind {
   RAW_ASYNC,
   RAW_POOL,
   RAW_KILN_STREAM,
+  RAW_CHECKED,
   KILN_SYNC,
   RAW_SYNC,
   KINDS
 };
 
 static const char *const kind_names[KINDS] = {
-    "async-pair", "async-pair", "async-pair",
+    "async-pair", "async-pair", "async-pair", "async-pair",
     "async-pair", "sync-pair",  "sync-pair"};
 static const char *const kind_impls[KINDS] = {
-    "kiln",     "cuda-raw", "cuda-raw-own-pool", "cuda-raw-on-kiln-stream",
-    "kiln",     "cuda-raw"};
+    "kiln",
+    "cuda-raw",
+    "cuda-raw-own-pool",
+    "cuda-raw-on-kiln-stream",
+    "cuda-raw-on-kiln-stream-context-checked",
+    "kiln",
+    "cuda-raw"};
 
 typedef struct alloc {
   bench *b;
@@ -128,9 +136,8 @@ static int kiln_pairs(alloc *a, bool async, double ms[2]) {
 /* Between cuda_raw_enter and cuda_raw_leave. */
 static int raw_pairs(alloc *a, enum kind kind, double ms[2]) {
   cuda_raw *raw = a->b->raw;
-  void *was = kind == RAW_KILN_STREAM
-                  ? cuda_raw_use_stream(raw, a->kiln_cu_stream)
-                  : NULL;
+  const bool on_kiln = kind == RAW_KILN_STREAM || kind == RAW_CHECKED;
+  void *was = on_kiln ? cuda_raw_use_stream(raw, a->kiln_cu_stream) : NULL;
   const double t0 = bench_now();
   int failed = 0;
   for (unsigned i = 0; i < a->pairs && !failed; i++) {
@@ -140,13 +147,18 @@ static int raw_pairs(alloc *a, enum kind kind, double ms[2]) {
                  : kind == RAW_POOL || kind == RAW_KILN_STREAM
                      ? cuda_raw_alloc_own_pool(raw, a->size, &p) ||
                            cuda_raw_free_async(raw, p)
+                 : kind == RAW_CHECKED
+                     ? cuda_raw_make_current(raw) ||
+                           cuda_raw_alloc_own_pool(raw, a->size, &p) ||
+                           cuda_raw_make_current(raw) ||
+                           cuda_raw_free_async(raw, p)
                      : cuda_raw_alloc(raw, a->size, &p) ||
                            cuda_raw_free_checked(raw, p);
   }
   ms[1] = (bench_now() - t0) * 1e3;
   int result = failed ? -1 : cuda_raw_sync(raw);
   ms[0] = (bench_now() - t0) * 1e3;
-  if (kind == RAW_KILN_STREAM) cuda_raw_use_stream(raw, was);
+  if (on_kiln) cuda_raw_use_stream(raw, was);
   return result;
 }
 
@@ -331,7 +343,8 @@ static int run_size(alloc *a, size_t index) {
   for (int k = 0; k < KINDS; k++)
     on[k] = !is_raw((enum kind)k) ||
             (b->raw != NULL &&
-             (k != RAW_KILN_STREAM || a->kiln_cu_stream != NULL));
+             ((k != RAW_KILN_STREAM && k != RAW_CHECKED) ||
+              a->kiln_cu_stream != NULL));
   if (result == 0) result = measure(a, on, us, a->loop_us[index]);
   for (int k = 0; k < KINDS && result == 0; k++) {
     if (us[k] < 0.0) continue;
@@ -500,6 +513,13 @@ static void goals(alloc *a, double busy_async_us) {
       fprintf(b->out,
               "  (kiln / raw on that pool and kiln's own stream: %.3f x)\n",
               us[KILN_ASYNC] / us[RAW_KILN_STREAM]);
+    if (us[RAW_CHECKED] > 0.0)
+      fprintf(b->out,
+              "  (kiln / the same with kiln's check of the current context "
+              "before each call: %.3f x; the check alone costs %.3f us a "
+              "pair)\n",
+              us[KILN_ASYNC] / us[RAW_CHECKED],
+              us[RAW_CHECKED] - us[RAW_KILN_STREAM]);
     const double *loop = a->loop_us[SIZE_COUNT - 1];
     if (loop[RAW_ASYNC] > 0.0)
       fprintf(b->out,

@@ -56,6 +56,8 @@ typedef struct cuda_api {
   CUresult (*DevicePrimaryCtxRelease)(CUdevice);
   CUresult (*CtxPushCurrent)(CUcontext);
   CUresult (*CtxPopCurrent)(CUcontext *);
+  CUresult (*CtxGetCurrent)(CUcontext *);
+  CUresult (*CtxSetCurrent)(CUcontext);
   CUresult (*ModuleLoadData)(CUmodule *, const void *);
   CUresult (*ModuleUnload)(CUmodule);
   CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -119,6 +121,8 @@ static const struct {
                "cuDevicePrimaryCtxRelease"),
     RAW_SYMBOL(CtxPushCurrent, "cuCtxPushCurrent_v2", NULL),
     RAW_SYMBOL(CtxPopCurrent, "cuCtxPopCurrent_v2", NULL),
+    RAW_SYMBOL(CtxGetCurrent, "cuCtxGetCurrent", NULL),
+    RAW_SYMBOL(CtxSetCurrent, "cuCtxSetCurrent", NULL),
     RAW_SYMBOL(ModuleLoadData, "cuModuleLoadData", NULL),
     RAW_SYMBOL(ModuleUnload, "cuModuleUnload", NULL),
     RAW_SYMBOL(ModuleGetFunction, "cuModuleGetFunction", NULL),
@@ -417,6 +421,13 @@ int cuda_raw_alloc_async(cuda_raw *r, size_t bytes, raw_ptr *out) {
 
 int cuda_raw_free_async(cuda_raw *r, raw_ptr p) {
   RAW_CALL(r, MemFreeAsync(p, r->stream));
+  return 0;
+}
+
+int cuda_raw_make_current(cuda_raw *r) {
+  CUcontext have = NULL;
+  if (r->api.CtxGetCurrent(&have) == 0 && have == r->context) return 0;
+  RAW_CALL(r, CtxSetCurrent(r->context));
   return 0;
 }
 

@@ -104,6 +104,11 @@ int cuda_raw_free_async(cuda_raw *r, raw_ptr p);
  * reuse through dependencies the driver adds); cuda_raw_free_async
  * releases it. */
 int cuda_raw_alloc_own_pool(cuda_raw *r, size_t bytes, raw_ptr *out);
+/* Makes the comparator's context current unless it is (cuCtxGetCurrent,
+ * and cuCtxSetCurrent where another is): the check kiln's CUDA backend
+ * makes before its driver calls, so that code which switched contexts
+ * in between does not send them to the wrong one. */
+int cuda_raw_make_current(cuda_raw *r);
 /* Sets the release threshold of the device's default pool (how many
  * released bytes it keeps at a synchronize; UINT64_MAX keeps all) and
  * stores the one before in *out_before, to be set back afterwards. */
