@@ -34,9 +34,13 @@ extern char **environ;
 
 #define ENV "KILN_SYNC_TIMEOUT_MS"
 /* The bound of the stuck kernel's waits, and how much later than that a
- * wait may end on a loaded machine (it should end about 1 ms late). */
+ * wait may end (it should end about 1 ms late): on a GPU, within the 1 s
+ * that issue 31 allows a destroy past its bound; on a CPU device, whose
+ * kernel shares the loaded cores of CI with the waiting thread, within
+ * 5 s. */
 #define HANG_LIMIT_MS 200
-#define SLACK_MS 5000
+#define SLACK_MS 1000
+#define CPU_SLACK_MS 5000
 /* conf_fault_spin's clock cycles on CUDA and HIP: 2^34, over 8 s at 2 GHz
  * (on Vulkan, 2^24 turns of about 1 us each on a GPU).
  * Far longer than the child's waits, so a destroy that waited for the
@@ -401,7 +405,10 @@ static int hang_child(void) {
       !expect_status(kiln_event_record(after, NULL), KILN_OK,
                      "kiln_event_record", NULL))
     return CHILD_FAILED;
-  const double limit = HANG_LIMIT_MS, late = HANG_LIMIT_MS + SLACK_MS;
+  const double limit = HANG_LIMIT_MS,
+               late = HANG_LIMIT_MS + (conf.props.type == KILN_DEVICE_TYPE_CPU
+                                           ? CPU_SLACK_MS
+                                           : SLACK_MS);
   char words[64];
   snprintf(words, sizeof words, "(the limit: " ENV "=%d)", HANG_LIMIT_MS);
 
