@@ -562,6 +562,18 @@ typedef struct kiln_event_wait_ops {
   kiln_status (*stream_wait_event)(kiln_stream *s, kiln_event *e);
 } kiln_event_wait_ops;
 
+/* What a kernel needs of the device (kiln_kernel_get_attributes,
+ * kiln_kernel_suggest_block_size). The core fills every field of *out with
+ * KILN_ATTRIBUTE_UNKNOWN (fixed_block with 0) first; the backend sets what
+ * it can tell. suggest_block gets dynamic shared memory the device allows
+ * one block; KILN_ERROR_UNSUPPORTED, in words, where it cannot say. */
+typedef struct kiln_kernel_info_ops {
+  kiln_status (*kernel_attributes)(kiln_kernel *k,
+                                   kiln_kernel_attributes *out);
+  kiln_status (*suggest_block)(kiln_kernel *k, size_t dynamic_shared_bytes,
+                               uint32_t *out_block, uint32_t *out_min_grid);
+} kiln_kernel_info_ops;
+
 /* Timestamps of events: the time between two recorded events, both done.
  * The core answers for KILN_EVENT_NO_TIMING events itself. */
 typedef struct kiln_timing_ops {
@@ -819,6 +831,9 @@ struct kiln_backend_ops {
   const kiln_event_wait_ops *event_waits;
   /* NULL: kiln_event_elapsed_ms answers KILN_ERROR_UNSUPPORTED. */
   const kiln_timing_ops *timing;
+  /* NULL: kiln_kernel_get_attributes and kiln_kernel_suggest_block_size
+   * answer KILN_ERROR_UNSUPPORTED. */
+  const kiln_kernel_info_ops *kernel_info;
   /* NULL: kiln_context_set_limit and get_limit answer
    * KILN_ERROR_UNSUPPORTED. */
   const kiln_limit_ops *limits;

@@ -235,3 +235,55 @@ kiln_status kiln_module_get_build_info_sized(const kiln_module *m,
   kiln_struct_out(out_info, info_size, &info, sizeof info);
   return KILN_OK;
 }
+
+kiln_status kiln_kernel_get_attributes_sized(kiln_kernel *k,
+                                             size_t attributes_size,
+                                             kiln_kernel_attributes *out) {
+  static const char fn[] = "kiln_kernel_get_attributes";
+  kiln_status st = kiln_object_check(k, KILN_OBJECT_KERNEL, fn, "kernel");
+  if (st == KILN_OK)
+    st = kiln_struct_out_check(fn, "out_attributes", out, attributes_size,
+                               sizeof(kiln_kernel_attributes));
+  if (st != KILN_OK) return st;
+  const kiln_backend_ops *ops = k->base.context->ops;
+  if (!ops->kernel_info)
+    return kiln_unsupported(ops, fn, "report of a kernel's needs", NULL);
+  kiln_kernel_attributes a = {KILN_ATTRIBUTE_UNKNOWN, KILN_ATTRIBUTE_UNKNOWN,
+                              KILN_ATTRIBUTE_UNKNOWN, KILN_ATTRIBUTE_UNKNOWN,
+                              {0, 0, 0}};
+  st = kiln_context_result(k->base.context,
+                           ops->kernel_info->kernel_attributes(k, &a));
+  if (st != KILN_OK) return kiln_error_in(fn, st);
+  kiln_struct_out(out, attributes_size, &a, sizeof a);
+  return KILN_OK;
+}
+
+kiln_status kiln_kernel_suggest_block_size(kiln_kernel *k,
+                                           size_t dynamic_shared_bytes,
+                                           uint32_t *out_block,
+                                           uint32_t *out_min_grid) {
+  static const char fn[] = "kiln_kernel_suggest_block_size";
+  kiln_status st = kiln_object_check(k, KILN_OBJECT_KERNEL, fn, "kernel");
+  if (st != KILN_OK) return st;
+  if (!out_block)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: out_block_threads is NULL", fn);
+  kiln_context *ctx = k->base.context;
+  const size_t most = ctx->properties.max_shared_memory_per_block_optin;
+  if (dynamic_shared_bytes > most)
+    return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
+                          "%s: %zu bytes of dynamic shared memory, more than "
+                          "one block may have on %s (%zu)",
+                          fn, dynamic_shared_bytes, ctx->properties.name, most);
+  const kiln_backend_ops *ops = ctx->ops;
+  if (!ops->kernel_info)
+    return kiln_unsupported(ops, fn, "occupancy calculator", NULL);
+  if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  uint32_t block = 0, grid = 0;
+  st = kiln_context_result(ctx, ops->kernel_info->suggest_block(
+                                    k, dynamic_shared_bytes, &block, &grid));
+  if (st != KILN_OK) return kiln_error_in(fn, st);
+  *out_block = block;
+  if (out_min_grid) *out_min_grid = grid;
+  return KILN_OK;
+}

@@ -197,6 +197,11 @@ static const char *missing_member(const kiln_backend_ops *ops,
   }
   const kiln_event_wait_ops *event_waits = ops->event_waits;
   if (event_waits) NEED(event_waits, stream_wait_event);
+  const kiln_kernel_info_ops *kernel_info = ops->kernel_info;
+  if (kernel_info) {
+    NEED(kernel_info, kernel_attributes);
+    NEED(kernel_info, suggest_block);
+  }
   const kiln_timing_ops *timing = ops->timing;
   if (timing) NEED(timing, event_elapsed_ms);
   const kiln_limit_ops *limits = ops->limits;

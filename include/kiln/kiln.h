@@ -41,8 +41,9 @@
  *    bounds one wait of its own.
  *  - Structs that grow: a struct that a caller fills for kiln or that kiln
  *    fills for the caller (kiln_context_options, kiln_device_properties,
- *    kiln_compile_options, kiln_module_build_info, kiln_stream_options and
- *    the kiln_native_* structs) goes with its size. The exported function
+ *    kiln_compile_options, kiln_module_build_info, kiln_stream_options,
+ *    kiln_kernel_attributes and the kiln_native_* structs) goes with its
+ *    size. The exported function
  *    (kiln_context_create_sized) takes it as a size_t parameter, and the
  *    static inline function of the plain name passes sizeof as this header
  *    has it, so calls read as if there were none:
@@ -815,6 +816,63 @@ KILN_API kiln_status kiln_module_get_kernel(kiln_module *module,
  * expression (kiln_compile_options) has its lowered name
  * ("_Z6axpy_tIfEvPT_PKS0_S0_j" for "axpy_t<float>"). */
 KILN_API const char *kiln_kernel_name(const kiln_kernel *kernel);
+
+/* What a field of kiln_kernel_attributes holds where the backend cannot
+ * tell (kiln guesses none). */
+#define KILN_ATTRIBUTE_UNKNOWN SIZE_MAX
+
+/* What a kernel needs of the device, as its backend tells it
+ * (kiln_kernel_get_attributes). A struct that grows (see above). */
+typedef struct kiln_kernel_attributes {
+  /* 32-bit registers each thread uses. CUDA, HIP; unknown on Vulkan. */
+  size_t registers;
+  /* Shared memory the kernel declares with a fixed size, per block; the
+   * dynamic shared memory of a launch (kiln_launch_config.shared_bytes)
+   * comes on top. CUDA, HIP; unknown on Vulkan, whose drivers lay shared
+   * variables out as they choose. */
+  size_t static_shared_bytes;
+  /* Local memory per thread: registers spilled, arrays the compiler keeps
+   * in memory. CUDA, HIP; unknown on Vulkan. */
+  size_t local_bytes;
+  /* The most threads a block of this kernel may have here: the device's
+   * limit, lowered by the kernel's registers and by the bound it declares
+   * (__launch_bounds__) on CUDA and HIP; on Vulkan the fixed block's
+   * threads where every dimension is fixed, else the device's limit. */
+  size_t max_block_threads;
+  /* The block size the kernel fixes, which every launch must use: in each
+   * dimension a GLSL kernel gives its local_size as a number rather than
+   * by constant_id (local_size_y = 1 beside local_size_x_id), that
+   * number; 0 in a dimension the launch chooses (every one on CUDA and
+   * HIP). */
+  uint32_t fixed_block[3];
+} kiln_kernel_attributes;
+
+/* Fills *out_attributes (fields the backend cannot tell are
+ * KILN_ATTRIBUTE_UNKNOWN). KILN_ERROR_INVALID_HANDLE for a kernel that is
+ * not live; KILN_ERROR_INVALID_ARGUMENT for a NULL out_attributes;
+ * KILN_ERROR_UNSUPPORTED where the backend tells nothing of kernels. */
+KILN_API kiln_status kiln_kernel_get_attributes_sized(
+    kiln_kernel *kernel, size_t attributes_size,
+    kiln_kernel_attributes *out_attributes);
+static inline kiln_status kiln_kernel_get_attributes(
+    kiln_kernel *kernel, kiln_kernel_attributes *out_attributes) {
+  return kiln_kernel_get_attributes_sized(
+      kernel, sizeof(kiln_kernel_attributes), out_attributes);
+}
+
+/* A 1-D block size for the kernel with `dynamic_shared_bytes` of dynamic
+ * shared memory per block: the smallest that gives it the device's highest
+ * occupancy, and in *out_min_grid_blocks (may be NULL) the fewest blocks of
+ * that size that fill the device. CUDA: cuOccupancyMaxPotentialBlockSize;
+ * HIP: hipModuleOccupancyMaxPotentialBlockSize. Vulkan drivers have no
+ * occupancy calculator: a kernel whose block is fixed in every dimension
+ * gets that block's threads (and a grid of one block per compute unit),
+ * any other KILN_ERROR_UNSUPPORTED, in words. KILN_ERROR_INVALID_ARGUMENT for a NULL
+ * out_block_threads, or dynamic shared memory beyond what one block may
+ * have here (kiln_device_properties.max_shared_memory_per_block_optin). */
+KILN_API kiln_status kiln_kernel_suggest_block_size(
+    kiln_kernel *kernel, size_t dynamic_shared_bytes,
+    uint32_t *out_block_threads, uint32_t *out_min_grid_blocks);
 
 /* Finds the module's __device__ or __constant__ variable `name` (CUDA,
  * HIP) and gives it as a buffer over the variable's memory, of its size,

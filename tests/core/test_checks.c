@@ -572,6 +572,11 @@ static void kernel_names(void **state) {
   check_ok(kiln_module_get_kernel(m, "alpha", &again));
   assert_ptr_equal(a, again);
   assert_string_equal(kiln_kernel_name(a), "alpha");
+  /* The fake backend tells nothing of its kernels' needs. */
+  check_fails(kiln_kernel_get_attributes(a, &(kiln_kernel_attributes){0}),
+              KILN_ERROR_UNSUPPORTED);
+  check_fails(kiln_kernel_suggest_block_size(a, 0, &(uint32_t){0}, NULL),
+              KILN_ERROR_UNSUPPORTED);
   check_fails(kiln_module_get_kernel(m, "gamma", &k), KILN_ERROR_NOT_FOUND);
   check_message_has("gamma");
   check_fails(kiln_module_get_kernel(m, "alph", &k), KILN_ERROR_NOT_FOUND);

@@ -157,6 +157,10 @@ CALL(mod_get_kernel,
 CALL(mod_build_info, kiln_module_get_build_info(
                          h->dead_mod, &(kiln_module_build_info){0}))
 CALL(kernel_launch, launch_with(NULL, h->dead_kernel, h->buf))
+CALL(kernel_attributes, kiln_kernel_get_attributes(
+                            h->dead_kernel, &(kiln_kernel_attributes){0}))
+CALL(kernel_suggest, kiln_kernel_suggest_block_size(h->dead_kernel, 0,
+                                                    &(uint32_t){0}, NULL))
 
 /* The dead stream, in every call that takes a stream. */
 CALL(stream_destroy, kiln_stream_destroy(h->dead_stream))
@@ -233,6 +237,7 @@ static const row table[] = {
     ROW(hb_destroy),       ROW(hb_write_async),   ROW(hb_read_async),
     ROW(hb_data),          ROW(hb_size),          ROW(mod_destroy),
     ROW(mod_get_kernel),   ROW(mod_build_info),   ROW(kernel_launch),
+    ROW(kernel_attributes), ROW(kernel_suggest),
     ROW(kernel_name),      ROW(stream_destroy),   ROW(stream_sync),
     ROW(stream_sync_timeout), ROW(stream_write),  ROW(stream_read),
     ROW(stream_copy),      ROW(stream_fill),      ROW(stream_write_async),
