@@ -271,6 +271,19 @@ kiln_status kiln_cuda_context_get_limit(kiln_context *ctx, kiln_limit limit,
 kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *k,
                              const kiln_launch_config *config,
                              const kiln_packed_args *args);
+/* Lets kernel k take `bytes` of dynamic shared memory, raising its limit
+ * past the device's default as launches need (launch.c); `fn` names the
+ * public call in a refusal. */
+kiln_status kiln_cuda_allow_shared(kiln_cuda_kernel *k,
+                                   const kiln_context *ctx, size_t bytes,
+                                   const char *fn);
+/* attributes.c */
+kiln_status kiln_cuda_kernel_attributes(kiln_kernel *k,
+                                        kiln_kernel_attributes *out);
+kiln_status kiln_cuda_suggest_block(kiln_kernel *k,
+                                    size_t dynamic_shared_bytes,
+                                    uint32_t *out_block,
+                                    uint32_t *out_min_grid);
 
 /* Sets base->properties.max_stream_priority from the current context's
  * range (context.c). */

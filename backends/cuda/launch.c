@@ -26,8 +26,9 @@ static pthread_mutex_t raise_locks[RAISE_LOCKS] = {
  * limit the driver does not have yet. A request that cannot fit next to the
  * kernel's static shared memory is refused in words, before the driver
  * would refuse it (an API error in compute-sanitizer's report). */
-static kiln_status allow_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
-                                size_t bytes) {
+kiln_status kiln_cuda_allow_shared(kiln_cuda_kernel *k,
+                                   const kiln_context *ctx, size_t bytes,
+                                   const char *fn) {
   pthread_mutex_t *lock = &raise_locks[((uintptr_t)k >> 6) % RAISE_LOCKS];
   pthread_mutex_lock(lock);
   kiln_status st = KILN_OK;
@@ -43,11 +44,11 @@ static kiln_status allow_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
                               "kernel '%s'", k->base.name);
     else if (bytes > room)
       st = kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
-                          "kiln_launch: kernel '%s' has %d bytes of static "
-                          "shared memory, which leaves %zu of the device's "
-                          "%zu bytes per block for dynamic shared memory; "
-                          "the launch asks for %zu",
-                          k->base.name, static_bytes, room, optin, bytes);
+                          "%s: kernel '%s' has %d bytes of static shared "
+                          "memory, which leaves %zu of the device's %zu "
+                          "bytes per block for dynamic shared memory; %zu "
+                          "were asked for",
+                          fn, k->base.name, static_bytes, room, optin, bytes);
     else if ((r = kiln_cuda_api.cuFuncSetAttribute(
                   k->handle, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                   (int)bytes)) != CUDA_SUCCESS)
@@ -75,7 +76,8 @@ kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,
   if (c->shared_memory_bytes > ctx->properties.max_shared_memory_per_block &&
       c->shared_memory_bytes > atomic_load_explicit(&k->shared_limit,
                                                     memory_order_acquire) &&
-      (st = allow_shared(k, ctx, c->shared_memory_bytes)) != KILN_OK)
+      (st = kiln_cuda_allow_shared(k, ctx, c->shared_memory_bytes,
+                                     "kiln_launch")) != KILN_OK)
     return st;
   /* kernelParams[i] points at argument i in the packed list; the driver
    * copies the values out before cuLaunchKernel returns. */

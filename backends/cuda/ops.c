@@ -96,6 +96,11 @@ static const kiln_memory_ops cuda_memory = {
     .set_keep = kiln_cuda_pool_set_keep,
 };
 
+static const kiln_kernel_info_ops cuda_kernel_info = {
+    .kernel_attributes = kiln_cuda_kernel_attributes,
+    .suggest_block = kiln_cuda_suggest_block,
+};
+
 const kiln_backend_ops kiln_cuda_ops = {
     .kind = KILN_BACKEND_CUDA,
     .name = "cuda",
@@ -146,6 +151,7 @@ const kiln_backend_ops kiln_cuda_ops = {
     .peers = &cuda_peers,
     .event_waits = &cuda_event_waits,
     .timing = &cuda_timing,
+    .kernel_info = &cuda_kernel_info,
     .limits = &cuda_limits,
     .globals = &cuda_globals,
     .interop = &cuda_interop,

@@ -59,6 +59,7 @@
   X(cuModuleGetFunction, 2000)         \
   X(cuModuleGetGlobal, 3020)           \
   X(cuFuncGetAttribute, 2020)          \
+  X(cuOccupancyMaxPotentialBlockSize, 6050) \
   X(cuFuncSetAttribute, 9000)          \
   X(cuLaunchKernel, 4000)              \
   X(cuStreamCreate, 2000)              \
