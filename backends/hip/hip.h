@@ -42,6 +42,10 @@ typedef enum hipFuncAttribute {
   KILN_HIP_FUNC_ATTRIBUTES(KILN_HIP_ENUMERATOR)
 } hipFuncAttribute;
 
+typedef enum hipFunction_attribute {
+  KILN_HIP_FUNCTION_ATTRIBUTES(KILN_HIP_ENUMERATOR)
+} hipFunction_attribute;
+
 typedef enum hipLimit_t {
   KILN_HIP_LIMITS_ROCM6(KILN_HIP_ENUMERATOR)
   KILN_HIP_LIMITS(KILN_HIP_ENUMERATOR)
@@ -412,6 +416,14 @@ void kiln_hip_kernel_deinit(kiln_kernel *k);
 kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
                             const kiln_launch_config *config,
                             const kiln_packed_args *args);
+/* Lets kernel hk take `bytes` of dynamic shared memory, raising its limit
+ * as launches need (launch.c). */
+kiln_status kiln_hip_allow_shared(kiln_hip_kernel *hk, size_t bytes);
+/* attributes.c */
+kiln_status kiln_hip_kernel_attributes(kiln_kernel *k,
+                                       kiln_kernel_attributes *out);
+kiln_status kiln_hip_suggest_block(kiln_kernel *k, size_t dynamic_shared_bytes,
+                                   uint32_t *out_block, uint32_t *out_min_grid);
 kiln_status kiln_hip_module_global(kiln_module *m, const char *name,
                                    uint64_t *out_address, size_t *out_size);
 

@@ -26,7 +26,7 @@ static pthread_mutex_t raise_locks[RAISE_LOCKS] = {
  * static shared memory leaves too little: KILN_ERROR_OUT_OF_RANGE, as on
  * CUDA. Only HIP on NVIDIA gets here: an AMD GPU gives a block all of its
  * LDS without opting in. */
-static kiln_status allow_shared(kiln_hip_kernel *hk, size_t bytes) {
+kiln_status kiln_hip_allow_shared(kiln_hip_kernel *hk, size_t bytes) {
   pthread_mutex_t *lock = &raise_locks[((uintptr_t)hk >> 6) % RAISE_LOCKS];
   pthread_mutex_lock(lock);
   kiln_status st = KILN_OK;
@@ -55,7 +55,7 @@ kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
   if (st != KILN_OK) return st;
   if (config->shared_memory_bytes >
       atomic_load_explicit(&hk->shared_limit, memory_order_acquire)) {
-    st = allow_shared(hk, config->shared_memory_bytes);
+    st = kiln_hip_allow_shared(hk, config->shared_memory_bytes);
     if (st != KILN_OK) return st;
   }
   /* The one argument ABI: parameter i is the bytes at its packed offset. */

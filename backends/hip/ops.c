@@ -90,6 +90,11 @@ static const kiln_memory_ops hip_memory = {
     .set_keep = kiln_hip_pool_set_keep,
 };
 
+static const kiln_kernel_info_ops hip_kernel_info = {
+    .kernel_attributes = kiln_hip_kernel_attributes,
+    .suggest_block = kiln_hip_suggest_block,
+};
+
 const kiln_backend_ops kiln_hip_ops = {
     .kind = KILN_BACKEND_HIP,
     .name = "hip",
@@ -139,6 +144,7 @@ const kiln_backend_ops kiln_hip_ops = {
     .peers = &hip_peers,
     .event_waits = &hip_event_waits,
     .timing = &hip_timing,
+    .kernel_info = &hip_kernel_info,
     .limits = &hip_limits,
     .globals = &hip_globals,
     .interop = &hip_interop,

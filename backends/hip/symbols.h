@@ -72,6 +72,11 @@
      void **kernel_params, void **extra))                                     \
   X(hipError_t, hipFuncSetAttribute,                                          \
     (const void *func, hipFuncAttribute attr, int value))                     \
+  X(hipError_t, hipFuncGetAttribute,                                          \
+    (int *value, hipFunction_attribute attrib, hipFunction_t hfunc))          \
+  X(hipError_t, hipModuleOccupancyMaxPotentialBlockSize,                      \
+    (int *gridSize, int *blockSize, hipFunction_t f,                          \
+     size_t dynSharedMemPerBlk, int blockSizeLimit))                          \
   X(hipError_t, hipStreamCreateWithFlags,                                     \
     (hipStream_t *stream, unsigned int flags))                                \
   X(hipError_t, hipStreamCreateWithPriority,                                  \
@@ -247,6 +252,13 @@
 
 #define KILN_HIP_FUNC_ATTRIBUTES(X) \
   X(hipFuncAttributeMaxDynamicSharedMemorySize, 8)
+
+/* hipFunction_attribute, which hipFuncGetAttribute reads. */
+#define KILN_HIP_FUNCTION_ATTRIBUTES(X)        \
+  X(HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0) \
+  X(HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, 1)     \
+  X(HIP_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, 3)      \
+  X(HIP_FUNC_ATTRIBUTE_NUM_REGS, 4)
 
 /* hipLimit_t (an enum tag, not yet a typedef, in ROCm 5.2). ROCm 5.2 has
  * no stack limit, ROCm 6 has; a runtime without it answers

@@ -77,6 +77,8 @@ KILN_HIP_OPTIONAL_SYMBOLS(SHIM_DECLARE)
   X(cuModuleGetFunction, 2000)          \
   X(cuModuleGetGlobal, 3020)            \
   X(cuFuncSetAttribute, 9000)           \
+  X(cuFuncGetAttribute, 2020)           \
+  X(cuOccupancyMaxPotentialBlockSize, 6050) \
   X(cuLaunchKernel, 4000)               \
   X(cuStreamCreate, 2000)               \
   X(cuStreamDestroy, 4000)              \

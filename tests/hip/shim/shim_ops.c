@@ -231,6 +231,33 @@ hipError_t hipFuncSetAttribute(const void *func, hipFuncAttribute attr,
       "cuFuncSetAttribute");
 }
 
+/* hipFunction_attribute's values are CUfunction_attribute's, as HIP on
+ * NVIDIA defines them (nvidia_hip_runtime_api.h). */
+hipError_t hipFuncGetAttribute(int *value, hipFunction_attribute attrib,
+                               hipFunction_t hfunc) {
+  if (!value || !hfunc) return hipErrorInvalidValue;
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  return shim_error(
+      shim_cu.cuFuncGetAttribute(value, (CUfunction_attribute)attrib,
+                                 SHIM_HANDLE(CUfunction, hfunc)),
+      "cuFuncGetAttribute");
+}
+
+hipError_t hipModuleOccupancyMaxPotentialBlockSize(int *gridSize,
+                                                   int *blockSize,
+                                                   hipFunction_t f,
+                                                   size_t dynSharedMemPerBlk,
+                                                   int blockSizeLimit) {
+  if (!gridSize || !blockSize || !f) return hipErrorInvalidValue;
+  hipError_t err = shim_enter();
+  if (err != hipSuccess) return err;
+  return shim_error(shim_cu.cuOccupancyMaxPotentialBlockSize(
+                        gridSize, blockSize, SHIM_HANDLE(CUfunction, f), NULL,
+                        dynSharedMemPerBlk, blockSizeLimit),
+                    "cuOccupancyMaxPotentialBlockSize");
+}
+
 /* A module's variable, as HIP documents it: either out-parameter may be
  * NULL. */
 hipError_t hipModuleGetGlobal(hipDeviceptr_t *address, size_t *size,
