@@ -78,6 +78,11 @@ static const kiln_label_ops vulkan_labels = {
     .stream_label_end = kiln_vulkan_stream_label_end,
 };
 
+static const kiln_kernel_info_ops vulkan_kernel_info = {
+    .kernel_attributes = kiln_vulkan_kernel_attributes,
+    .suggest_block = kiln_vulkan_suggest_block,
+};
+
 const kiln_backend_ops kiln_vulkan_ops = {
     .kind = KILN_BACKEND_VULKAN,
     .name = "vulkan",
@@ -133,6 +138,7 @@ const kiln_backend_ops kiln_vulkan_ops = {
     .peers = &vulkan_peers,
     .event_waits = &vulkan_event_waits,
     .timing = &vulkan_timing,
+    .kernel_info = &vulkan_kernel_info,
     .interop = &vulkan_interop,
     .graphs = &vulkan_graphs,
     .compiler = &vulkan_compiler,

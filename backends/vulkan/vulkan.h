@@ -1059,6 +1059,13 @@ void kiln_vulkan_kernel_deinit(kiln_kernel *k);
 kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
                                const kiln_launch_config *config,
                                const kiln_packed_args *args);
+/* attributes.c */
+kiln_status kiln_vulkan_kernel_attributes(kiln_kernel *k,
+                                          kiln_kernel_attributes *out);
+kiln_status kiln_vulkan_suggest_block(kiln_kernel *k,
+                                      size_t dynamic_shared_bytes,
+                                      uint32_t *out_block,
+                                      uint32_t *out_min_grid);
 
 /* ---- Events (event.c)
  * ---------------------------------------------------------------- */
