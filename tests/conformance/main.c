@@ -151,6 +151,7 @@ int main(void) {
       {"globals", conf_run_global_tests},
       {"trace", conf_run_trace_tests},
       {"printf", conf_run_printf_tests},
+      {"attributes", conf_run_attribute_tests},
       {"faults", conf_run_fault_tests},
   };
   const char *only = getenv("KILN_CONF_GROUPS");
