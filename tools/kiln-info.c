@@ -22,6 +22,7 @@ static const struct {
   const char *name;
 } feature_names[] = {
     {KILN_FEATURE_FLOAT16, "float16"},
+    {KILN_FEATURE_BFLOAT16, "bfloat16"},
     {KILN_FEATURE_FLOAT64, "float64"},
     {KILN_FEATURE_INT8, "int8"},
     {KILN_FEATURE_INT8_DOT_PRODUCT, "int8-dot-product"},

@@ -27,6 +27,11 @@ typedef struct khr_coopmat_properties {
 typedef VkResult (*khr_coopmat_query)(VkPhysicalDevice, uint32_t *,
                                       khr_coopmat_properties *);
 
+/* VK_KHR_shader_bfloat16 (Vulkan 1.4.311), likewise. */
+#define KHR_BF16_NAME "VK_KHR_shader_bfloat16"
+#define KHR_BF16_FEATURES ((VkStructureType)1000141000)
+#define KHR_BF16_LAYER_VERSION VK_MAKE_API_VERSION(0, 1, 4, 311)
+
 static bool has(const VkExtensionProperties *exts, uint32_t count,
                 const char *name) {
   for (uint32_t i = 0; i < count; i++)
@@ -48,6 +53,7 @@ void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
   out->coopmat_khr.sType = KHR_COOPMAT_FEATURES;
   out->coopmat_nv.sType =
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV;
+  out->bf16.sType = KHR_BF16_FEATURES;
   /* Each struct is asked for only where its extension is listed. */
   void *chain = NULL;
 #define ASK(flag, ext, field)                                                  \
@@ -72,6 +78,15 @@ void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
     ASK(has_coopmat_khr, KHR_COOPMAT_NAME, coopmat_khr)
   }
   ASK(has_coopmat_nv, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, coopmat_nv)
+  if (layer && layer < KHR_BF16_LAYER_VERSION) {
+    if (has(exts, count, KHR_BF16_NAME))
+      kiln_log(KILN_LOG_INFO,
+               "%s left off: the validation layer (%u.%u.%u) predates it",
+               KHR_BF16_NAME, VK_API_VERSION_MAJOR(layer),
+               VK_API_VERSION_MINOR(layer), VK_API_VERSION_PATCH(layer));
+  } else {
+    ASK(has_bf16, KHR_BF16_NAME, bf16)
+  }
 #undef ASK
   if (!chain) return;
   VkPhysicalDeviceFeatures2 f = {
@@ -91,6 +106,10 @@ void kiln_vulkan_optional_probe(VkPhysicalDevice dev,
   out->has_coopmat_khr =
       out->has_coopmat_khr && out->coopmat_khr.cooperativeMatrix;
   out->has_coopmat_nv = out->has_coopmat_nv && out->coopmat_nv.cooperativeMatrix;
+  /* Cooperative matrices of bfloat16 would need VK_KHR_cooperative_matrix
+   * enabled beside it, which a context may go without. */
+  out->bf16.shaderBFloat16CooperativeMatrix = VK_FALSE;
+  out->has_bf16 = out->has_bf16 && out->bf16.shaderBFloat16Type;
 }
 
 static kiln_matrix_type matrix_type(int32_t component) {
@@ -171,6 +190,7 @@ void kiln_vulkan_optional_report(VkInstance instance,
     features |= KILN_FEATURE_FLOAT32_ATOMIC_ADD;
   if (o->has_atomic && o->atomic.shaderBufferFloat64AtomicAdd)
     features |= KILN_FEATURE_FLOAT64_ATOMIC_ADD;
+  if (o->has_bf16) features |= KILN_FEATURE_BFLOAT16;
   kp->min_subgroup_size = kp->max_subgroup_size = kp->subgroup_size;
   if (o->has_subgroup) {
     VkPhysicalDeviceSubgroupSizeControlPropertiesEXT range = {
@@ -218,6 +238,9 @@ void kiln_vulkan_optional_take(kiln_vulkan_optional *out, const void *chain) {
                VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV) {
       out->coopmat_nv = *(const VkPhysicalDeviceCooperativeMatrixFeaturesNV *)v;
       out->has_coopmat_nv = out->coopmat_nv.cooperativeMatrix;
+    } else if (s->sType == KHR_BF16_FEATURES) {
+      out->bf16 = *(const kiln_vulkan_bf16_features *)v;
+      out->has_bf16 = out->bf16.shaderBFloat16Type;
     }
   }
 }
@@ -238,6 +261,7 @@ uint32_t kiln_vulkan_optional_enable(const kiln_vulkan_optional *offered,
   ENABLE(has_dot, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME, dot)
   ENABLE(has_coopmat_khr, KHR_COOPMAT_NAME, coopmat_khr)
   ENABLE(has_coopmat_nv, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME, coopmat_nv)
+  ENABLE(has_bf16, KHR_BF16_NAME, bf16)
 #undef ENABLE
   return count;
 }
@@ -278,6 +302,15 @@ static bool capability_enabled(const kiln_vulkan_context *vc,
   case 6022:
     *feature = "CooperativeMatrixKHR (VK_KHR_cooperative_matrix)";
     return o->has_coopmat_khr;
+  case 5116:
+    *feature = "BFloat16TypeKHR (VK_KHR_shader_bfloat16)";
+    return o->has_bf16;
+  case 5117:
+    *feature = "BFloat16DotProductKHR (VK_KHR_shader_bfloat16)";
+    return o->has_bf16 && o->bf16.shaderBFloat16DotProduct;
+  case 5118:
+    *feature = "BFloat16CooperativeMatrixKHR (VK_KHR_shader_bfloat16)";
+    return false;
   case 6033:
     *feature = "AtomicFloat32AddEXT (VK_EXT_shader_atomic_float)";
     return o->has_atomic && (o->atomic.shaderBufferFloat32AtomicAdd ||

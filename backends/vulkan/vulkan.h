@@ -196,20 +196,32 @@ typedef struct kiln_vulkan_coopmat_features {
   VkBool32 cooperativeMatrixRobustBufferAccess;
 } kiln_vulkan_coopmat_features;
 
+/* VK_KHR_shader_bfloat16's feature struct, which those headers predate
+ * too. */
+typedef struct kiln_vulkan_bf16_features {
+  VkStructureType sType;
+  void *pNext;
+  VkBool32 shaderBFloat16Type;
+  VkBool32 shaderBFloat16DotProduct;
+  VkBool32 shaderBFloat16CooperativeMatrix;
+} kiln_vulkan_bf16_features;
+
 /* Optional features for user kernels (features.c): has_* where the device
  * lists the extension and offers its feature; the structs as the device
  * answered, to chain when the VkDevice is created. */
 typedef struct kiln_vulkan_optional {
   bool has_atomic, has_subgroup, has_dot, has_coopmat_khr, has_coopmat_nv;
+  bool has_bf16;
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomic;
   VkPhysicalDeviceSubgroupSizeControlFeaturesEXT subgroup;
   VkPhysicalDeviceShaderIntegerDotProductFeaturesKHR dot;
   kiln_vulkan_coopmat_features coopmat_khr;
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coopmat_nv;
+  kiln_vulkan_bf16_features bf16;
 } kiln_vulkan_optional;
 
 /* The most optional extensions kiln_vulkan_optional_enable names. */
-#define KILN_VULKAN_MAX_OPTIONAL 5
+#define KILN_VULKAN_MAX_OPTIONAL 6
 
 typedef struct kiln_vulkan_physical {
   VkPhysicalDevice handle;

@@ -33,6 +33,7 @@ static void nvidia(kiln_device_properties *p, unsigned cc) {
     add_shape(p, 16, 16, 16, KILN_MATRIX_U8, KILN_MATRIX_S32);
   }
   if (cc >= 80) {
+    p->features |= KILN_FEATURE_BFLOAT16;
     add_shape(p, 16, 16, 16, KILN_MATRIX_BF16, KILN_MATRIX_F32);
     add_shape(p, 8, 8, 4, KILN_MATRIX_F64, KILN_MATRIX_F64);
   }
@@ -51,6 +52,11 @@ static void amd(kiln_device_properties *p, const char *gfx) {
   const bool cdna = strncmp(gfx, "908", 3) == 0 ||
                     strncmp(gfx, "90a", 3) == 0 || strncmp(gfx, "94", 2) == 0;
   const bool rdna3 = strncmp(gfx, "11", 2) == 0 && strlen(gfx) == 4;
+  const bool rdna4 = strncmp(gfx, "12", 2) == 0 && strlen(gfx) == 4;
+  /* bfloat16 instructions: CDNA 2 and 3 (MFMA, packed conversions), RDNA 3
+   * and 4 (WMMA, dot products); gfx908 and older convert in software. */
+  if ((cdna && strncmp(gfx, "908", 3) != 0) || rdna3 || rdna4)
+    p->features |= KILN_FEATURE_BFLOAT16;
   if (version == 0x906 || cdna || version >= 0x1030)
     p->features |= KILN_FEATURE_INT8_DOT_PRODUCT;
   if (cdna || rdna3) {

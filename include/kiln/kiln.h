@@ -322,6 +322,12 @@ typedef enum kiln_device_feature {
                                                 or matrix cores (CUDA mma,
                                                 Vulkan cooperative matrices:
                                                 shapes in matrix_shapes) */
+  KILN_FEATURE_BFLOAT16 = 1u << 8, /* bfloat16 values in kernels, with the
+                                      device's own instructions for them
+                                      (CUDA sm_80 and later: cuda_bf16.h;
+                                      AMD gfx90a, gfx94x, gfx11, gfx12;
+                                      Vulkan VK_KHR_shader_bfloat16's
+                                      shaderBFloat16Type) */
 } kiln_device_feature;
 
 /* Element types of a matrix shape. */

@@ -296,6 +296,71 @@ static void float_atomics_from_user_kernels(void **state) {
   free(x);
 }
 
+/* bfloat16 in a user kernel where the device has KILN_FEATURE_BFLOAT16
+ * (and the flag as CUDA's architecture says): y = a * x + y on
+ * __nv_bfloat16, with `a` passed as kiln_arg_bf16, in small whole numbers
+ * that bfloat16 holds exactly. CUDA only: HIP's bfloat16 header and type
+ * differ (hip_bf16.h), and Debian's glslang has no GL_EXT_bfloat16. */
+static const char bf16_cuda[] =
+    "#include <cuda_bf16.h>\n"
+    "extern \"C\" __global__ void conf_bf16_axpy(__nv_bfloat16 *y, const "
+    "__nv_bfloat16 *x, __nv_bfloat16 a, unsigned n) {\n"
+    "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = __hadd(__hmul(a, x[i]), y[i]);\n"
+    "}\n";
+
+static void bfloat16_in_user_kernels(void **state) {
+  (void)state;
+  const kiln_device_properties *p = &conf.props;
+  unsigned cc = 0;
+  if (conf.backend == KILN_BACKEND_CUDA &&
+      sscanf(p->architecture, "sm_%u", &cc) == 1)
+    assert_int_equal((p->features & KILN_FEATURE_BFLOAT16) != 0, cc >= 80);
+  if (!(p->features & KILN_FEATURE_BFLOAT16))
+    kiln_skip("%s has no bfloat16 instructions (KILN_FEATURE_BFLOAT16 "
+              "unset)",
+              p->name);
+  if (conf.backend != KILN_BACKEND_CUDA)
+    kiln_skip("the bfloat16 kernel is CUDA's; %s kernels spell bfloat16 "
+              "otherwise",
+              kiln_backend_name(conf.backend));
+  const char *description = NULL;
+  if (kiln_compiler_available(conf.backend, &description) != KILN_OK)
+    kiln_skip("no run-time compiler for CUDA here: %s", kiln_last_error());
+  const kiln_source src = {KILN_SOURCE_CUDA, bf16_cuda, "conf_bf16.cu", NULL};
+  kiln_module *m = NULL;
+  check_ok(kiln_module_create_from_source(conf.ctx, &src, 1, NULL, &m));
+  kiln_kernel *k = NULL;
+  check_ok(kiln_module_get_kernel(m, "conf_bf16_axpy", &k));
+  enum { N = 1000 };
+  /* A small whole number's bfloat16 is its float's upper half. */
+  uint16_t x[N], y[N], want[N], got[N];
+  for (unsigned i = 0; i < N; i++) {
+    const float xf = (float)(i % 8), yf = 1.0f, wf = 2.0f * xf + yf;
+    uint32_t bits;
+    memcpy(&bits, &xf, 4);
+    x[i] = (uint16_t)(bits >> 16);
+    memcpy(&bits, &yf, 4);
+    y[i] = (uint16_t)(bits >> 16);
+    memcpy(&bits, &wf, 4);
+    want[i] = (uint16_t)(bits >> 16);
+  }
+  kiln_buffer *bx = NULL, *by = NULL;
+  check_ok(kiln_buffer_create(conf.ctx, sizeof x, 0, &bx));
+  check_ok(kiln_buffer_create(conf.ctx, sizeof y, 0, &by));
+  check_ok(kiln_buffer_write(NULL, bx, 0, x, sizeof x));
+  check_ok(kiln_buffer_write(NULL, by, 0, y, sizeof y));
+  const kiln_launch_config c = kiln_launch_config_1d(N, 128);
+  const kiln_arg args[4] = {kiln_arg_buffer(by, 0), kiln_arg_buffer(bx, 0),
+                            kiln_arg_bf16(0x4000), kiln_arg_u32(N)};
+  check_ok(kiln_launch(NULL, k, &c, args, 4));
+  check_ok(kiln_buffer_read(NULL, by, 0, got, sizeof got));
+  conf_check_bytes(got, want, sizeof got, "y = 2 x + y in bfloat16");
+  check_ok(kiln_buffer_destroy(bx));
+  check_ok(kiln_buffer_destroy(by));
+  check_ok(kiln_module_destroy(m));
+}
+
 /* One 16 x 16 x 16 product on the matrix units, from a user kernel compiled
  * from source, where the device lists that shape with f16 inputs and f32
  * sums: CUDA through PTX's wmma instructions (no header needed), Vulkan
@@ -465,6 +530,7 @@ int conf_run_device_tests(void) {
       CONF_TEST(library_matches_header),
       CONF_TEST(properties_are_sane),
       CONF_TEST(features_are_consistent),
+      CONF_TEST(bfloat16_in_user_kernels),
       CONF_TEST(float_atomics_from_user_kernels),
       CONF_TEST(cooperative_matrices_from_user_kernels),
       CONF_TEST(pci_bus_ids),
