@@ -452,6 +452,62 @@ static void captured_reductions_run_beside_others(void **state) {
   free(y);
 }
 
+/* A graph's replays run one after another whichever streams they are on,
+ * as CUDA orders the launches of one executable graph (kiln.h): with the
+ * first replay held behind a gate on one stream, a second on another
+ * stream, and an event after it, does not end while the gate is closed;
+ * once it opens, both replays have run. Where one queue serves every
+ * stream (lavapipe, or CUDA with one queue) the event waits anyway, so
+ * the check holds trivially there; with several it is the graph's order
+ * alone that holds the second replay. */
+static void replays_of_one_graph_wait_for_each_other(void **state) {
+  (void)state;
+  const char *why_not = conf_gate_why_not(conf.ctx);
+  if (why_not) kiln_skip("%s", why_not);
+  enum { N = 4096, HELD_MS = 200 };
+  kiln_buffer *buf;
+  check_ok(kiln_buffer_create(conf.ctx, N * 4, KILN_BUFFER_ZERO, &buf));
+  kiln_stream *s, *other;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  check_ok(kiln_stream_create(conf.ctx, &other));
+  kiln_event *after;
+  check_ok(kiln_event_create(conf.ctx, &after));
+  kiln_graph *g;
+  check_ok(kiln_stream_begin_capture(s));
+  add_u32(s, buf, 0, N, 5);
+  check_ok(kiln_stream_end_capture(s, &g));
+  /* The kernel is on the device before the gate closes: a kernel's first
+   * use may wait for the work queued before it, gate and all. */
+  check_ok(kiln_graph_launch(g, s));
+  check_ok(kiln_stream_synchronize(s));
+  conf_gate *gate = conf_gate_close(conf.ctx, s, GATE_DEADLINE_MS);
+  check_ok(kiln_graph_launch(g, s));
+  check_ok(kiln_graph_launch(g, other));
+  check_ok(kiln_event_record(after, other));
+  const uint64_t until = conf_now_ns() + (uint64_t)HELD_MS * 1000000u;
+  kiln_status early = KILN_ERROR_NOT_READY;
+  while (early == KILN_ERROR_NOT_READY && conf_now_ns() < until)
+    early = kiln_event_query(after);
+  conf_gate_free(gate);
+  check_ok(kiln_event_synchronize(after));
+  check_ok(kiln_stream_synchronize(s));
+  if (early != KILN_ERROR_NOT_READY)
+    fail_msg("the replay on another stream ended (%s) while the graph's "
+             "replay before it was held behind a gate",
+             kiln_status_name(early));
+  uint32_t got[N];
+  check_ok(kiln_buffer_read(NULL, buf, 0, got, sizeof got));
+  for (size_t i = 0; i < N; i++)
+    if (got[i] != 15)
+      fail_msg("word %zu is %u after three replays adding 5, expected 15",
+               i, got[i]);
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_event_destroy(after));
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_stream_destroy(other));
+  check_ok(kiln_buffer_destroy(buf));
+}
+
 /* A copy large enough for a backend's copy kernel (Vulkan's, from 256 KiB),
  * captured between two launches: each replay copies what the launch
  * before it left, and the launch after sees the copy. */
@@ -497,6 +553,7 @@ int conf_run_graph_tests(void) {
       CONF_TEST(captured_waits_follow_the_event),
       CONF_TEST(helpers_are_captured),
       CONF_TEST(captured_reductions_run_beside_others),
+      CONF_TEST(replays_of_one_graph_wait_for_each_other),
       CONF_TEST(large_copies_are_captured),
   };
   return cmocka_run_group_tests_name("graphs", tests, NULL, NULL);
