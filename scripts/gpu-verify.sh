@@ -97,7 +97,7 @@ conformance_main() {
   # HIP runs through the HIP-on-CUDA shim.
   step conformance-main
   shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
-  local shared=device,buffers,suballoc,stream-memory,kernels,builtins,hgemm,streams,peers,graphs,sync,interop,vendor,compile,bad-input,guard,globals,trace,printf,attributes
+  local shared=device,buffers,suballoc,stream-memory,kernels,builtins,hgemm,streams,peers,graphs,sync,interop,vendor,compile,bad-input,guard,globals,trace,printf,attributes,corpus
   for be in cuda hip vulkan; do conf_run $be $shared 400 & done
   wait
   for be in cuda hip vulkan; do

@@ -165,6 +165,7 @@ int conf_run_vendor_tests(void);
 int conf_run_trace_tests(void);
 int conf_run_printf_tests(void);
 int conf_run_attribute_tests(void);
+int conf_run_corpus_tests(void);
 
 /* The suite started again as a child process (KILN_CONF_CHILD=mode, set by
  * test_compile.c): runs that mode on conf.ctx and returns the exit code. */

@@ -152,6 +152,7 @@ int main(void) {
       {"trace", conf_run_trace_tests},
       {"printf", conf_run_printf_tests},
       {"attributes", conf_run_attribute_tests},
+      {"corpus", conf_run_corpus_tests},
       {"faults", conf_run_fault_tests},
   };
   const char *only = getenv("KILN_CONF_GROUPS");
