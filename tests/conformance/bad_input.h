@@ -58,6 +58,8 @@ typedef struct bad_outs {
   kiln_native_context nctx;
   kiln_native_buffer nbuf;
   kiln_native_stream nstream;
+  kiln_kernel_attributes attrs;
+  uint32_t block, grid;
 } bad_outs;
 
 extern bad_outs out, bad_untouched;

@@ -226,6 +226,28 @@ void bad_module_calls(void **state) {
   BAD(KILN_ERROR_INVALID_HANDLE, EMPTY_OR(kiln_kernel_name(fx.dead_kernel)));
   BAD(KILN_ERROR_INVALID_HANDLE,
       EMPTY_OR(kiln_kernel_name(AS(kiln_kernel, fx.mod))));
+  BAD(KILN_ERROR_INVALID_HANDLE, kiln_kernel_get_attributes(NULL, &out.attrs));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_kernel_get_attributes(fx.dead_kernel, &out.attrs));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_kernel_get_attributes(AS(kiln_kernel, fx.mod), &out.attrs));
+  BAD(KILN_ERROR_INVALID_ARGUMENT, kiln_kernel_get_attributes(fx.add, NULL));
+  BAD_AS("kiln_kernel_get_attributes", KILN_ERROR_INVALID_ARGUMENT,
+         kiln_kernel_get_attributes_sized(fx.add, 4, &out.attrs));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_kernel_suggest_block_size(NULL, 0, &out.block, &out.grid));
+  BAD(KILN_ERROR_INVALID_HANDLE,
+      kiln_kernel_suggest_block_size(fx.dead_kernel, 0, &out.block,
+                                     &out.grid));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_kernel_suggest_block_size(fx.add, 0, NULL, &out.grid));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_kernel_suggest_block_size(
+          fx.add, conf.props.max_shared_memory_per_block_optin + 1,
+          &out.block, &out.grid));
+  BAD(KILN_ERROR_INVALID_ARGUMENT,
+      kiln_kernel_suggest_block_size(fx.add, SIZE_MAX, &out.block,
+                                     &out.grid));
   BAD(KILN_ERROR_INVALID_HANDLE,
       kiln_module_get_global(NULL, "conf_value", &out.buf));
   BAD(KILN_ERROR_INVALID_HANDLE,
