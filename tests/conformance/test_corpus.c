@@ -28,20 +28,33 @@ static char *corpus_text(const char *file) {
   return text;
 }
 
+/* kiln_skip (tests/core/kiln_check.h) naming `test`, the test that
+ * called the helper, rather than the helper. */
+#define corpus_skip(test, ...)                                                 \
+  do {                                                                         \
+    print_message("kiln-skip: %s: ", test);                                    \
+    print_message(__VA_ARGS__);                                                \
+    print_message("\n");                                                       \
+    skip();                                                                    \
+  } while (0)
+
 /* Skips where the corpus cannot run, saying why; else `file` compiled for
  * the suite's backend with the name expressions given. */
-static kiln_module *corpus_module(const char *file, bool needs_toolkit,
-                                  const char *const *names, size_t count) {
+#define corpus_module(...) corpus_module_for(__func__, __VA_ARGS__)
+static kiln_module *corpus_module_for(const char *test, const char *file,
+                                      bool needs_toolkit,
+                                      const char *const *names, size_t count) {
   if (conf.backend == KILN_BACKEND_VULKAN)
-    kiln_skip("the corpus is CUDA C++; Vulkan compiles GLSL");
+    corpus_skip(test, "the corpus is CUDA C++; Vulkan compiles GLSL");
   if (needs_toolkit && conf.backend == KILN_BACKEND_HIP)
-    kiln_skip("%s includes the CUDA toolkit's headers, which a HIP source "
-              "spells otherwise (hip_fp16.h, hipCUB)",
-              file);
+    corpus_skip(test,
+                "%s includes the CUDA toolkit's headers, which a HIP source "
+                "spells otherwise (hip_fp16.h, hipCUB)",
+                file);
   const char *description = NULL;
   if (kiln_compiler_available(conf.backend, &description) != KILN_OK)
-    kiln_skip("no %s compiler here: %s", kiln_backend_name(conf.backend),
-              kiln_last_error());
+    corpus_skip(test, "no %s compiler here: %s",
+                kiln_backend_name(conf.backend), kiln_last_error());
   char *text = corpus_text(file);
   const kiln_source src = {conf.backend == KILN_BACKEND_HIP
                                ? KILN_SOURCE_HIP
