@@ -61,6 +61,10 @@ typedef struct kiln_object {
   /* Objects the core creates for itself (the default stream, the built-in
    * module, scratch buffers) are not reported as alive at context destroy. */
   bool internal;
+  /* The size of its block (kiln_object_alloc's `size`), so that a block
+   * leaving the registry's quarantine may serve an object of that size
+   * (core/base/object.c); 0 where it may not. */
+  uint32_t block_bytes;
   /* Graphs that use the object (core/api/graph.c): while any does, destroying
    * it is KILN_ERROR_INVALID_STATE, as a replay would reach freed memory. */
   atomic_uint graph_refs;

@@ -394,6 +394,23 @@ static void quarantine_keeps_recent_handles_dead(void **state) {
   for (size_t i = 0; i < 32; i++) check_ok(kiln_buffer_destroy(fresh[i]));
 }
 
+/* Objects made and destroyed in turn reuse the quarantine's oldest
+ * blocks rather than malloc's, yet a destroyed handle still stays dead
+ * through the next QUARANTINE - 1 (63) destroys: none of the 60 pairs after
+ * it gets its block back, and it is refused all along. */
+static void pairs_keep_a_destroyed_handle_dead(void **state) {
+  fake_fixture *f = *state;
+  kiln_buffer *dead, *b;
+  check_ok(kiln_buffer_create(f->ctx, 8, 0, &dead));
+  check_ok(kiln_buffer_destroy(dead));
+  for (int i = 0; i < 60; i++) {
+    check_ok(kiln_buffer_create(f->ctx, 8, 0, &b));
+    assert_ptr_not_equal(b, dead);
+    check_fails(kiln_buffer_destroy(dead), KILN_ERROR_INVALID_HANDLE);
+    check_ok(kiln_buffer_destroy(b));
+  }
+}
+
 /* A live handle passed where another type is expected. */
 static void wrong_types(void **state) {
   fake_fixture *f = *state;
@@ -424,6 +441,7 @@ int main(void) {
                                   fake_fixture_teardown)
   const struct CMUnitTest tests[] = {
       T(every_call_rejects_dead_handles),
+      T(pairs_keep_a_destroyed_handle_dead),
       T(handles_released_with_their_context),
       cmocka_unit_test_setup_teardown(reused_memory_stays_dead,
                                       same_size_setup, fake_fixture_teardown),
