@@ -187,11 +187,11 @@ static kiln_status load_one(kiln_cuda_module *m,
   kiln_status st = load_image(&images[i], &handle, &r, error_log);
   if (st != KILN_OK) return st;
   if (r == CUDA_SUCCESS) {
-    m->handles[m->count] = handle;
-    kiln_param_table *t = &m->params[m->count++];
+    kiln_param_table *t = &m->params[m->count];
+    m->handles[m->count++] = handle;
     st = kiln_params_read_cuda(images[i].format, images[i].data,
                                images[i].size, t);
-    if (t->may_printf) m->base.prints = true;
+    m->base.prints |= t->may_printf;
     return st;
   }
   /* A lost context, a full device or a broken driver are no fault of the
@@ -532,12 +532,11 @@ kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
     CUresult r =
         kiln_cuda_api.cuModuleGetFunction(&k->handle, m->handles[i], name);
     if (r == CUDA_SUCCESS && kiln_cuda_api.cuFuncLoad) {
-      /* Loaded now rather than at its first launch, as CUDA's lazy
-       * loading (the default since 12.2) would: that load waits inside the
-       * driver for work already queued, so a kernel spinning on a flag
-       * that a later kernel or the host sets could hold it for good (an
-       * H200 run waited out a conformance gate so). Loading now waits
-       * too: held gates open first. */
+      /* Loaded now, not at its first launch as CUDA's lazy loading (the
+       * default since 12.2) would: that load waits in the driver for work
+       * already queued, which a kernel spinning on a flag may hold for
+       * good (an H200 run waited out a conformance gate so). Loading now
+       * waits too: held gates open first. */
       kiln_cuda_open_gates(base->base.context);
       r = kiln_cuda_api.cuFuncLoad(k->handle);
       if (r != CUDA_SUCCESS)

@@ -99,7 +99,7 @@ static kiln_status load_one(kiln_hip_module *hm,
     kiln_status st = kiln_params_read_hip(
         copy, images[i].size, hm->base.base.context->properties.architecture,
         t);
-    if (t->may_printf) hm->base.prints = true;
+    hm->base.prints |= t->may_printf;
     return st;
   }
   free(copy);
