@@ -187,14 +187,6 @@ static kiln_status check_options(const char *fn,
   return KILN_OK;
 }
 
-void kiln_name_pairs_free(kiln_name_pair *names, size_t count) {
-  for (size_t i = 0; i < count; i++) {
-    free(names[i].expression);
-    free(names[i].lowered);
-  }
-  free(names);
-}
-
 static bool known_language(kiln_source_language language) {
   return language >= KILN_SOURCE_CUDA && language <= KILN_SOURCE_GLSL;
 }

@@ -12,6 +12,17 @@
  * NUL-terminated strings, expression then lowered name. */
 #define ENTRY_HEADER 32
 
+/* Here, with the entries that hold name pairs, rather than in compile.c:
+ * core/api/module.c frees a module's pairs too, and compile.c calls into
+ * module.c, so a definition there would tie the two in a circle. */
+void kiln_name_pairs_free(kiln_name_pair *names, size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    free(names[i].expression);
+    free(names[i].lowered);
+  }
+  free(names);
+}
+
 void kiln_entry_store(const kiln_hash *key, const kiln_compiled *c) {
   size_t log_size = c->log ? strlen(c->log) : 0, names_size = 0;
   for (size_t i = 0; i < c->name_count; i++)
