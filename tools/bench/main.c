@@ -247,24 +247,6 @@ static int run(bench *b) {
   return 0;
 }
 
-int bench_device_index(const bench *b, size_t *out) {
-  static const uint8_t zero[16];
-  bool by_uuid = memcmp(b->props.uuid, zero, sizeof zero) != 0;
-  size_t count = 0;
-  if (kiln_device_count(b->props.backend, &count) != KILN_OK) return -1;
-  for (size_t i = 0; i < count; i++) {
-    kiln_device_properties p;
-    if (kiln_device_get_properties(b->props.backend, i, &p) != KILN_OK)
-      continue;
-    if (by_uuid ? memcmp(p.uuid, b->props.uuid, sizeof p.uuid) == 0
-                : strcmp(p.name, b->props.name) == 0) {
-      *out = i;
-      return 0;
-    }
-  }
-  return -1;
-}
-
 int main(int argc, char **argv) {
   /* The compile section runs kiln-bench again as its own child process. */
   if (argc == 2 && strcmp(argv[1], BENCH_PIPELINE_PROBE) == 0)
