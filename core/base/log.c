@@ -30,7 +30,9 @@ static void read_env(void) {
    * asking for the layer asks to see them. An explicit KILN_LOG (off
    * included) still wins. */
   bool valid;
-  if (kiln_env_flag("KILN_VULKAN_VALIDATION", false, &valid))
+  const char *layer = kiln_getenv("KILN_VULKAN_VALIDATION");
+  if (kiln_env_flag("KILN_VULKAN_VALIDATION", false, &valid) ||
+      (layer && strcasecmp(layer, "core") == 0))
     atomic_store(&level, KILN_LOG_WARN);
   if (v) {
     snprintf(bad_env, sizeof bad_env, "%.100s%s", v,
