@@ -6,6 +6,26 @@
 
 #include "core/internal.h"
 
+/* Under AddressSanitizer a block in quarantine is poisoned: a read of a
+ * destroyed object (kiln's own, since callers' handles are checked first)
+ * is reported where it happens, rather than reading what the object held
+ * or, once its block serves another object, that object. */
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_ASAN 1
+#endif
+#endif
+#if defined(KILN_ASAN)
+#include <sanitizer/asan_interface.h>
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((p), (n))
+#define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#else
+#define POISON(p, n) ((void)(p), (void)(n))
+#define UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
+
 /*
  * The registry holds the address and type of every live object, so that a
  * handle is checked before anything behind it is read: a destroyed handle
@@ -60,6 +80,9 @@ static struct {
   _Atomic(table *) current;
   size_t live, used;    /* entries; entries + GONE slots */
   void *quarantine[QUARANTINE];
+  /* Each block's size, kept apart from the block, which is poisoned
+   * under AddressSanitizer; 0 where the size is not known. */
+  uint32_t quarantine_bytes[QUARANTINE];
   size_t next_out;      /* the oldest block in quarantine */
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -165,8 +188,9 @@ static bool make_room(void) {
  * destroy, which would have freed it, writes there. */
 static kiln_object *reuse_locked(size_t size) {
   kiln_object *o = reg.quarantine[reg.next_out];
-  if (!o || o->block_bytes != size) return NULL;
+  if (!o || reg.quarantine_bytes[reg.next_out] != size) return NULL;
   reg.quarantine[reg.next_out] = NULL;
+  UNPOISON(o, size);
   memset(o, 0, size);
   return o;
 }
@@ -331,12 +355,17 @@ void kiln_object_free(void *obj) {
     o->next->prev = o->prev;
     pthread_mutex_unlock(&ctx->lock);
   }
+  const uint32_t bytes = o->block_bytes;
   pthread_mutex_lock(&reg.lock);
   registry_remove_locked(o);
   void *out = reg.quarantine[reg.next_out];
+  const uint32_t out_bytes = reg.quarantine_bytes[reg.next_out];
   reg.quarantine[reg.next_out] = o;
+  reg.quarantine_bytes[reg.next_out] = bytes;
   reg.next_out = (reg.next_out + 1) % QUARANTINE;
+  POISON(o, bytes);
   pthread_mutex_unlock(&reg.lock);
+  if (out) UNPOISON(out, out_bytes);
   free(out);
 }
 

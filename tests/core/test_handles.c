@@ -411,6 +411,32 @@ static void pairs_keep_a_destroyed_handle_dead(void **state) {
   }
 }
 
+/* Under AddressSanitizer a destroyed object's block is poisoned while it
+ * waits in quarantine, so that kiln's own reads of a destroyed object are
+ * reported; its next use, as a new object, is not. Only the ASan build
+ * (scripts/test.sh's asan stage) has the test. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TEST_ASAN 1
+#endif
+#endif
+#if defined(TEST_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
+#if defined(TEST_ASAN)
+static void destroyed_blocks_are_poisoned(void **state) {
+  fake_fixture *f = *state;
+  kiln_buffer *b;
+  check_ok(kiln_buffer_create(f->ctx, 8, 0, &b));
+  assert_false(__asan_address_is_poisoned(b));
+  check_ok(kiln_buffer_destroy(b));
+  assert_true(__asan_address_is_poisoned(b));
+}
+#endif
+
 /* A live handle passed where another type is expected. */
 static void wrong_types(void **state) {
   fake_fixture *f = *state;
@@ -442,6 +468,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       T(every_call_rejects_dead_handles),
       T(pairs_keep_a_destroyed_handle_dead),
+#if defined(TEST_ASAN)
+      T(destroyed_blocks_are_poisoned),
+#endif
       T(handles_released_with_their_context),
       cmocka_unit_test_setup_teardown(reused_memory_stays_dead,
                                       same_size_setup, fake_fixture_teardown),
