@@ -322,6 +322,7 @@ typedef struct compile_figures {
   double first_run, second_run;
   char compiler[600];    /* kiln's compiler, or why there is none */
   char raw_status[600];  /* the NVRTC comparator, or why it did not run */
+  char raw_toolkit_status[600]; /* the same for the cuda_fp16.h kernel */
   char pipeline_status[320]; /* why the pipelines were not measured */
   long long pipeline_bytes;  /* the pipeline cache files the first run left */
 } compile_figures;
@@ -342,13 +343,14 @@ static bool toolkit_dir(const char *description, char *dir, size_t size) {
 }
 
 /* Opens the NVRTC comparator for variant v and warms it up; false, with
- * the reason in f->raw_status, where it cannot run. The toolkit variant's
- * comparator gets the include directories kiln passes. */
-static bool open_raw(bench *b, const variant *v, raw_compiler *r,
-                     compile_figures *f) {
+ * the reason in status, where it cannot run. The toolkit variant's
+ * comparator gets the include directories kiln's compiler, described by
+ * `compiler`, passes. */
+static bool open_raw(bench *b, const variant *v, const char *compiler,
+                     raw_compiler *r, char *status, size_t status_size) {
   if (b->props.backend != KILN_BACKEND_CUDA) return false;
   if (b->raw == NULL) {
-    snprintf(f->raw_status, sizeof f->raw_status,
+    snprintf(status, status_size,
              "skipped: no raw CUDA comparator");
     return false;
   }
@@ -357,7 +359,7 @@ static bool open_raw(bench *b, const variant *v, raw_compiler *r,
   r->v = v;
   r->nvrtc = nvrtc_raw_open(why, sizeof why);
   if (r->nvrtc == NULL) {
-    snprintf(f->raw_status, sizeof f->raw_status, "skipped: %s", why);
+    snprintf(status, status_size, "skipped: %s", why);
     return false;
   }
   /* The option kiln's CUDA backend gives NVRTC for a device that NVRTC
@@ -368,8 +370,8 @@ static bool open_raw(bench *b, const variant *v, raw_compiler *r,
   r->option_count = 1;
   char dir[512];
   if (v == &toolkit_variant) {
-    if (!toolkit_dir(f->compiler, dir, sizeof dir)) {
-      snprintf(f->raw_status, sizeof f->raw_status,
+    if (!toolkit_dir(compiler, dir, sizeof dir)) {
+      snprintf(status, status_size,
                "skipped: kiln's compiler names no toolkit include directory");
       nvrtc_raw_close(r->nvrtc);
       r->nvrtc = NULL;
@@ -383,23 +385,25 @@ static bool open_raw(bench *b, const variant *v, raw_compiler *r,
   }
   double ms;
   if (raw_sample(r, &ms) != 0) {
-    snprintf(f->raw_status, sizeof f->raw_status,
+    snprintf(status, status_size,
              "skipped: %s could not compile and load %s with %s (above)",
              nvrtc_raw_description(r->nvrtc), v->file, r->arch);
     nvrtc_raw_close(r->nvrtc);
     r->nvrtc = NULL;
     return false;
   }
-  snprintf(f->raw_status, sizeof f->raw_status, "%s, %s",
+  snprintf(status, status_size, "%s, %s",
            nvrtc_raw_description(r->nvrtc), r->options[0]);
   return true;
 }
 
 /* The cold compile of v, interleaved with the NVRTC comparator on CUDA,
- * into *cold and *raw; leaves *cold negative, with the reason in
- * f->compiler, when kiln cannot compile the backend's language here. */
+ * into *cold and *raw, and what the comparator was (or why it did not run)
+ * into raw_status; leaves *cold negative, with the reason in f->compiler,
+ * when kiln cannot compile the backend's language here. */
 static int measure_cold(compile_state *s, const variant *v,
-                        compile_figures *f, double *cold_ms, double *raw_ms) {
+                        compile_figures *f, double *cold_ms, double *raw_ms,
+                        char *raw_status, size_t raw_status_size) {
   bench *b = s->b;
   kiln_compiler cold = {s, v, KILN_COMPILE_NO_CACHE, 0, "cold compile"};
   /* The first compile loads the compiler: a warm-up, and the test of
@@ -424,7 +428,8 @@ static int measure_cold(compile_state *s, const variant *v,
   memset(&raw, 0, sizeof raw);
   sampler both[2] = {{kiln_sample, &cold}, {raw_sample, &raw}};
   double medians[2] = {-1.0, -1.0};
-  size_t n = open_raw(b, v, &raw, f) ? 2 : 1;
+  size_t n =
+      open_raw(b, v, f->compiler, &raw, raw_status, raw_status_size) ? 2 : 1;
   int result = take_turns(b, both, n, medians);
   *cold_ms = medians[0];
   if (n == 2) *raw_ms = medians[1];
@@ -751,6 +756,9 @@ static int report(bench *b, const compile_figures *f) {
               f->hit <= 1.0 ? "met" : "MISSED");
   }
   if (cuda && f->cold_toolkit >= 0.0) {
+    if (f->raw_toolkit < 0.0)
+      fprintf(b->out, "raw NVRTC with cuda_fp16.h: %s\n",
+              f->raw_toolkit_status);
     print_row(b, "with cuda_fp16.h: cold (ms)", f->cold_toolkit,
               f->raw_toolkit);
     print_row(b, "with cuda_fp16.h: cache hit (ms)", f->hit_toolkit, -1.0);
@@ -805,18 +813,15 @@ int bench_compile(bench *b) {
     if (result == 0)
       result = bench_upload(b, s.x, 0, SAXPY_N, BENCH_SEED_B);
     if (result == 0)
-      result = measure_cold(&s, &saxpy_variant, &f, &f.cold, &f.raw);
+      result = measure_cold(&s, &saxpy_variant, &f, &f.cold, &f.raw,
+                            f.raw_status, sizeof f.raw_status);
     if (result == 0 && f.cold >= 0.0)
       result = measure_hit(&s, &saxpy_variant, &f.hit);
     if (result == 0 && f.cold >= 0.0 &&
         b->props.backend == KILN_BACKEND_CUDA) {
-      /* The comparator's status line is saxpy's; the toolkit's own
-       * failure to open is said in its goal line (no raw figure). */
-      char status[sizeof f.raw_status];
-      memcpy(status, f.raw_status, sizeof status);
       result = measure_cold(&s, &toolkit_variant, &f, &f.cold_toolkit,
-                            &f.raw_toolkit);
-      memcpy(f.raw_status, status, sizeof status);
+                            &f.raw_toolkit, f.raw_toolkit_status,
+                            sizeof f.raw_toolkit_status);
       if (result == 0 && f.cold_toolkit >= 0.0)
         result = measure_hit(&s, &toolkit_variant, &f.hit_toolkit);
     }
