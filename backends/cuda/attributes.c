@@ -44,14 +44,11 @@ kiln_status kiln_cuda_suggest_block(kiln_kernel *base,
   const kiln_context *ctx = base->base.context;
   kiln_status st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
-  /* The calculator counts only what the kernel may have: beyond the
-   * default, its limit is raised as a launch would raise it. */
-  if (dynamic_shared_bytes > ctx->properties.max_shared_memory_per_block &&
-      dynamic_shared_bytes >
-          atomic_load_explicit(&k->shared_limit, memory_order_acquire) &&
-      (st = kiln_cuda_allow_shared(k, ctx, dynamic_shared_bytes,
-                                   "kiln_kernel_suggest_block_size")) !=
-          KILN_OK)
+  /* The calculator counts only what the kernel may have: its limit is
+   * raised as a launch would raise it. */
+  if ((st = kiln_cuda_need_shared(k, ctx, dynamic_shared_bytes,
+                                  "kiln_kernel_suggest_block_size")) !=
+      KILN_OK)
     return st;
   int grid = 0, block = 0;
   CUresult r = kiln_cuda_api.cuOccupancyMaxPotentialBlockSize(

@@ -71,13 +71,8 @@ kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,
   kiln_status st = kiln_cuda_hold(s);
   if (st == KILN_OK) st = kiln_cuda_make_current(ctx);
   if (st != KILN_OK) return st;
-  /* Up to the default limit every kernel may use dynamic shared memory;
-   * beyond it the kernel must opt in first. */
-  if (c->shared_memory_bytes > ctx->properties.max_shared_memory_per_block &&
-      c->shared_memory_bytes > atomic_load_explicit(&k->shared_limit,
-                                                    memory_order_acquire) &&
-      (st = kiln_cuda_allow_shared(k, ctx, c->shared_memory_bytes,
-                                     "kiln_launch")) != KILN_OK)
+  if ((st = kiln_cuda_need_shared(k, ctx, c->shared_memory_bytes,
+                                   "kiln_launch")) != KILN_OK)
     return st;
   /* kernelParams[i] points at argument i in the packed list; the driver
    * copies the values out before cuLaunchKernel returns. */

@@ -41,13 +41,10 @@ kiln_status kiln_hip_suggest_block(kiln_kernel *base,
                                    uint32_t *out_block,
                                    uint32_t *out_min_grid) {
   kiln_hip_kernel *k = kiln_hip_kernel_cast(base);
-  /* The calculator counts only what the kernel may have: beyond its
-   * limit, the limit is raised as a launch would raise it. */
-  kiln_status st = KILN_OK;
-  if (dynamic_shared_bytes >
-          atomic_load_explicit(&k->shared_limit, memory_order_acquire) &&
-      (st = kiln_hip_allow_shared(k, dynamic_shared_bytes)) != KILN_OK)
-    return st;
+  /* The calculator counts only what the kernel may have: its limit is
+   * raised as a launch would raise it. */
+  kiln_status st = kiln_hip_need_shared(k, dynamic_shared_bytes);
+  if (st != KILN_OK) return st;
   kiln_hip_device_scope scope;
   if ((st = kiln_hip_device_enter(base->base.context, &scope)) != KILN_OK)
     return st;

@@ -53,11 +53,8 @@ kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
   kiln_hip_kernel *hk = kiln_hip_kernel_cast(k);
   kiln_status st = kiln_hip_hold(s);
   if (st != KILN_OK) return st;
-  if (config->shared_memory_bytes >
-      atomic_load_explicit(&hk->shared_limit, memory_order_acquire)) {
-    st = kiln_hip_allow_shared(hk, config->shared_memory_bytes);
-    if (st != KILN_OK) return st;
-  }
+  if ((st = kiln_hip_need_shared(hk, config->shared_memory_bytes)) != KILN_OK)
+    return st;
   /* The one argument ABI: parameter i is the bytes at its packed offset. */
   void *params[KILN_MAX_KERNEL_ARGS];
   for (size_t i = 0; i < args->count; i++)
