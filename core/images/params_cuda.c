@@ -331,8 +331,11 @@ enum {
   FATBIN_COMPRESSED = 0x2000 | 0x8000, /* LZ4 (CUDA 11+), Zstandard (12.8+) */
 };
 
+/* Also sets *plain when some entry is stored uncompressed (entries hold
+ * one source's code for several GPUs, so one kiln can read tells whether
+ * the source calls printf). */
 static kiln_status read_fatbin(const unsigned char *data, size_t size,
-                               kiln_param_table *t) {
+                               kiln_param_table *t, bool *plain) {
   if (size < 16 || kiln_read_le(data, 4) != KILN_FATBIN_MAGIC) return KILN_OK;
   uint64_t at = kiln_read_le(data + 6, 2);
   uint64_t end = at + kiln_read_le(data + 8, 8);
@@ -349,6 +352,7 @@ static kiln_status read_fatbin(const unsigned char *data, size_t size,
         break;
       const unsigned char *p = data + e + header;
       if (!(flags & FATBIN_COMPRESSED)) {
+        *plain = true;
         if (pass == 0 && kind == FATBIN_PTX)
           st = read_ptx((const char *)p, (size_t)payload, t);
         else if (pass == 1 && kind == FATBIN_ELF)
@@ -360,46 +364,24 @@ static kiln_status read_fatbin(const unsigned char *data, size_t size,
   return st;
 }
 
-/* Whether any entry of a fatbin is stored uncompressed: entries hold one
- * source's code for several GPUs, so one that kiln can read tells whether
- * the source calls printf. */
-static bool fatbin_has_plain_entry(const unsigned char *data, size_t size) {
-  if (size < 16 || kiln_read_le(data, 4) != KILN_FATBIN_MAGIC) return false;
-  uint64_t at = kiln_read_le(data + 6, 2);
-  uint64_t end = at + kiln_read_le(data + 8, 8);
-  if (end > size || end < at) end = size;
-  for (uint64_t e = at; kiln_within(e, 48, end);) {
-    const unsigned char *h = data + e;
-    uint64_t header = kiln_read_le(h + 4, 4), payload = kiln_read_le(h + 8, 8);
-    if (header < 48 || header > end - e || payload > end - e - header)
-      break;
-    if (!(kiln_read_le(h + 40, 8) & FATBIN_COMPRESSED)) return true;
-    e += header + payload;
-  }
-  return false;
-}
-
-static bool may_printf(kiln_image_format format, const void *data,
-                       size_t size) {
-  if (kiln_bytes_contain(data, size, "vprintf")) return true;
-  return format == KILN_IMAGE_FATBIN && !fatbin_has_plain_entry(data, size);
-}
-
 kiln_status kiln_params_read_cuda(kiln_image_format format, const void *data,
                                   size_t size, kiln_param_table *out) {
   memset(out, 0, sizeof *out);
   kiln_status st = KILN_OK;
+  bool plain = false;
   if (format == KILN_IMAGE_PTX)
     st = read_ptx(data, size, out);
   else if (format == KILN_IMAGE_CUBIN)
     st = read_cubin(data, size, out);
   else if (format == KILN_IMAGE_FATBIN)
-    st = read_fatbin(data, size, out);
+    st = read_fatbin(data, size, out, &plain);
   if (st != KILN_OK) {
     kiln_param_table_free(out);
     return st;
   }
   kiln_param_table_finish(out);
-  out->may_printf = may_printf(format, data, size);
+  /* A fatbin none of whose entries kiln can read may print. */
+  out->may_printf = kiln_bytes_contain(data, size, "vprintf") ||
+                    (format == KILN_IMAGE_FATBIN && !plain);
   return KILN_OK;
 }
