@@ -68,7 +68,7 @@ typedef struct kiln_object {
   /* Graphs that use the object (core/api/graph.c): while any does, destroying
    * it is KILN_ERROR_INVALID_STATE, as a replay would reach freed memory. */
   atomic_uint graph_refs;
-  struct kiln_object *prev, *next; /* the context's list of live objects */
+  struct kiln_object *prev, *next; /* the context's list it is on */
 } kiln_object;
 
 typedef struct kiln_backend_ops kiln_backend_ops;
@@ -88,9 +88,16 @@ struct kiln_context {
    * variant is 0 until then, and published after its kernel. */
   kiln_kernel *hgemm_kernel[2];
   atomic_int hgemm_variant[2];
-  pthread_mutex_t lock;        /* recursive; guards the object list and
-                                  lazily created state */
-  kiln_object objects;         /* sentinel of the live-object list */
+  pthread_mutex_t lock;        /* recursive; guards `streams` and lazily
+                                  created state */
+  /* The live objects, in two lists. Streams, which the context-wide waits
+   * walk while others create and destroy, under `lock`; all the others
+   * (but kernels, which are their module's) under the handle registry's
+   * lock, which their create and destroy take anyway, so that a buffer
+   * made and released in stream order takes one lock each way
+   * (core/base/object.c). */
+  kiln_object streams;         /* sentinel */
+  kiln_object objects;         /* sentinel */
   atomic_bool lost;            /* set once an op returned DEVICE_LOST */
   char lost_message[512];      /* the fault that lost it, written once */
   /* Live modules whose kernels may call device printf (kiln_module's

@@ -129,6 +129,7 @@ kiln_status kiln_context_open(const char *fn, const kiln_backend_ops *ops,
   ctx->sync = sync;
   ctx->debug = debug;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
+  ctx->streams.next = ctx->streams.prev = &ctx->streams;
   ctx->ops = ops;
   ctx->device_index = device;
   atomic_init(&ctx->lost, false);
@@ -196,6 +197,8 @@ static void abandon(kiln_context *ctx) {
         kiln_object_forget(k);
     kiln_object_forget(o);
   }
+  for (kiln_object *o = ctx->streams.next; o != &ctx->streams; o = o->next)
+    kiln_object_forget(o);
   kiln_object_forget(ctx);
   ctx->ops->context_deinit(ctx);
   pthread_mutex_lock(&abandoned_lock);
@@ -235,11 +238,13 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
 
   size_t alive[KILN_OBJECT_GRAPH + 1] = {0};
   size_t total = 0;
-  for (kiln_object *o = ctx->objects.next; o != &ctx->objects; o = o->next) {
-    if (o->internal) continue;
-    alive[o->type]++;
-    total++;
-  }
+  kiln_object *const lists[] = {&ctx->objects, &ctx->streams};
+  for (size_t l = 0; l < 2; l++)
+    for (kiln_object *o = lists[l]->next; o != lists[l]; o = o->next) {
+      if (o->internal) continue;
+      alive[o->type]++;
+      total++;
+    }
   /* By type, users before what they use: a graph holds buffers, modules
    * and events, an event may refer to its stream, a stream owns a scratch
    * buffer. Within a type, newest first. */
@@ -247,12 +252,13 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
       KILN_OBJECT_GRAPH,  KILN_OBJECT_EVENT,       KILN_OBJECT_STREAM,
       KILN_OBJECT_MODULE, KILN_OBJECT_HOST_BUFFER, KILN_OBJECT_BUFFER};
   for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-    kiln_object *o = ctx->objects.prev;
-    while (o != &ctx->objects) {
+    kiln_object *list = lists[order[i] == KILN_OBJECT_STREAM];
+    kiln_object *o = list->prev;
+    while (o != list) {
       kiln_object *prev = o->prev;
       if (o->type == order[i]) {
         release_object(o);
-        prev = ctx->objects.prev; /* a release may unlink more than o */
+        prev = list->prev; /* a release may unlink more than o */
       }
       o = prev;
     }

@@ -195,10 +195,25 @@ static kiln_object *reuse_locked(size_t size) {
   return o;
 }
 
-/* A zeroed block of `size` bytes, of type `type`, entered in the registry:
- * the quarantine's oldest where it fits, else a new one; NULL when out of
- * host memory. */
-static kiln_object *registry_new(kiln_object_type type, size_t size) {
+static void link_last(kiln_object *head, kiln_object *o) {
+  o->prev = head->prev;
+  o->next = head;
+  head->prev->next = o;
+  head->prev = o;
+}
+
+static void unlink_one(kiln_object *o) {
+  o->prev->next = o->next;
+  o->next->prev = o->prev;
+}
+
+/* A zeroed block of `size` bytes, of type `type`, of `ctx`, entered in the
+ * registry and, where `list` is not NULL, on that list of ctx's (both
+ * under the registry's lock): the quarantine's oldest block where it
+ * fits, else a new one; NULL when out of host memory. */
+static kiln_object *registry_new(kiln_context *ctx, kiln_object_type type,
+                                 size_t size, bool internal,
+                                 kiln_object *list) {
   pthread_mutex_lock(&reg.lock);
   kiln_object *o = reuse_locked(size);
   if (!o) {
@@ -207,12 +222,15 @@ static kiln_object *registry_new(kiln_object_type type, size_t size) {
     pthread_mutex_lock(&reg.lock);
   }
   o->type = type;
+  o->context = ctx;
+  o->internal = internal;
   o->block_bytes = size <= UINT32_MAX ? (uint32_t)size : 0;
   const bool ok = make_room();
   if (ok) {
     place(atomic_load_explicit(&reg.current, memory_order_relaxed),
           (uintptr_t)o | (uintptr_t)type);
     reg.live++;
+    if (list) link_last(list, o);
   }
   pthread_mutex_unlock(&reg.lock);
   if (ok) return o;
@@ -312,28 +330,32 @@ kiln_status kiln_context_result(kiln_context *ctx, kiln_status status) {
   return status;
 }
 
-/* Contexts are the list; kernels belong to their module's list. */
-static bool in_context_list(kiln_object_type type) {
-  return type != KILN_OBJECT_CONTEXT && type != KILN_OBJECT_KERNEL;
+/* The list of ctx's that an object of `type` is on (docs in backend.h):
+ * contexts are on none, kernels on their module's. */
+static kiln_object *list_of(kiln_context *ctx, kiln_object_type type) {
+  switch (type) {
+  case KILN_OBJECT_CONTEXT:
+  case KILN_OBJECT_KERNEL: return NULL;
+  case KILN_OBJECT_STREAM: return &ctx->streams;
+  default: return &ctx->objects;
+  }
 }
 
 void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
                         bool internal) {
-  kiln_object *o = registry_new(type, size);
+  kiln_object *list = ctx ? list_of(ctx, type) : NULL;
+  const bool stream = type == KILN_OBJECT_STREAM;
+  kiln_object *o =
+      registry_new(ctx, type, size, internal, stream ? NULL : list);
   if (!o) {
     kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                    "out of host memory allocating a %zu-byte %s object",
                    size, type_name(type));
     return NULL;
   }
-  o->context = ctx;
-  o->internal = internal;
-  if (in_context_list(type)) {
+  if (stream) {
     pthread_mutex_lock(&ctx->lock);
-    o->prev = ctx->objects.prev;
-    o->next = &ctx->objects;
-    ctx->objects.prev->next = o;
-    ctx->objects.prev = o;
+    link_last(list, o);
     pthread_mutex_unlock(&ctx->lock);
   }
   return o;
@@ -348,15 +370,15 @@ void kiln_object_forget(void *obj) {
 void kiln_object_free(void *obj) {
   kiln_object *o = obj;
   /* Decided by type: o->prev may be rewritten by a neighbour's unlink. */
-  if (in_context_list(o->type)) {
-    kiln_context *ctx = o->context;
-    pthread_mutex_lock(&ctx->lock);
-    o->prev->next = o->next;
-    o->next->prev = o->prev;
-    pthread_mutex_unlock(&ctx->lock);
+  kiln_object *list = list_of(o->context, o->type);
+  if (o->type == KILN_OBJECT_STREAM) {
+    pthread_mutex_lock(&o->context->lock);
+    unlink_one(o);
+    pthread_mutex_unlock(&o->context->lock);
   }
   const uint32_t bytes = o->block_bytes;
   pthread_mutex_lock(&reg.lock);
+  if (list && o->type != KILN_OBJECT_STREAM) unlink_one(o);
   registry_remove_locked(o);
   void *out = reg.quarantine[reg.next_out];
   const uint32_t out_bytes = reg.quarantine_bytes[reg.next_out];

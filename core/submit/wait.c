@@ -47,9 +47,9 @@ static kiln_status streams_done(void *arg) {
   const streams_poll *p = arg;
   kiln_status st = KILN_OK;
   pthread_mutex_lock(&p->ctx->lock);
-  for (kiln_object *o = p->ctx->objects.next;
-       st == KILN_OK && o != &p->ctx->objects; o = o->next)
-    if (o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready)
+  for (kiln_object *o = p->ctx->streams.next;
+       st == KILN_OK && o != &p->ctx->streams; o = o->next)
+    if (((kiln_stream *)o)->ready)
       st = p->query((kiln_stream *)o);
   pthread_mutex_unlock(&p->ctx->lock);
   return st;
@@ -66,11 +66,9 @@ kiln_status kiln_sync_streams(kiln_context *ctx) {
   kiln_stream *s = NULL;
   for (;;) {
     pthread_mutex_lock(&ctx->lock);
-    kiln_object *o = s ? s->base.next : ctx->objects.next;
-    while (o != &ctx->objects &&
-           !(o->type == KILN_OBJECT_STREAM && ((kiln_stream *)o)->ready))
-      o = o->next;
-    kiln_stream *next = o != &ctx->objects ? (kiln_stream *)o : NULL;
+    kiln_object *o = s ? s->base.next : ctx->streams.next;
+    while (o != &ctx->streams && !((kiln_stream *)o)->ready) o = o->next;
+    kiln_stream *next = o != &ctx->streams ? (kiln_stream *)o : NULL;
     if (next) atomic_fetch_add(&next->pins, 1);
     if (s) atomic_fetch_sub(&s->pins, 1);
     pthread_mutex_unlock(&ctx->lock);
