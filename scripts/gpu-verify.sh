@@ -266,12 +266,18 @@ endurance() {
 
 bench() {
   # A release build: the figures in docs/performance.md come from this step.
+  # KILN_BENCH_BACKENDS picks the backends. HIP runs through the shim,
+  # built with the tests, so its figures are kiln's and the shim's cost
+  # together.
   step bench
-  local rb=${B}-release
-  { meson setup "$rb" --buildtype=release -Dcuda=enabled -Dvulkan=enabled \
-      -Dhip=disabled -Dtests=false -Dexamples=false &&
+  local rb=${B}-release backends_run=${KILN_BENCH_BACKENDS:-cuda vulkan}
+  local tests=false
+  [[ " $backends_run " == *" hip "* ]] && tests=true
+  { meson setup "$rb" --buildtype=release "${backends[@]}" \
+      -Dtests=$tests -Dexamples=false &&
     ninja -C "$rb"; } > "$OUT/bench-build.log" 2>&1 || { tail -30 "$OUT/bench-build.log"; return 1; }
-  for be in cuda vulkan; do
+  for be in $backends_run; do
+    KILN_HIP_LIBRARY=$rb/tests/hip/shim/libkiln-hip-shim.so \
     KILN_BACKEND=$be "$rb/tools/bench/kiln-bench" --json ${KILN_BENCH_ARGS:-} \
       > "$OUT/bench-$be.jsonl" 2> "$OUT/bench-$be.txt" || status=1
     tail -n 40 "$OUT/bench-$be.txt"
