@@ -403,6 +403,11 @@ struct kiln_graph {
   size_t cmd_count, cmd_cap;
   size_t launch_count; /* numbered launches */
   bool built;          /* graph_end kept the backend's graph */
+  /* KILN_DEBUG=guard: the buffer arguments of the built-in kernels that
+   * its build launched for captured copies and fills, noted at each
+   * replay as its captured launches are (core/submit/guard.c). */
+  kiln_arg *guard_args;
+  size_t guard_arg_count, guard_arg_cap;
 };
 
 /* ---- Arguments ------------------------------------------------------------- */

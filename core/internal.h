@@ -426,6 +426,14 @@ kiln_status kiln_guard_arm(kiln_buffer *buf);
 /* Drops a buffer being released from the list of buffers to check. */
 void kiln_guard_forget(kiln_buffer *buf);
 
+/* Keeps the buffer arguments of a built-in kernel that g's build launched
+ * for a captured copy or fill, for kiln_guard_note_replay. */
+kiln_status kiln_guard_keep_for_replay(kiln_graph *g, const kiln_arg *args,
+                                       size_t count);
+/* Notes what g's replays launch on s that its commands do not list: the
+ * kernels of its copies and fills. */
+void kiln_guard_note_replay(kiln_stream *s, const kiln_graph *g);
+
 /* Notes the buffer arguments of a launch queued on s, and the point of s
  * that an event recorded there marks. */
 void kiln_guard_note_launch(kiln_stream *s, const kiln_arg *args,

@@ -50,6 +50,7 @@ void kiln_graph_release(kiln_graph *g) {
     free_launch(&g->cmds[i]);
   }
   free(g->cmds);
+  free(g->guard_args);
   pthread_mutex_destroy(&g->lock);
   kiln_object_free(g);
 }
@@ -115,6 +116,7 @@ static kiln_status build(kiln_graph *g) {
     return st;
   }
   s->building = g;
+  g->guard_arg_count = 0;
   st = kiln_context_result(ctx, ops->graphs->graph_begin(g, s));
   if (st == KILN_OK) {
     for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++)

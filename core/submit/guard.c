@@ -5,7 +5,9 @@
  * Only launches are noted. Every transfer, copy and fill is checked against
  * the buffer's range before it reaches a backend, so only a kernel can
  * write outside a buffer (a backend's fill through kiln_fill is a launch
- * and is noted too); noting transfers as well would only make a buffer
+ * and is noted too, as are the built-in kernels that a graph's copies and
+ * fills became, at each of its replays); noting transfers as well would
+ * only make a buffer
  * written on one stream and computed on by another look shared, and so be
  * checked later. A noted buffer keeps the stream of its launches and that
  * stream's launch count at the last one, so each sync point reads the
@@ -161,6 +163,30 @@ void kiln_guard_note_launch(kiln_stream *s, const kiln_arg *args,
     b->guard_launch = launch;
   }
   pthread_mutex_unlock(&g->lock);
+}
+
+kiln_status kiln_guard_keep_for_replay(kiln_graph *g, const kiln_arg *args,
+                                       size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    if (args[i].type != KILN_ARG_BUFFER) continue;
+    if (g->guard_arg_count == g->guard_arg_cap) {
+      size_t cap = g->guard_arg_cap ? g->guard_arg_cap * 2 : 8;
+      kiln_arg *more = realloc(g->guard_args, cap * sizeof *more);
+      if (!more)
+        return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                              "KILN_DEBUG=guard: out of host memory noting "
+                              "a graph's copy and fill kernels");
+      g->guard_args = more;
+      g->guard_arg_cap = cap;
+    }
+    g->guard_args[g->guard_arg_count++] = args[i];
+  }
+  return KILN_OK;
+}
+
+void kiln_guard_note_replay(kiln_stream *s, const kiln_graph *g) {
+  if (g->guard_arg_count)
+    kiln_guard_note_launch(s, g->guard_args, g->guard_arg_count);
 }
 
 void kiln_guard_note_record(kiln_event *e, kiln_stream *s) {

@@ -370,8 +370,15 @@ static kiln_status replay(kiln_stream *s, kiln_graph *g, const char *fn) {
       kiln_guard_note_launch(s, c->args, c->arg_count);
     }
   }
+  if (st == KILN_OK && ctx->guard) kiln_guard_note_replay(s, g);
   pthread_mutex_unlock(&g->lock);
   return st;
+}
+
+/* Whether c is one of g's commands, not a kernel that one of them became
+ * in its build. */
+static bool listed(const kiln_graph *g, const kiln_command *c) {
+  return c >= g->cmds && c < g->cmds + g->cmd_count;
 }
 
 /* KILN_ERROR_UNSUPPORTED where the backend lacks the ability c needs and
@@ -508,8 +515,14 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
       now && atomic_load_explicit(&kiln_trace_on, memory_order_relaxed);
   kiln_trace_mark mark;
   if (traced) kiln_trace_begin(s, c, &mark);
-  if (c->kind == KILN_COMMAND_LAUNCH && ctx->guard && now)
-    kiln_guard_note_launch(s, c->args, c->arg_count);
+  if (c->kind == KILN_COMMAND_LAUNCH && ctx->guard) {
+    if (now)
+      kiln_guard_note_launch(s, c->args, c->arg_count);
+    else if (!listed(s->building, c) &&
+             (st = kiln_guard_keep_for_replay(s->building, c->args,
+                                              c->arg_count)) != KILN_OK)
+      return st;
+  }
   if (c->kind == KILN_COMMAND_WAIT && !ctx->ops->event_waits)
     st = kiln_event_wait(c->event, c->fn, NULL); /* the host waits */
   else

@@ -278,6 +278,13 @@ static kiln_status buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
   fake_backend *fb = fake_of_object(s);
   kiln_status st = enter(fb, FAKE_OP_FILL);
   if (st != KILN_OK) return st;
+  if (!s->building) {
+    fb->last_fill_pattern = pattern;
+    fb->last_fill_pattern_size = pattern_size;
+  }
+  /* As a device without a fill of its own, in a graph's build too. */
+  if (fb->fill_with_kernel)
+    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
   if (s->building) {
     fake_node n = {.op = KILN_GRAPH_FILL,
                    .cmd = SIZE_MAX,
@@ -288,10 +295,6 @@ static kiln_status buffer_fill(kiln_stream *s, kiln_buffer *dst, size_t off,
                    .pattern_size = pattern_size};
     return fake_graph_add(s, &n);
   }
-  fb->last_fill_pattern = pattern;
-  fb->last_fill_pattern_size = pattern_size;
-  if (fb->fill_with_kernel)
-    return kiln_fill_with_kernel(s, dst, off, size, pattern, pattern_size);
   fake_cmd c = {.kind = FAKE_CMD_FILL,
                 .dst = (unsigned char *)addr(dst->device_address) + off,
                 .size = size,

@@ -3,7 +3,8 @@
  * writing next to the address a launch received, then checks which sync
  * points find it, what they say, that the guard is written again, that
  * legal writes over whole buffers (transfers, fills, fills through the
- * kiln_fill kernel, copies, built-in kernels) find nothing, and that every
+ * kiln_fill kernel, copies, built-in kernels) find nothing, that a graph's
+ * replays are checked like the launches they hold, and that every
  * offset the backend gets is shifted past the leading guard. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -372,6 +373,41 @@ static void legal_writes_find_nothing(void **state) {
   check_ok(kiln_buffer_destroy(odd));
 }
 
+/* A graph's fill that its build made a kiln_fill launch (a device without
+ * a fill of its own): each replay notes that kernel's buffer, as a
+ * captured launch's are, so the sync after the replay reads its guards. */
+static void graph_fill_kernels_checked_at_replay(void **state) {
+  kiln_context *ctx = ctx_of(state);
+  fake_backend *fb = fake_of_state(state);
+  kiln_buffer *b;
+  kiln_stream *s;
+  kiln_graph *g;
+  check_ok(kiln_buffer_create(ctx, 4096, 0, &b));
+  check_ok(kiln_stream_create(ctx, &s));
+  const uint32_t word = 0x01020304u;
+  fb->fill_with_kernel = true;
+  check_ok(kiln_stream_begin_capture(s));
+  check_ok(kiln_buffer_fill(s, b, 0, 4096, &word, 4));
+  check_ok(kiln_stream_end_capture(s, &g));
+  fb->fill_with_kernel = false;
+  check_ok(kiln_graph_launch(g, s));
+  check_ok(kiln_stream_synchronize(s));
+  uint32_t got = 0;
+  check_ok(kiln_buffer_read(s, b, 4092, &got, 4));
+  assert_int_equal(got, word);
+  check_guards_intact(b);
+  check_ok(kiln_graph_launch(g, s));
+  /* The replayed kiln_fill's four bytes past the end. */
+  memset(allocation(b) + G + 4096, 0x11, 4);
+  check_fails(kiln_stream_synchronize(s), KILN_ERROR_MEMORY_CORRUPTION);
+  check_message_names(b, "kiln_stream_synchronize",
+                      "after its end at offsets size+0 to size+3");
+  check_guards_intact(b);
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_buffer_destroy(b));
+}
+
 /* ---- Sync points ---------------------------------------------------------- */
 
 static void every_sync_point_checks(void **state) {
@@ -527,6 +563,8 @@ int main(void) {
                                       guard_setup, fake_fixture_teardown),
       cmocka_unit_test_setup_teardown(legal_writes_find_nothing, guard_setup,
                                       fake_fixture_teardown),
+      cmocka_unit_test_setup_teardown(graph_fill_kernels_checked_at_replay,
+                                      guard_setup, fake_fixture_teardown),
       cmocka_unit_test_setup_teardown(every_sync_point_checks, guard_setup,
                                       fake_fixture_teardown),
       cmocka_unit_test_setup_teardown(context_destroy_checks_every_buffer,
