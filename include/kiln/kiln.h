@@ -188,8 +188,9 @@ KILN_API void kiln_clear_error(void);
  * backend, lavapipe included. Every device buffer gets 4096 guard bytes of
  * the value 0xfd before and after it (its size, its address as kernels see
  * it and every range check stay as asked). The guards of a buffer that
- * kernels took as an argument are read back once the host knows those
- * kernels are done: by kiln_stream_synchronize(_timeout), a kiln_buffer_read
+ * kernels took as an argument (a graph's replay included, with the
+ * built-in kernels that its copies and fills may have become) are read
+ * back once the host knows those kernels are done: by kiln_stream_synchronize(_timeout), a kiln_buffer_read
  * or kiln_stream_destroy of their stream, kiln_event_synchronize of an
  * event recorded after them on it, and kiln_context_synchronize; a buffer
  * that kernels of several streams took, by the last only.
