@@ -249,6 +249,11 @@ struct kiln_module {
    * printf (core/images/params.h's may_printf). Counted in the context's
    * printing_modules while the module lives. */
   bool prints;
+  /* Read by module_init only (NULL after): checked[i] when image i came
+   * from kiln's cache under a key that holds this context's image_checks
+   * (kiln_compiler_ops), so that a module of it passed those checks
+   * before it was stored; module_init may skip them. NULL when none did. */
+  const bool *checked;
 };
 
 /* The helpers that keep a workspace on each stream (core/builtins/builtin.c). */
@@ -698,13 +703,20 @@ typedef struct kiln_graph_update_ops {
  * compile: one source to one image. On KILN_ERROR_COMPILE the message
  *   holds the head of the log; out->log (malloc'd, the core frees it)
  *   holds all of it, on success too (NULL when the compiler said
- *   nothing). out->image is malloc'd and owned by the core after. */
+ *   nothing). out->image is malloc'd and owned by the core after.
+ * image_checks (optional): what module_init checks an image against on
+ *   ctx's device that costs enough to skip ("SPIRV-Tools v2023.1 ... with
+ *   scalar block layout"), "" for nothing. Part of the cache key: the
+ *   core stores an entry only once a module of it was made, so a hit
+ *   under that key passed the same checks, and module_init gets it as
+ *   checked (kiln_module's `checked`). */
 typedef struct kiln_compiler_ops {
   kiln_source_language languages[3];
   kiln_status (*compiler_load)(char *description, size_t description_size);
   kiln_status (*compile_target)(const kiln_context *ctx, char *target,
                                 size_t target_size);
   kiln_status (*compile)(const kiln_compile_job *job, kiln_compiled *out);
+  void (*image_checks)(const kiln_context *ctx, char *out, size_t size);
 } kiln_compiler_ops;
 
 /* Memory in stream order from a pool of the backend's (core/memory/pool.c

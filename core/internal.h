@@ -236,11 +236,12 @@ kiln_status kiln_buffer_create_internal(kiln_context *ctx, size_t size,
                                         kiln_buffer **out);
 
 /* Creates a module from images already checked (formats known, non-empty);
- * `internal` for the built-in module. */
+ * `internal` for the built-in module; `checked` (NULL for none) as
+ * kiln_module's field says. */
 kiln_status kiln_module_create_checked(kiln_context *ctx,
                                        const kiln_module_image *images,
-                                       size_t count, bool internal,
-                                       kiln_module **out);
+                                       const bool *checked, size_t count,
+                                       bool internal, kiln_module **out);
 
 /* The disk cache's entry for a compiled image (core/compile/entry.c):
  * stored under `key`, and loaded into *out (false, a miss, for anything

@@ -6,7 +6,8 @@
  * An image is checked before the driver sees it, since a driver may crash
  * on invalid SPIR-V rather than fail: kiln's own structural checks
  * (spirv.c) always, then SPIRV-Tools' validator where it loads
- * (spirv_tools.c). A kernel's first pipeline is created when it is looked
+ * (spirv_tools.c), but for images from kiln's cache that a module passed
+ * the same validator before (kiln_module's `checked`). A kernel's first pipeline is created when it is looked
  * up, so that what the driver still cannot compile fails there. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,7 @@ static void destroy_images(kiln_vulkan_context *vc, kiln_vulkan_module *vm) {
 
 static kiln_status load_image(kiln_vulkan_context *vc,
                               const kiln_module_image *img, size_t index,
-                              kiln_vulkan_image *out) {
+                              bool checked, kiln_vulkan_image *out) {
   /* SPIR-V is read as 32-bit words; the caller's bytes need not be
    * aligned for that. */
   uint32_t *copy = NULL;
@@ -52,7 +53,9 @@ static kiln_status load_image(kiln_vulkan_context *vc,
                         "devices take at most 1.5 (glslang: --target-env "
                         "vulkan1.2)",
                         index, minor);
-  if (st == KILN_OK)
+  /* The validator is most of a cache hit's time (0.2 of 0.34 ms on
+   * lavapipe); an image from the cache passed it before it was stored. */
+  if (st == KILN_OK && !checked)
     st = kiln_vulkan_spirv_validate(vc, words, img->size / 4, index);
   if (st == KILN_OK)
     st = kiln_vulkan_check_capabilities(vc, words, img->size / 4, index);
@@ -86,7 +89,8 @@ kiln_status kiln_vulkan_module_init(kiln_module *m,
                           "out of host memory creating a module");
   vm->image_count = count;
   for (size_t i = 0; i < count; i++) {
-    kiln_status st = load_image(vc, &images[i], i, &vm->images[i]);
+    kiln_status st = load_image(vc, &images[i], i, m->checked && m->checked[i],
+                                &vm->images[i]);
     if (st != KILN_OK) {
       destroy_images(vc, vm);
       return st;

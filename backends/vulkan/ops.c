@@ -71,6 +71,7 @@ static const kiln_compiler_ops vulkan_compiler = {
     .compiler_load = kiln_vulkan_compiler_load,
     .compile_target = kiln_vulkan_compile_target,
     .compile = kiln_vulkan_compile,
+    .image_checks = kiln_vulkan_image_checks,
 };
 
 static const kiln_label_ops vulkan_labels = {

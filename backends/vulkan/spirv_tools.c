@@ -155,17 +155,36 @@ static bool load(void) {
 
 bool kiln_vulkan_spirv_validator_loads(void) { return load(); }
 
-kiln_status kiln_vulkan_spirv_validate(const kiln_vulkan_context *vc,
-                                       const uint32_t *words, size_t count,
-                                       size_t index) {
+/* Whether images are to be validated here: KILN_SPIRV_VALIDATOR is not
+ * off, and the validator loads. */
+static bool validating(void) {
   bool understood;
-  if (!kiln_env_flag("KILN_SPIRV_VALIDATOR", true, &understood)) return KILN_OK;
+  if (!kiln_env_flag("KILN_SPIRV_VALIDATOR", true, &understood)) return false;
   if (!understood)
     kiln_log(KILN_LOG_WARN,
              "KILN_SPIRV_VALIDATOR=\"%s\" is neither on nor off (1, on, "
              "yes, true or 0, off, no, false); SPIR-V is validated",
              kiln_getenv("KILN_SPIRV_VALIDATOR"));
-  if (!load()) return KILN_OK;
+  return load();
+}
+
+void kiln_vulkan_image_checks(const kiln_context *ctx, char *out,
+                              size_t size) {
+  out[0] = '\0';
+  if (!validating()) return;
+  const VkPhysicalDeviceVulkan12Features *f =
+      &kiln_vulkan_context_cast_const(ctx)->phys->features12;
+  snprintf(out, size,
+           "validated by %s for Vulkan 1.2, scalar block layout %d, uniform "
+           "buffer standard layout %d",
+           description, (int)f->scalarBlockLayout,
+           (int)f->uniformBufferStandardLayout);
+}
+
+kiln_status kiln_vulkan_spirv_validate(const kiln_vulkan_context *vc,
+                                       const uint32_t *words, size_t count,
+                                       size_t index) {
+  if (!validating()) return KILN_OK;
   spv_context context = spvt.spvContextCreate(KILN_SPV_ENV_VULKAN_1_2);
   spv_validator_options options = spvt.spvValidatorOptionsCreate();
   kiln_status st = KILN_OK;

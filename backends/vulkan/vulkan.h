@@ -1019,6 +1019,10 @@ kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,
 kiln_status kiln_vulkan_spirv_validate(const kiln_vulkan_context *vc,
                                        const uint32_t *words, size_t count,
                                        size_t index);
+/* The compiler ops' image_checks: the validator and the device's options
+ * it validates with, "" where images are not validated. */
+void kiln_vulkan_image_checks(const kiln_context *ctx, char *out,
+                              size_t size);
 
 /* ---- Modules and kernels (module.c, launch.c)
  * --------------------------------------- */

@@ -23,39 +23,46 @@ static const char *loadable_formats(const kiln_backend_ops *ops, char *buf,
 
 kiln_status kiln_module_create_checked(kiln_context *ctx,
                                        const kiln_module_image *images,
-                                       size_t count, bool internal,
-                                       kiln_module **out) {
+                                       const bool *checked, size_t count,
+                                       bool internal, kiln_module **out) {
   static const char fn[] = "kiln_module_create";
   const kiln_backend_ops *ops = ctx->ops;
   kiln_module_image *mine = malloc(count * sizeof *mine);
-  if (!mine)
+  bool *mine_checked = malloc(count * sizeof *mine_checked);
+  if (!mine || !mine_checked) {
+    free(mine);
+    free(mine_checked);
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "%s: out of host memory", fn);
+  }
   size_t n = 0;
   for (size_t i = 0; i < count; i++)
-    if (ops->image_formats & (1u << images[i].format)) mine[n++] = images[i];
+    if (ops->image_formats & (1u << images[i].format)) {
+      mine_checked[n] = checked && checked[i];
+      mine[n++] = images[i];
+    }
+  kiln_status st = KILN_OK;
+  kiln_module *m = NULL;
   if (n == 0) {
-    free(mine);
     char want[128];
-    return kiln_set_error(KILN_ERROR_NO_IMAGE,
-                          "%s: none of the %zu image%s is for the %s "
-                          "backend, which loads %s",
-                          fn, count, count == 1 ? "" : "s", ops->name,
-                          loadable_formats(ops, want, sizeof want));
+    st = kiln_set_error(KILN_ERROR_NO_IMAGE,
+                        "%s: none of the %zu image%s is for the %s backend, "
+                        "which loads %s",
+                        fn, count, count == 1 ? "" : "s", ops->name,
+                        loadable_formats(ops, want, sizeof want));
+  } else if (!(m = kiln_object_alloc(ctx, KILN_OBJECT_MODULE,
+                                     ops->module_size, internal))) {
+    st = KILN_ERROR_OUT_OF_HOST_MEMORY;
+  } else {
+    m->checked = checked ? mine_checked : NULL;
+    st = kiln_context_result(ctx,
+                             kiln_error_in(fn, ops->module_init(m, mine, n)));
+    m->checked = NULL;
+    if (st != KILN_OK) kiln_object_free(m);
   }
-  kiln_module *m =
-      kiln_object_alloc(ctx, KILN_OBJECT_MODULE, ops->module_size, internal);
-  if (!m) {
-    free(mine);
-    return KILN_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  kiln_status st =
-      kiln_context_result(ctx, kiln_error_in(fn, ops->module_init(m, mine, n)));
   free(mine);
-  if (st != KILN_OK) {
-    kiln_object_free(m);
-    return st;
-  }
+  free(mine_checked);
+  if (st != KILN_OK) return st;
   if (m->prints) atomic_fetch_add(&ctx->printing_modules, 1);
   *out = m;
   return KILN_OK;
@@ -86,7 +93,7 @@ kiln_status kiln_module_create(kiln_context *ctx,
                             kiln_image_format_name(images[i].format));
   }
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
-  return kiln_module_create_checked(ctx, images, image_count, false,
+  return kiln_module_create_checked(ctx, images, NULL, image_count, false,
                                     out_module);
 }
 

@@ -25,8 +25,8 @@ static kiln_status builtin_module(kiln_context *ctx, kiln_module **out) {
                           "at build time; see the meson summary)",
                           ops->name);
     else
-      st = kiln_module_create_checked(ctx, ops->builtin_images, n, true,
-                                      &ctx->builtin_module);
+      st = kiln_module_create_checked(ctx, ops->builtin_images, NULL, n,
+                                      true, &ctx->builtin_module);
   }
   if (st == KILN_OK) *out = ctx->builtin_module;
   pthread_mutex_unlock(&ctx->lock);
@@ -41,7 +41,7 @@ kiln_status kiln_builtin_matrix_kernel(kiln_context *ctx, const char *name,
   pthread_mutex_lock(&ctx->lock);
   kiln_status st = KILN_OK;
   if (!ctx->builtin_matrix_module) {
-    st = kiln_module_create_checked(ctx, images, n, true,
+    st = kiln_module_create_checked(ctx, images, NULL, n, true,
                                     &ctx->builtin_matrix_module);
     if (st != KILN_OK)
       kiln_log(KILN_LOG_INFO,

@@ -316,7 +316,8 @@ static void hash_strings(kiln_sha256 *h, const char *const *list,
 
 /* Every input that changes the compiler's output. False: do not cache. */
 static bool cache_key(const kiln_backend_ops *ops, const char *compiler,
-                      const kiln_compile_job *job, kiln_hash *out) {
+                      const char *checks, const kiln_compile_job *job,
+                      kiln_hash *out) {
   const kiln_compile_options *o = job->options;
   kiln_sha256 h;
   kiln_sha256_init(&h);
@@ -324,6 +325,7 @@ static bool cache_key(const kiln_backend_ops *ops, const char *compiler,
   kiln_sha256_string(&h, kiln_version_string());
   kiln_sha256_string(&h, ops->name);
   kiln_sha256_string(&h, compiler);
+  kiln_sha256_string(&h, checks);
   kiln_sha256_string(&h, job->target);
   uint32_t language = (uint32_t)job->language;
   kiln_sha256_field(&h, &language, sizeof language);
@@ -390,21 +392,29 @@ static kiln_source_language language_at(const kiln_backend_ops *ops, size_t l) {
   return l < n ? c->languages[l] : 0;
 }
 
+/* What became of one source: a cache hit, or a compile whose image goes
+ * into the cache under `key` once a module of it was made. */
+typedef struct compile_outcome {
+  bool hit, store;
+  kiln_hash key;
+} compile_outcome;
+
 /* Compiles one source (or takes it from the cache) into *out. */
 static kiln_status compile_one(const kiln_backend_ops *ops,
-                               const char *compiler,
+                               const char *compiler, const char *checks,
                                const kiln_compile_job *job, bool use_cache,
-                               kiln_compiled *out, bool *out_hit) {
-  kiln_hash key;
-  use_cache = use_cache && cache_key(ops, compiler, job, &key);
-  *out_hit = use_cache && kiln_entry_load(ops, &key, out);
-  if (*out_hit) {
+                               kiln_compiled *out, compile_outcome *outcome) {
+  use_cache = use_cache && cache_key(ops, compiler, checks, job,
+                                     &outcome->key);
+  outcome->hit = use_cache && kiln_entry_load(ops, &outcome->key, out);
+  outcome->store = false;
+  if (outcome->hit) {
     kiln_log(KILN_LOG_DEBUG, "compile: %s for %s from the cache", job->name,
              job->target);
     return KILN_OK;
   }
   kiln_status st = ops->compiler->compile(job, out);
-  if (st == KILN_OK && use_cache) kiln_entry_store(&key, out);
+  outcome->store = st == KILN_OK && use_cache;
   return st;
 }
 
@@ -494,6 +504,19 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
   }
   const bool use_cache =
       !(options->flags & KILN_COMPILE_NO_CACHE) && kiln_cache_enabled();
+  char checks[512] = "";
+  if (chosen && use_cache && ops->compiler->image_checks)
+    ops->compiler->image_checks(ctx, checks, sizeof checks);
+  compile_outcome *outcomes = calloc(chosen ? chosen : 1, sizeof *outcomes);
+  bool *checked = calloc(chosen + image_count, sizeof *checked);
+  if (!outcomes || !checked) {
+    free(all);
+    free(compiled);
+    free(outcomes);
+    free(checked);
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "%s: out of host memory", fn);
+  }
   char *log = NULL;
   size_t done = 0, hits = 0, n = 0;
   for (size_t i = 0; i < source_count && st == KILN_OK; i++) {
@@ -513,8 +536,8 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
         .target = target,
         .options = options,
     };
-    bool hit = false;
-    st = compile_one(ops, compiler, &job, use_cache, &compiled[done], &hit);
+    st = compile_one(ops, compiler, checks, &job, use_cache, &compiled[done],
+                     &outcomes[done]);
     free(stem);
     append_log(&log, compiled[done].log);
     if (st != KILN_OK) {
@@ -523,18 +546,29 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
       kiln_name_pairs_free(compiled[done].names, compiled[done].name_count);
       break;
     }
-    hits += hit;
+    hits += outcomes[done].hit;
+    checked[n] = outcomes[done].hit;
     all[n++] = (kiln_module_image){compiled[done].format, compiled[done].image,
                                    compiled[done].image_size};
     done++;
   }
   for (size_t i = 0; i < image_count; i++) all[n++] = images[i];
 
+  kiln_module *m = NULL;
+  if (st == KILN_OK)
+    st = kiln_module_create_checked(ctx, all, checked, n, false, &m);
+  /* Only what made a module is kept: a hit is then as good as a module
+   * made from it, and may skip the checks it passed (image_checks). */
+  for (size_t i = 0; st == KILN_OK && i < done; i++)
+    if (outcomes[i].store) kiln_entry_store(&outcomes[i].key, &compiled[i]);
   kiln_name_pair *aliases = NULL;
   size_t alias_count = 0;
-  if (st == KILN_OK) st = take_aliases(fn, compiled, done, &aliases, &alias_count);
-  kiln_module *m = NULL;
-  if (st == KILN_OK) st = kiln_module_create_checked(ctx, all, n, false, &m);
+  if (st == KILN_OK &&
+      (st = take_aliases(fn, compiled, done, &aliases, &alias_count)) !=
+          KILN_OK) {
+    kiln_module_release(m);
+    m = NULL;
+  }
   for (size_t i = 0; i < done; i++) {
     free(compiled[i].image);
     free(compiled[i].log);
@@ -542,6 +576,8 @@ kiln_status kiln_module_build(kiln_context *ctx, const char *fn,
   }
   free(compiled);
   free(all);
+  free(outcomes);
+  free(checked);
   char *copy = log ? strdup(log) : NULL;
   set_last_log(copy);
   if (st != KILN_OK) {

@@ -420,6 +420,9 @@ static kiln_status module_init(kiln_module *m, const kiln_module_image *images,
   fake_backend *fb = fake_of_object(m);
   kiln_status st = enter(fb, FAKE_OP_MODULE_INIT);
   if (st != KILN_OK) return st;
+  fb->checked_images = 0;
+  for (size_t i = 0; m->checked && i < count; i++)
+    fb->checked_images += m->checked[i];
   size_t total = 1;
   for (size_t i = 0; i < count; i++) total += images[i].size + 1;
   char *text = malloc(total);

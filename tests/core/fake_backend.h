@@ -118,6 +118,10 @@ typedef struct fake_backend {
   char compiler_reason[128];
   char compiler_version[32]; /* part of the description, so of the key */
   atomic_uint compiles;      /* compile op calls */
+  /* The compiler's image_checks (GLSL only, as Vulkan's), and how many
+   * images the last module_init got as checked. */
+  char image_checks[32];
+  size_t checked_images;
   char last_target[64];
   size_t launch_count;
   fake_launch launches[FAKE_LAUNCH_LOG]; /* the last ones, a ring */

@@ -243,11 +243,16 @@ static const kiln_compiler_ops hip_compiler = {
     .compile = compile,
 };
 
+static void image_checks(const kiln_context *ctx, char *out, size_t size) {
+  snprintf(out, size, "%s", fake_installed(ctx->ops->kind)->image_checks);
+}
+
 static const kiln_compiler_ops glsl_compiler = {
     .languages = {KILN_SOURCE_GLSL, 0},
     .compiler_load = compiler_load,
     .compile_target = compile_target,
     .compile = compile,
+    .image_checks = image_checks,
 };
 
 void fake_compiler_enable(fake_backend *fb) {
@@ -261,4 +266,5 @@ void fake_compiler_enable(fake_backend *fb) {
   snprintf(fb->compiler_reason, sizeof fb->compiler_reason,
            "libfakecc.so.1 could not be loaded (package fakecc-dev)");
   snprintf(fb->compiler_version, sizeof fb->compiler_version, "1.0");
+  snprintf(fb->image_checks, sizeof fb->image_checks, "fake checks 1");
 }

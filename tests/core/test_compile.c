@@ -134,6 +134,45 @@ static void compiles_then_hits_the_cache(void **state) {
   check_ok(kiln_module_destroy(m));
 }
 
+/* An image is stored only once a module of it was made, so a hit may skip
+ * the checks the backend's image_checks names, which are in the key: an
+ * image the backend refuses is compiled again each time, and a context
+ * that checks otherwise misses. */
+static void only_images_that_made_a_module_are_kept(void **state) {
+  compile_fixture *c = *state;
+  fake_backend *fb = &c->f->fb;
+  kiln_module *m = NULL;
+  kiln_source bad = glsl("bad.comp", "ka not-a-kernel!\n");
+  for (unsigned round = 1; round <= 2; round++) {
+    check_fails(kiln_module_create_from_source(c->f->ctx, &bad, 1, NULL, &m),
+                KILN_ERROR_INVALID_IMAGE);
+    assert_int_equal(fb->compiles, round);
+    assert_int_equal(count_entries(c->dir, "image-"), 0);
+  }
+
+  kiln_source src = glsl("good.comp", "ka\n");
+  kiln_module_build_info info;
+  m = build(c, &src, 1, NULL, &info);
+  assert_int_equal(info.cache_hits, 0);
+  assert_int_equal(fb->checked_images, 0);
+  check_ok(kiln_module_destroy(m));
+  m = build(c, &src, 1, NULL, &info);
+  assert_int_equal(info.cache_hits, 1);
+  assert_int_equal(fb->checked_images, 1);
+  check_ok(kiln_module_destroy(m));
+
+  snprintf(fb->image_checks, sizeof fb->image_checks, "fake checks 2");
+  m = build(c, &src, 1, NULL, &info);
+  assert_int_equal(info.cache_hits, 0);
+  assert_int_equal(fb->checked_images, 0);
+  assert_int_equal(fb->compiles, 4);
+  check_ok(kiln_module_destroy(m));
+  m = build(c, &src, 1, NULL, &info);
+  assert_int_equal(info.cache_hits, 1);
+  assert_int_equal(fb->checked_images, 1);
+  check_ok(kiln_module_destroy(m));
+}
+
 /* Kernels found by the C++ names they were compiled with: the lowered
  * names come with the module, from the compiler and from the cache alike;
  * a name that was not asked for fails naming the ones that were; the
@@ -681,6 +720,7 @@ static void the_last_log_is_per_thread(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(compiles_then_hits_the_cache),
+      T(only_images_that_made_a_module_are_kept),
       T(name_expressions_find_kernels),
       T(every_input_is_in_the_key),
       T(include_directories_are_listed_in_the_key),
