@@ -267,8 +267,11 @@ struct kiln_stream {
   kiln_object base;
   bool is_default;
   /* The graph being captured on the stream (core/api/graph.c; the door,
-   * core/submit/submit.c, adds to it), else NULL. */
+   * core/submit/submit.c, adds to it), else NULL; and the stream's branch
+   * in it: 0 for the stream that began the capture, then the streams that
+   * joined it by waiting on an event it recorded, in that order. */
   _Atomic(kiln_graph *) capture;
+  uint32_t capture_branch;
   /* Set on the core's internal stream that turns a graph's recorded work
    * into the backend's own graph: every op issued on it belongs to that
    * graph (between graph_begin and graph_end). */
@@ -303,6 +306,12 @@ struct kiln_event {
    * guard_launches then; those launches are done once the event is. */
   const kiln_stream *guard_stream;
   uint64_t guard_mark;
+  /* While an open capture holds the event's last record: that capture's
+   * graph and the index of the RECORD among its commands, so that a
+   * stream waiting on the event joins the capture there; else NULL.
+   * Written under the context's lock. */
+  _Atomic(kiln_graph *) capture_record;
+  size_t capture_index;
 };
 
 /* A backend's checked cast from a core object to its own:
@@ -397,6 +406,11 @@ typedef struct kiln_command {
   uint32_t flags;
   /* REPLAY. */
   kiln_graph *graph;
+  /* In a graph: the branch of the capture it came from (its stream's
+   * capture_branch); for a WAIT on an event recorded in the same capture,
+   * 1 + the index of that RECORD (an edge within the graph), else 0. */
+  uint32_t branch;
+  size_t joins;
 } kiln_command;
 
 struct kiln_graph {
@@ -408,6 +422,11 @@ struct kiln_graph {
   size_t cmd_count, cmd_cap;
   size_t launch_count; /* numbered launches */
   bool built;          /* graph_end kept the backend's graph */
+  /* The streams of its capture, [0] the one that began it (so while it is
+   * open, under the context's lock); after it, only their count is used. */
+  kiln_stream **branches;
+  size_t branch_count, branch_cap;
+  bool capturing;
   /* KILN_DEBUG=guard: the buffer arguments of the built-in kernels that
    * its build launched for captured copies and fills, noted at each
    * replay as its captured launches are (core/submit/guard.c). */
@@ -672,13 +691,32 @@ typedef struct kiln_interop_ops {
  * run is valid. graph_begin on a graph already built (g->built) builds it
  * again and replaces the old build once no replay uses it. graph_deinit
  * waits for replays in flight; it is called for every graph, also one
- * never built or whose build failed. */
+ * never built or whose build failed.
+ *
+ * A capture with branches (streams that joined it through events) is
+ * built in one of two ways, by which op the backend has:
+ *  - graph_mark / graph_wait_mark (CUDA, HIP): each branch on a building
+ *    stream of its own, all with s->building set, graph_begin and
+ *    graph_end on the first. graph_mark(g, s, m) marks the point of s's
+ *    work so far as mark m; graph_wait_mark(g, t, m) makes what t is
+ *    handed next come after mark m (an edge within the graph, which
+ *    waits on nothing at replay). A branch's first op is such a wait.
+ *  - graph_level (Vulkan): one building stream, the commands in levels
+ *    (no command depends on one of its own level or a later one), and
+ *    graph_level(g, s) between two levels: what follows comes after what
+ *    was handed before. Within a level the backend adds no ordering of
+ *    its own, so the level's commands may run at once.
+ * With neither, the core builds every branch on one stream in the order
+ * of the capture, which keeps every edge and runs nothing at once. */
 typedef struct kiln_graph_ops {
   size_t graph_size; /* the backend's struct (>= the core's) */
   kiln_status (*graph_begin)(kiln_graph *g, kiln_stream *s);
   kiln_status (*graph_end)(kiln_graph *g, kiln_stream *s, bool keep);
   kiln_status (*graph_launch)(kiln_graph *g, kiln_stream *s);
   void (*graph_deinit)(kiln_graph *g);
+  kiln_status (*graph_mark)(kiln_graph *g, kiln_stream *s, size_t mark);
+  kiln_status (*graph_wait_mark)(kiln_graph *g, kiln_stream *s, size_t mark);
+  kiln_status (*graph_level)(kiln_graph *g, kiln_stream *s);
 } kiln_graph_ops;
 
 /* Changing a built graph's launch arguments in place. graph_launched is

@@ -388,8 +388,9 @@ static inline bool kiln_stream_capturing(kiln_stream *s) {
  * that are no command and cannot be captured (synchronize, destroy). */
 kiln_status kiln_capture_refuse(kiln_stream *s, const char *fn);
 
-/* Whether e is recorded in s's capture (a wait on it is then valid). */
-bool kiln_capture_records(kiln_stream *s, const kiln_event *e);
+/* Whether e's last record is in an open capture: a stream's wait on it is
+ * then valid, and joins that capture (or is an edge within it). */
+bool kiln_capture_records(const kiln_event *e);
 
 /* Releases a graph or an abandoned capture (context destroy). */
 void kiln_graph_release(kiln_graph *g);

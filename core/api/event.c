@@ -88,8 +88,9 @@ kiln_status kiln_stream_wait_event(kiln_stream *s, kiln_event *e) {
   if (st != KILN_OK) return st;
   kiln_context *ctx = e->base.context;
   if ((st = kiln_stream_resolve(s, ctx, fn, &s)) != KILN_OK) return st;
-  /* A capture may wait for a record of its own, made only at replay. */
-  if (!kiln_capture_records(s, e) &&
+  /* A record in a capture is made only at replay; a wait on it joins the
+   * capture (or, in it, is an edge of the graph). */
+  if (!kiln_capture_records(e) &&
       (st = check_recorded(e, fn, "event")) != KILN_OK)
     return st;
   const kiln_command c = {.kind = KILN_COMMAND_WAIT, .fn = fn, .event = e};

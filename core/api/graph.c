@@ -42,14 +42,35 @@ static void free_launch(const kiln_command *c) {
   free(c->packed);
 }
 
+/* Ends g's capture for every stream in it, and for the events it recorded
+ * last. Under the context lock. */
+static void close_capture(kiln_graph *g) {
+  for (size_t b = 0; b < g->branch_count; b++)
+    atomic_store(&g->branches[b]->capture, NULL);
+  for (size_t i = 0; i < g->cmd_count; i++) {
+    kiln_graph *expected = g;
+    if (g->cmds[i].kind == KILN_COMMAND_RECORD)
+      atomic_compare_exchange_strong(&g->cmds[i].event->capture_record,
+                                     &expected, NULL);
+  }
+  g->capturing = false;
+}
+
 void kiln_graph_release(kiln_graph *g) {
   kiln_context *ctx = g->base.context;
+  if (g->capturing) {
+    /* An open capture released with its context. */
+    pthread_mutex_lock(&ctx->lock);
+    close_capture(g);
+    pthread_mutex_unlock(&ctx->lock);
+  }
   ctx->ops->graphs->graph_deinit(g);
   for (size_t i = 0; i < g->cmd_count; i++) {
     kiln_command_objects(&g->cmds[i], drop);
     free_launch(&g->cmds[i]);
   }
   free(g->cmds);
+  free(g->branches);
   free(g->guard_args);
   pthread_mutex_destroy(&g->lock);
   kiln_object_free(g);
@@ -74,13 +95,26 @@ kiln_status kiln_stream_begin_capture(kiln_stream *s) {
   kiln_graph *g = kiln_object_alloc(ctx, KILN_OBJECT_GRAPH,
                                     ctx->ops->graphs->graph_size, true);
   if (!g) return kiln_error_in(fn, KILN_ERROR_OUT_OF_HOST_MEMORY);
-  if (pthread_mutex_init(&g->lock, NULL) != 0) {
+  g->branches = malloc(4 * sizeof *g->branches);
+  if (!g->branches || pthread_mutex_init(&g->lock, NULL) != 0) {
+    free(g->branches);
     kiln_object_free(g);
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "%s: pthread_mutex_init failed", fn);
+                          "%s: out of host memory", fn);
   }
-  kiln_graph *none = NULL;
-  if (!atomic_compare_exchange_strong(&s->capture, &none, g)) {
+  g->branches[0] = s;
+  g->branch_count = 1;
+  g->branch_cap = 4;
+  /* Under the context lock, where streams join captures. */
+  pthread_mutex_lock(&ctx->lock);
+  const bool free_to_capture = !atomic_load(&s->capture);
+  if (free_to_capture) {
+    g->capturing = true;
+    s->capture_branch = 0;
+    atomic_store(&s->capture, g);
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  if (!free_to_capture) {
     kiln_graph_release(g);
     return kiln_set_error(KILN_ERROR_INVALID_STATE,
                           "%s: the stream is already capturing a graph; end "
@@ -91,11 +125,74 @@ kiln_status kiln_stream_begin_capture(kiln_stream *s) {
   return KILN_OK;
 }
 
+/* ---- The shape of a graph with branches ----------------------------------- */
+
+/* For each command, the one before it on its branch (SIZE_MAX for none):
+ * with `joins`, the edges of the graph. NULL when out of memory. */
+static size_t *previous_on_branch(const kiln_graph *g) {
+  size_t *prev = malloc((g->cmd_count ? g->cmd_count : 1) * sizeof *prev);
+  size_t *last = malloc(g->branch_count * sizeof *last);
+  if (prev && last) {
+    for (size_t b = 0; b < g->branch_count; b++) last[b] = SIZE_MAX;
+    for (size_t i = 0; i < g->cmd_count; i++) {
+      prev[i] = last[g->cmds[i].branch];
+      last[g->cmds[i].branch] = i;
+    }
+  } else {
+    free(prev);
+    prev = NULL;
+  }
+  free(last);
+  return prev;
+}
+
+/* The commands that the last one of the capture's own stream does not come
+ * after: a branch's work that stream never waited for, which the replay
+ * of one stream could not be said to include (CUDA refuses such a capture
+ * as unjoined). *out_branch: the branch of the first of them. */
+static kiln_status unjoined(const kiln_graph *g, const size_t *prev,
+                            size_t *out_count, uint32_t *out_branch) {
+  *out_count = 0;
+  bool *after = calloc(g->cmd_count ? g->cmd_count : 1, sizeof *after);
+  if (!after)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory checking a capture");
+  size_t last = SIZE_MAX;
+  for (size_t i = 0; i < g->cmd_count; i++)
+    if (g->cmds[i].branch == 0) last = i;
+  if (last != SIZE_MAX) after[last] = true;
+  /* Every edge points to an earlier command: one pass back suffices. */
+  for (size_t i = last == SIZE_MAX ? 0 : last + 1; i-- > 0;) {
+    if (!after[i]) continue;
+    if (prev[i] != SIZE_MAX) after[prev[i]] = true;
+    if (g->cmds[i].joins) after[g->cmds[i].joins - 1] = true;
+  }
+  for (size_t i = g->cmd_count; i-- > 0;)
+    if (!after[i]) {
+      (*out_count)++;
+      *out_branch = g->cmds[i].branch;
+    }
+  free(after);
+  return KILN_OK;
+}
+
+/* Whether the command makes the device do anything in a build: records,
+ * waits and a graph's own memory take no time of their own. */
+static bool works(const kiln_command *c) {
+  return c->kind == KILN_COMMAND_LAUNCH || c->kind == KILN_COMMAND_COPY ||
+         c->kind == KILN_COMMAND_FILL;
+}
+
+/* ---- Building ------------------------------------------------------------------ */
+
 /* Issues command i of g on the building stream s through the door, as the
- * public calls did, telling the backend which command a launch was. */
+ * public calls did, telling the backend which command a launch was. A
+ * wait on a record of the same capture is an edge, which the caller
+ * builds. */
 static kiln_status issue(kiln_graph *g, kiln_stream *s, size_t i) {
   const kiln_backend_ops *ops = s->base.context->ops;
   const kiln_command *c = &g->cmds[i];
+  if (c->joins) return KILN_OK;
   kiln_status st = kiln_submit(s, c);
   if (st == KILN_OK && c->kind == KILN_COMMAND_LAUNCH && launches(c) &&
       ops->graph_updates)
@@ -103,8 +200,84 @@ static kiln_status issue(kiln_graph *g, kiln_stream *s, size_t i) {
   return st;
 }
 
-/* Builds (or builds again) the backend's graph from g's commands. */
-static kiln_status build(kiln_graph *g) {
+/* graph_level's way: the commands by level, a command's level the highest
+ * among the commands it comes after, one more past those that work, so
+ * that a level's commands never depend on each other. */
+static kiln_status issue_in_levels(kiln_graph *g, kiln_stream *s,
+                                   const size_t *prev) {
+  const size_t n = g->cmd_count;
+  size_t *level = malloc((n ? n : 1) * sizeof *level);
+  size_t *order = malloc((n ? n : 1) * sizeof *order);
+  kiln_status st = KILN_OK;
+  if (!level || !order) {
+    st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                        "out of host memory building a graph");
+  } else {
+    size_t levels = 0;
+    for (size_t i = 0; i < n; i++) {
+      level[i] = 0;
+      const size_t from[2] = {prev[i], g->cmds[i].joins - 1};
+      for (int k = 0; k < 2; k++) {
+        if (from[k] >= i) continue; /* none (SIZE_MAX) */
+        size_t l = level[from[k]] + works(&g->cmds[from[k]]);
+        if (l > level[i]) level[i] = l;
+      }
+      if (level[i] + 1 > levels) levels = level[i] + 1;
+    }
+    /* A counting sort, keeping the capture's order within a level. */
+    size_t *start = calloc(levels + 1, sizeof *start);
+    if (!start) {
+      st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory building a graph");
+    } else {
+      for (size_t i = 0; i < n; i++) start[level[i] + 1]++;
+      for (size_t l = 0; l < levels; l++) start[l + 1] += start[l];
+      for (size_t i = 0; i < n; i++) order[start[level[i]]++] = i;
+      free(start);
+    }
+    for (size_t k = 0; st == KILN_OK && k < n; k++) {
+      if (k > 0 && level[order[k]] != level[order[k - 1]])
+        st = s->base.context->ops->graphs->graph_level(g, s);
+      if (st == KILN_OK) st = issue(g, s, order[k]);
+    }
+  }
+  free(level);
+  free(order);
+  return st;
+}
+
+/* graph_mark's way: each branch on its stream, the capture's order kept,
+ * every wait on a record of the capture an edge from a mark there. */
+static kiln_status issue_in_branches(kiln_graph *g, kiln_stream **streams) {
+  const kiln_graph_ops *go = g->base.context->ops->graphs;
+  const size_t n = g->cmd_count;
+  size_t *mark = malloc((n ? n : 1) * sizeof *mark);
+  if (!mark)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory building a graph");
+  for (size_t i = 0; i < n; i++) mark[i] = SIZE_MAX;
+  size_t marks = 0;
+  for (size_t i = 0; i < n; i++)
+    if (g->cmds[i].joins && mark[g->cmds[i].joins - 1] == SIZE_MAX)
+      mark[g->cmds[i].joins - 1] = marks++;
+  kiln_status st = KILN_OK;
+  for (size_t i = 0; st == KILN_OK && i < n; i++) {
+    const kiln_command *c = &g->cmds[i];
+    kiln_stream *s = streams[c->branch];
+    if (c->joins) {
+      st = go->graph_wait_mark(g, s, mark[c->joins - 1]);
+      continue;
+    }
+    st = issue(g, s, i);
+    if (st == KILN_OK && mark[i] != SIZE_MAX)
+      st = go->graph_mark(g, s, mark[i]);
+  }
+  free(mark);
+  return st;
+}
+
+/* A building stream of g's context (s->building is g). */
+static kiln_status building_stream(kiln_graph *g, kiln_stream **out) {
   kiln_context *ctx = g->base.context;
   const kiln_backend_ops *ops = ctx->ops;
   kiln_stream *s =
@@ -116,18 +289,50 @@ static kiln_status build(kiln_graph *g) {
     return st;
   }
   s->building = g;
+  *out = s;
+  return KILN_OK;
+}
+
+/* Builds (or builds again) the backend's graph from g's commands. */
+static kiln_status build(kiln_graph *g) {
+  kiln_context *ctx = g->base.context;
+  const kiln_graph_ops *go = ctx->ops->graphs;
+  const bool levels = go->graph_level != NULL;
+  const size_t count = !levels && go->graph_mark ? g->branch_count : 1;
+  kiln_stream **streams = calloc(count, sizeof *streams);
+  size_t *prev = previous_on_branch(g);
+  kiln_status st = streams && prev
+                       ? KILN_OK
+                       : kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                                        "out of host memory building a "
+                                        "graph");
+  size_t made = 0;
+  for (; st == KILN_OK && made < count; made++)
+    st = building_stream(g, &streams[made]);
+  if (st != KILN_OK && made > 0) made--; /* the one that failed */
   g->guard_arg_count = 0;
-  st = kiln_context_result(ctx, ops->graphs->graph_begin(g, s));
+  if (st == KILN_OK)
+    st = kiln_context_result(ctx, go->graph_begin(g, streams[0]));
   if (st == KILN_OK) {
-    for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++)
-      st = kiln_context_result(ctx, issue(g, s, i));
+    if (levels)
+      st = issue_in_levels(g, streams[0], prev);
+    else if (count > 1)
+      st = issue_in_branches(g, streams);
+    else
+      for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++)
+        st = issue(g, streams[0], i);
+    st = kiln_context_result(ctx, st);
     kiln_status end =
-        kiln_context_result(ctx, ops->graphs->graph_end(g, s, st == KILN_OK));
+        kiln_context_result(ctx, go->graph_end(g, streams[0], st == KILN_OK));
     if (st == KILN_OK) st = end;
   }
   g->built = st == KILN_OK;
-  s->building = NULL;
-  kiln_stream_release(s);
+  for (size_t i = 0; i < made; i++) {
+    streams[i]->building = NULL;
+    kiln_stream_release(streams[i]);
+  }
+  free(streams);
+  free(prev);
   return st;
 }
 
@@ -138,17 +343,43 @@ kiln_status kiln_stream_end_capture(kiln_stream *s, kiln_graph **out_graph) {
   if (!out_graph)
     return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                           "%s: out_graph is NULL; the capture goes on", fn);
-  kiln_graph *g = atomic_exchange(&s->capture, NULL);
-  if (!g)
+  /* Under the context lock, which every append and join holds. */
+  kiln_context *ctx = s->base.context;
+  pthread_mutex_lock(&ctx->lock);
+  kiln_graph *g = atomic_load(&s->capture);
+  if (!g || s->capture_branch != 0) {
+    pthread_mutex_unlock(&ctx->lock);
+    if (g)
+      return kiln_set_error(KILN_ERROR_INVALID_STATE,
+                            "%s: the stream joined a capture that another "
+                            "stream began (it waited on an event recorded "
+                            "there); end the capture on that stream; the "
+                            "capture goes on",
+                            fn);
     return kiln_set_error(KILN_ERROR_INVALID_STATE,
                           "%s: the stream is not capturing a graph "
                           "(kiln_stream_begin_capture)",
                           fn);
-  /* Under the context lock: a thread's append may still hold it. */
-  kiln_context *ctx = s->base.context;
-  pthread_mutex_lock(&ctx->lock);
+  }
+  close_capture(g);
   pthread_mutex_unlock(&ctx->lock);
-  if ((st = build(g)) != KILN_OK) {
+  size_t *prev = previous_on_branch(g), loose = 0;
+  uint32_t branch = 0;
+  st = prev ? unjoined(g, prev, &loose, &branch)
+            : kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                             "out of host memory checking a capture");
+  free(prev);
+  if (st == KILN_OK && loose)
+    st = kiln_set_error(KILN_ERROR_INVALID_STATE,
+                        "%s: %zu captured operation%s of the stream that "
+                        "joined the capture as its branch %u (and maybe of "
+                        "others) %s never waited for by this stream (record "
+                        "an event after them and wait on it here before "
+                        "ending the capture); the capture was discarded and "
+                        "its streams capture no more",
+                        fn, loose, loose == 1 ? "" : "s", (unsigned)branch,
+                        loose == 1 ? "was" : "were");
+  if (st != KILN_OK || (st = build(g)) != KILN_OK) {
     kiln_graph_release(g);
     return kiln_error_in(fn, st);
   }

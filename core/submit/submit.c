@@ -96,6 +96,15 @@ static kiln_status capture(kiln_stream *s, const kiln_command *c) {
     }
   }
   if (st == KILN_OK) {
+    kept.branch = s->capture_branch;
+    kept.joins = 0;
+    if (kept.kind == KILN_COMMAND_WAIT &&
+        atomic_load(&kept.event->capture_record) == g)
+      kept.joins = kept.event->capture_index + 1;
+    if (kept.kind == KILN_COMMAND_RECORD) {
+      kept.event->capture_index = g->cmd_count;
+      atomic_store(&kept.event->capture_record, g);
+    }
     g->cmds[g->cmd_count++] = kept;
     kiln_command_objects(&kept, kiln_graph_hold);
     if (kept.kind == KILN_COMMAND_LAUNCH && kept.numbered) g->launch_count++;
@@ -158,16 +167,45 @@ static kiln_status capture_free(kiln_stream *s, const kiln_command *c) {
   return capture(s, c);
 }
 
-bool kiln_capture_records(kiln_stream *s, const kiln_event *e) {
-  if (!kiln_stream_capturing(s)) return false;
+bool kiln_capture_records(const kiln_event *e) {
+  return atomic_load(&e->capture_record) != NULL;
+}
+
+/* s, capturing nothing, waits on an event whose last record is in an open
+ * capture: s joins that capture as its next branch, the wait the branch's
+ * first command (an edge from the record), as CUDA's stream capture does.
+ * Until the capture ends, s is capturing too. */
+static kiln_status join(kiln_stream *s, const kiln_command *c) {
   kiln_context *ctx = s->base.context;
-  bool found = false;
+  kiln_status st = KILN_OK;
   pthread_mutex_lock(&ctx->lock);
-  const kiln_graph *g = atomic_load(&s->capture);
-  for (size_t i = 0; g && !found && i < g->cmd_count; i++)
-    found = g->cmds[i].kind == KILN_COMMAND_RECORD && g->cmds[i].event == e;
+  kiln_graph *g = atomic_load(&c->event->capture_record);
+  if (!g) {
+    st = kiln_set_error(KILN_ERROR_INVALID_STATE,
+                        "%s: the capture that recorded the event ended "
+                        "while the call was being made; nothing was done",
+                        c->fn);
+  } else if (!atomic_load(&s->capture)) {
+    if (g->branch_count == g->branch_cap) {
+      size_t cap = g->branch_cap * 2;
+      kiln_stream **more = realloc(g->branches, cap * sizeof *more);
+      if (!more)
+        st = kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "%s: out of host memory joining a capture",
+                            c->fn);
+      else {
+        g->branches = more;
+        g->branch_cap = cap;
+      }
+    }
+    if (st == KILN_OK) {
+      s->capture_branch = (uint32_t)g->branch_count;
+      g->branches[g->branch_count++] = s;
+      atomic_store(&s->capture, g);
+    }
+  }
   pthread_mutex_unlock(&ctx->lock);
-  return found;
+  return st != KILN_OK ? st : capture(s, c);
 }
 
 /* ---- Copies and fills, as the device does them ----------------------------- */
@@ -481,6 +519,18 @@ static kiln_status issue(kiln_stream *s, const kiln_command *c) {
 
 kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   kiln_context *ctx = s->base.context;
+  if (c->kind == KILN_COMMAND_WAIT && kiln_capture_records(c->event)) {
+    const kiln_graph *g = atomic_load(&s->capture);
+    if (!g) return join(s, c);
+    if (g != atomic_load(&c->event->capture_record))
+      return kiln_set_error(KILN_ERROR_INVALID_STATE,
+                            "%s: the event was last recorded in another "
+                            "stream's capture; one capture cannot wait on "
+                            "another's work (end that capture first, or "
+                            "record the event outside it); nothing was "
+                            "done and the capture goes on",
+                            c->fn);
+  }
   if (kiln_stream_capturing(s) ||
       (c->src_stream && kiln_stream_capturing(c->src_stream))) {
     if (c->kind == KILN_COMMAND_REPLAY)
@@ -535,6 +585,12 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   }
   if (c->kind == KILN_COMMAND_RECORD) {
     c->event->recorded = true;
+    if (kiln_capture_records(c->event)) {
+      /* This record, not the captured one, is what a wait now follows. */
+      pthread_mutex_lock(&ctx->lock);
+      atomic_store(&c->event->capture_record, NULL);
+      pthread_mutex_unlock(&ctx->lock);
+    }
     if (ctx->guard) kiln_guard_note_record(c->event, s);
   } else if (c->kind == KILN_COMMAND_READ && ctx->guard) {
     /* The stream's earlier kernels are done: a sync point. */

@@ -1519,8 +1519,11 @@ KILN_API kiln_status kiln_event_destroy(kiln_event *event);
 KILN_API kiln_status kiln_event_record(kiln_event *event, kiln_stream *stream);
 
 /* Makes later work on `stream` (NULL: the default stream) wait until the
- * event's mark is reached; the host does not wait.
- * KILN_ERROR_INVALID_STATE if the event was never recorded. */
+ * event's mark is reached; the host does not wait. Where the event's last
+ * record is in a capture, the stream joins that capture instead (see
+ * "Branches" under Graphs). KILN_ERROR_INVALID_STATE if the event was never
+ * recorded, or was last recorded in a capture other than the one `stream`
+ * is capturing. */
 KILN_API kiln_status kiln_stream_wait_event(kiln_stream *stream,
                                             kiln_event *event);
 
@@ -1548,9 +1551,9 @@ KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
 /*
  * A graph is work captured from a stream and replayed, whole, as one
  * submission: a CUDA or HIP executable graph, or one reusable Vulkan
- * command buffer with the barriers the stream would have put between the
- * commands. A replay costs about what one launch does, however many
- * launches the graph holds.
+ * command buffer with barriers only where a command depends on another. A
+ * replay costs about what one launch does, however many launches the graph
+ * holds.
  *
  * Captured, in order: kiln_launch, kiln_buffer_copy, kiln_buffer_fill, the
  * built-in helpers (kiln_axpy_f32, ...: launches too), kiln_event_record and
@@ -1567,7 +1570,24 @@ KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
  * kiln_stream_destroy or a second kiln_stream_begin_capture on the
  * capturing stream. Each fails with KILN_ERROR_INVALID_STATE and a message,
  * does nothing, and the capture goes on: kiln_stream_end_capture then gives
- * the graph of what was captured. Work on other streams is not captured.
+ * the graph of what was captured.
+ *
+ * Branches, as CUDA's stream capture has them: another stream of the
+ * context that waits on an event whose last record is in the capture
+ * joins it, and its work from that wait on is captured too, as a branch
+ * of the graph that runs beside the others (each branch in its stream's
+ * order, after what the event marked). A branch joins back when a stream
+ * of the capture waits on an event recorded on it. Before the capture
+ * ends on the stream that began it, that stream must have waited, through
+ * such events, for all the work of every branch: else
+ * kiln_stream_end_capture fails with KILN_ERROR_INVALID_STATE, naming the
+ * branch, and discards the capture. A joined stream is capturing until
+ * then (it refuses what the capturing stream refuses, and cannot end the
+ * capture); a stream capturing another graph cannot wait on this one's
+ * records (KILN_ERROR_INVALID_STATE). Work on streams that never joined is
+ * not captured. Independent branches run at once on CUDA and HIP; on
+ * Vulkan they share levels without a barrier between them, which drivers
+ * may overlap (Vulkan promises no overlap on one queue).
  *
  * The graph holds the kernels' modules, the buffers and the events it uses:
  * destroying one of them while a graph holds it is KILN_ERROR_INVALID_STATE
@@ -1581,9 +1601,12 @@ KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
 KILN_API kiln_status kiln_stream_begin_capture(kiln_stream *stream);
 
 /* Ends the capture on `stream` and returns the graph in *out_graph (owned by
- * the caller; kiln_graph_destroy). The stream is back to running its work.
- * KILN_ERROR_INVALID_STATE if the stream is not capturing. If the backend
- * cannot build the graph, the capture is abandoned all the same. */
+ * the caller; kiln_graph_destroy). The stream, and every stream that
+ * joined the capture, is back to running its work. KILN_ERROR_INVALID_STATE
+ * if the stream is not capturing, if it joined a capture that another
+ * stream began (that one ends it), or if a branch was not joined back
+ * (see above). If the backend cannot build the graph, the capture is
+ * abandoned all the same. */
 KILN_API kiln_status kiln_stream_end_capture(kiln_stream *stream,
                                              kiln_graph **out_graph);
 

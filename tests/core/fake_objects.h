@@ -131,6 +131,11 @@ typedef enum fake_node_op {
   KILN_GRAPH_FILL = KILN_COMMAND_FILL,
   KILN_GRAPH_RECORD = KILN_COMMAND_RECORD,
   KILN_GRAPH_WAIT = KILN_COMMAND_WAIT,
+  /* The shape of a build with branches (core/backend.h): graph_level,
+   * graph_mark and graph_wait_mark. */
+  FAKE_GRAPH_LEVEL = 100,
+  FAKE_GRAPH_MARK,
+  FAKE_GRAPH_WAIT_MARK,
 } fake_node_op;
 
 typedef struct fake_node {
@@ -145,6 +150,8 @@ typedef struct fake_node {
   uint64_t pattern;
   size_t pattern_size;
   kiln_event *event;
+  size_t lane; /* the building stream it came on, in order of first use */
+  size_t mark; /* FAKE_GRAPH_MARK, FAKE_GRAPH_WAIT_MARK */
 } fake_node;
 
 /* Adds n to the graph that s builds (s->building). */
