@@ -167,10 +167,6 @@ static kiln_status capture_free(kiln_stream *s, const kiln_command *c) {
   return capture(s, c);
 }
 
-bool kiln_capture_records(const kiln_event *e) {
-  return atomic_load(&e->capture_record) != NULL;
-}
-
 /* s, capturing nothing, waits on an event whose last record is in an open
  * capture: s joins that capture as its next branch, the wait the branch's
  * first command (an edge from the record), as CUDA's stream capture does.
