@@ -1,8 +1,9 @@
 /* Graphs: one reusable command buffer, recorded by the stream's own code
- * (launch.c, buffer.c) with the stream's barriers between commands, and
- * replayed with one vkQueueSubmit that signals the replaying stream's
- * timeline, so that stream order, events and synchronize hold as for any
- * batch.
+ * (launch.c, buffer.c), and replayed with one vkQueueSubmit that signals
+ * the replaying stream's timeline, so that stream order, events and
+ * synchronize hold as for any batch. The core hands the commands over in
+ * levels (core/backend.h, graph_level): a barrier goes between two
+ * levels only, so the independent branches of a capture run at once.
  *
  * The buffer is begun with SIMULTANEOUS_USE, so a replay may be submitted
  * while earlier ones are pending, on any queue. Recording it again (an
@@ -120,6 +121,15 @@ kiln_status kiln_vulkan_graph_note_event(kiln_stream *s, kiln_event *e,
   }
   kiln_vulkan_stream_unlock(st);
   return status;
+}
+
+kiln_status kiln_vulkan_graph_level(kiln_graph *g, kiln_stream *s) {
+  (void)g;
+  kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
+  kiln_vulkan_stream_lock(st);
+  st->dirty = true;
+  kiln_vulkan_stream_unlock(st);
+  return KILN_OK;
 }
 
 kiln_status kiln_vulkan_graph_end(kiln_graph *g, kiln_stream *s, bool keep) {

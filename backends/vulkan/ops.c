@@ -55,6 +55,7 @@ static const kiln_graph_ops vulkan_graphs = {
     .graph_end = kiln_vulkan_graph_end,
     .graph_launch = kiln_vulkan_graph_launch,
     .graph_deinit = kiln_vulkan_graph_deinit,
+    .graph_level = kiln_vulkan_graph_level,
 };
 
 static const kiln_memory_ops vulkan_memory = {

@@ -269,10 +269,11 @@ kiln_status kiln_vulkan_stream_command(kiln_vulkan_stream *st,
 }
 
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st) {
-  st->dirty = true;
   st->recorded++;
-  /* A graph's command buffer holds all of it, submitted at each replay. */
+  /* A graph's command buffer holds all of it, submitted at each replay,
+   * with barriers only between the levels of its build (graph.c). */
   if (st->base.building) return KILN_OK;
+  st->dirty = true;
   /* A copy is submitted at once: its engine is there to run it beside
    * kernels, and copies worth a DMA engine cost far more than the
    * submission. */
@@ -528,7 +529,7 @@ void kiln_vulkan_stream_record_into(kiln_vulkan_stream *st,
 }
 
 kiln_status kiln_vulkan_stream_end_recording(kiln_vulkan_stream *st) {
-  if (st->dirty) host_barrier(st);
+  host_barrier(st);
   VkResult r = st->ctx->vk.vkEndCommandBuffer(st->cmd);
   st->cmd = VK_NULL_HANDLE;
   st->recorded = 0;

@@ -777,9 +777,10 @@ void kiln_vulkan_stream_discard(kiln_vulkan_stream *st);
 void kiln_vulkan_stream_set_busy(kiln_vulkan_stream *st, bool busy);
 
 /* A graph's recording (graph.c) on the core's building stream: commands
- * then go into `cmd` (begun by the caller), with the stream's barriers,
- * and no batch is submitted; end_recording adds the barrier to the host
- * and ends `cmd`. */
+ * then go into `cmd` (begun by the caller), the first behind a barrier
+ * and the others behind one only where graph.c asks (st->dirty), and no
+ * batch is submitted; end_recording adds the barrier to the host and ends
+ * `cmd`. */
 void kiln_vulkan_stream_record_into(kiln_vulkan_stream *st,
                                     VkCommandBuffer cmd);
 kiln_status kiln_vulkan_stream_end_recording(kiln_vulkan_stream *st);
@@ -1143,6 +1144,7 @@ typedef struct kiln_vulkan_graph {
 
 kiln_status kiln_vulkan_graph_begin(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_vulkan_graph_end(kiln_graph *g, kiln_stream *s, bool keep);
+kiln_status kiln_vulkan_graph_level(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_vulkan_graph_launch(kiln_graph *g, kiln_stream *s);
 void kiln_vulkan_graph_deinit(kiln_graph *g);
 /* An event record or wait issued on the stream building a graph. */
