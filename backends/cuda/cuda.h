@@ -124,6 +124,9 @@ typedef struct kiln_cuda_graph {
   CUgraph graph;
   CUgraphExec exec;
   CUgraphNode *nodes;
+  /* The marks of a build with branches (graph.c), NULL until made. */
+  CUevent *marks;
+  size_t mark_count;
 } kiln_cuda_graph;
 
 typedef struct kiln_cuda_event {
@@ -387,6 +390,9 @@ kiln_status kiln_cuda_graph_begin(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_cuda_graph_launched(kiln_graph *g, kiln_stream *s,
                                      size_t index);
 kiln_status kiln_cuda_graph_end(kiln_graph *g, kiln_stream *s, bool keep);
+kiln_status kiln_cuda_graph_mark(kiln_graph *g, kiln_stream *s, size_t mark);
+kiln_status kiln_cuda_graph_wait_mark(kiln_graph *g, kiln_stream *s,
+                                      size_t mark);
 kiln_status kiln_cuda_graph_launch(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_cuda_graph_update(kiln_graph *g, size_t index);
 void kiln_cuda_graph_deinit(kiln_graph *g);

@@ -7,8 +7,12 @@
  * capture is on a stream of the core's own, which nothing else touches.
  * After each captured launch the stream's capture dependencies are exactly
  * the new kernel node (the stream is in order), which is kept for updates
- * through cuGraphExecKernelNodeSetParams. The entry points are optional
- * (symbols.h): a driver older than CUDA 12.0 runs everything but graphs. */
+ * through cuGraphExecKernelNodeSetParams. A capture's branches are built on
+ * building streams of their own, which join the capture as CUDA's own
+ * stream capture joins streams: through an event recorded in the capture
+ * (a mark) and waited on, which makes an edge and no node. The entry
+ * points are optional (symbols.h): a driver older than CUDA 12.0 runs
+ * everything but graphs. */
 #include <stdlib.h>
 
 #include "backends/cuda/cuda.h"
@@ -65,9 +69,58 @@ kiln_status kiln_cuda_graph_launched(kiln_graph *g, kiln_stream *s,
   return KILN_OK;
 }
 
+kiln_status kiln_cuda_graph_mark(kiln_graph *g, kiln_stream *s, size_t mark) {
+  kiln_cuda_graph *cg = graph_cast(g);
+  if (mark >= cg->mark_count) {
+    CUevent *more = realloc(cg->marks, (mark + 1) * sizeof *more);
+    if (!more)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "out of host memory building a graph");
+    for (size_t i = cg->mark_count; i <= mark; i++) more[i] = NULL;
+    cg->marks = more;
+    cg->mark_count = mark + 1;
+  }
+  CUresult r = CUDA_SUCCESS;
+  if (!cg->marks[mark] &&
+      (r = kiln_cuda_api.cuEventCreate(&cg->marks[mark],
+                                       CU_EVENT_DISABLE_TIMING)) !=
+          CUDA_SUCCESS) {
+    cg->marks[mark] = NULL;
+    return kiln_cuda_error(r, "cuEventCreate (a mark of a graph's build)");
+  }
+  r = kiln_cuda_api.cuEventRecord(cg->marks[mark], stream_of(s));
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuEventRecord (a mark of a graph's build)");
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_graph_wait_mark(kiln_graph *g, kiln_stream *s,
+                                      size_t mark) {
+  kiln_cuda_graph *cg = graph_cast(g);
+  if (mark >= cg->mark_count || !cg->marks[mark])
+    return kiln_set_error(KILN_ERROR_BACKEND,
+                          "a graph's build waits for mark %zu, never made",
+                          mark);
+  CUresult r = kiln_cuda_api.cuStreamWaitEvent(stream_of(s), cg->marks[mark],
+                                               0);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuStreamWaitEvent (a mark of a graph's build)");
+  return KILN_OK;
+}
+
+/* The marks serve one build: the capture's edges are in the graph. */
+static void free_marks(kiln_cuda_graph *cg) {
+  for (size_t i = 0; i < cg->mark_count; i++)
+    if (cg->marks[i]) kiln_cuda_api.cuEventDestroy(cg->marks[i]);
+  free(cg->marks);
+  cg->marks = NULL;
+  cg->mark_count = 0;
+}
+
 kiln_status kiln_cuda_graph_end(kiln_graph *g, kiln_stream *s, bool keep) {
   kiln_cuda_graph *cg = graph_cast(g);
   CUresult r = kiln_cuda_api.cuStreamEndCapture(stream_of(s), &cg->graph);
+  free_marks(cg);
   if (r != CUDA_SUCCESS) {
     cg->graph = NULL;
     return kiln_cuda_error(r, "cuStreamEndCapture");
@@ -119,4 +172,5 @@ void kiln_cuda_graph_deinit(kiln_graph *g) {
   if (cg->exec) kiln_cuda_api.cuGraphExecDestroy(cg->exec);
   if (cg->graph) kiln_cuda_api.cuGraphDestroy(cg->graph);
   free(cg->nodes);
+  free_marks(cg);
 }

@@ -73,6 +73,8 @@ static const kiln_graph_ops cuda_graphs = {
     .graph_end = kiln_cuda_graph_end,
     .graph_launch = kiln_cuda_graph_launch,
     .graph_deinit = kiln_cuda_graph_deinit,
+    .graph_mark = kiln_cuda_graph_mark,
+    .graph_wait_mark = kiln_cuda_graph_wait_mark,
 };
 
 static const kiln_graph_update_ops cuda_graph_updates = {

@@ -1,8 +1,9 @@
 /* Graphs: stream capture of the core's building stream into a hipGraph_t,
  * instantiated once and replayed with hipGraphLaunch, as on CUDA (see
- * backends/cuda/graph.c for why the capture is relaxed and how launches
- * find their nodes). Needs ROCm 6's graph entry points: without them the
- * build of a graph answers KILN_ERROR_UNSUPPORTED. */
+ * backends/cuda/graph.c for why the capture is relaxed, how launches find
+ * their nodes and how branches join the capture). Needs ROCm 6's graph
+ * entry points: without them the build of a graph answers
+ * KILN_ERROR_UNSUPPORTED. */
 #include <stdlib.h>
 
 #include "backends/hip/hip.h"
@@ -52,10 +53,60 @@ kiln_status kiln_hip_graph_launched(kiln_graph *g, kiln_stream *s,
   return KILN_OK;
 }
 
+kiln_status kiln_hip_graph_mark(kiln_graph *g, kiln_stream *s, size_t mark) {
+  kiln_hip_graph *hg = graph_cast(g);
+  if (mark >= hg->mark_count) {
+    hipEvent_t *more = realloc(hg->marks, (mark + 1) * sizeof *more);
+    if (!more)
+      return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                            "out of host memory building a graph");
+    for (size_t i = hg->mark_count; i <= mark; i++) more[i] = NULL;
+    hg->marks = more;
+    hg->mark_count = mark + 1;
+  }
+  hipError_t err = hipSuccess;
+  if (!hg->marks[mark] &&
+      (err = kiln_hip_api.hipEventCreateWithFlags(
+           &hg->marks[mark], hipEventDisableTiming)) != hipSuccess) {
+    hg->marks[mark] = NULL;
+    return kiln_hip_error(err,
+                          "hipEventCreateWithFlags (a mark of a graph's build)");
+  }
+  err = kiln_hip_api.hipEventRecord(hg->marks[mark], kiln_hip_stream_handle(s));
+  if (err != hipSuccess)
+    return kiln_hip_error(err, "hipEventRecord (a mark of a graph's build)");
+  return KILN_OK;
+}
+
+kiln_status kiln_hip_graph_wait_mark(kiln_graph *g, kiln_stream *s,
+                                     size_t mark) {
+  kiln_hip_graph *hg = graph_cast(g);
+  if (mark >= hg->mark_count || !hg->marks[mark])
+    return kiln_set_error(KILN_ERROR_BACKEND,
+                          "a graph's build waits for mark %zu, never made",
+                          mark);
+  hipError_t err = kiln_hip_api.hipStreamWaitEvent(kiln_hip_stream_handle(s),
+                                                   hg->marks[mark], 0);
+  if (err != hipSuccess)
+    return kiln_hip_error(err,
+                          "hipStreamWaitEvent (a mark of a graph's build)");
+  return KILN_OK;
+}
+
+/* The marks serve one build: the capture's edges are in the graph. */
+static void free_marks(kiln_hip_graph *hg) {
+  for (size_t i = 0; i < hg->mark_count; i++)
+    if (hg->marks[i]) kiln_hip_api.hipEventDestroy(hg->marks[i]);
+  free(hg->marks);
+  hg->marks = NULL;
+  hg->mark_count = 0;
+}
+
 kiln_status kiln_hip_graph_end(kiln_graph *g, kiln_stream *s, bool keep) {
   kiln_hip_graph *hg = graph_cast(g);
   hipError_t err =
       kiln_hip_api.hipStreamEndCapture(kiln_hip_stream_handle(s), &hg->graph);
+  free_marks(hg);
   if (err != hipSuccess) {
     hg->graph = NULL;
     return kiln_hip_error(err, "hipStreamEndCapture");
@@ -109,4 +160,5 @@ void kiln_hip_graph_deinit(kiln_graph *g) {
   if (hg->exec) kiln_hip_api.hipGraphExecDestroy(hg->exec);
   if (hg->graph) kiln_hip_api.hipGraphDestroy(hg->graph);
   free(hg->nodes);
+  free_marks(hg);
 }

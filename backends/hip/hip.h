@@ -488,12 +488,18 @@ typedef struct kiln_hip_graph {
   hipGraph_t graph;
   hipGraphExec_t exec;
   hipGraphNode_t *nodes;
+  /* The marks of a build with branches (graph.c), NULL until made. */
+  hipEvent_t *marks;
+  size_t mark_count;
 } kiln_hip_graph;
 
 kiln_status kiln_hip_graph_begin(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_hip_graph_launched(kiln_graph *g, kiln_stream *s,
                                     size_t index);
 kiln_status kiln_hip_graph_end(kiln_graph *g, kiln_stream *s, bool keep);
+kiln_status kiln_hip_graph_mark(kiln_graph *g, kiln_stream *s, size_t mark);
+kiln_status kiln_hip_graph_wait_mark(kiln_graph *g, kiln_stream *s,
+                                     size_t mark);
 kiln_status kiln_hip_graph_launch(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_hip_graph_update(kiln_graph *g, size_t index);
 void kiln_hip_graph_deinit(kiln_graph *g);

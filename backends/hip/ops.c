@@ -67,6 +67,8 @@ static const kiln_graph_ops hip_graphs = {
     .graph_end = kiln_hip_graph_end,
     .graph_launch = kiln_hip_graph_launch,
     .graph_deinit = kiln_hip_graph_deinit,
+    .graph_mark = kiln_hip_graph_mark,
+    .graph_wait_mark = kiln_hip_graph_wait_mark,
 };
 
 static const kiln_graph_update_ops hip_graph_updates = {
