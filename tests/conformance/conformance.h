@@ -124,6 +124,13 @@ const kiln_module_image *conf_images_with(kiln_context *ctx, const char *kernel,
  * this backend. */
 kiln_module *conf_module(void);
 kiln_kernel *conf_kernel(const char *name);
+/* conf_add_u32 over b's words [offset / 4, offset / 4 + n): each += value;
+ * conf_busy over b's first n words: `rounds` steps of conf_lcg each. */
+void conf_add_u32(kiln_stream *s, kiln_buffer *b, size_t offset, uint32_t n,
+                  uint32_t value);
+void conf_busy(kiln_stream *s, kiln_buffer *b, uint32_t n, uint32_t rounds);
+/* v after `steps` steps of the LCG that conf_busy runs. */
+uint32_t conf_lcg(uint32_t v, uint64_t steps);
 /* Destroys the module, if it was created (main, at the end). */
 kiln_status conf_release_module(void);
 
@@ -159,6 +166,7 @@ int conf_run_guard_tests(void);
 int conf_run_global_tests(void);
 int conf_run_fault_tests(void);
 int conf_run_graph_tests(void);
+int conf_run_branch_tests(void);
 int conf_run_peer_tests(void);
 int conf_run_interop_tests(void);
 int conf_run_vendor_tests(void);

@@ -140,6 +140,7 @@ int main(void) {
       {"streams", conf_run_stream_tests},
       {"peers", conf_run_peer_tests},
       {"graphs", conf_run_graph_tests},
+      {"branches", conf_run_branch_tests},
       {"sync", conf_run_sync_tests},
       {"interop", conf_run_interop_tests},
       {"vendor", conf_run_vendor_tests},

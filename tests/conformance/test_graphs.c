@@ -1,6 +1,7 @@
 /* Graphs: work captured from a stream and replayed, against the same work
  * issued directly; argument updates; what cannot be captured; replays that
- * overlap, on other streams, and a graph destroyed under its replays. */
+ * overlap, on other streams, and a graph destroyed under its replays.
+ * Captures with branches: test_branches.c. */
 #include <stdio.h>
 
 #include <stdlib.h>
@@ -14,39 +15,16 @@ enum { WORDS = 4096 };
  * opens the gate: far longer than any round needs. */
 #define GATE_DEADLINE_MS 20000u
 
-#define LCG_MUL 1664525u
-#define LCG_ADD 1013904223u
-
-static void add_u32(kiln_stream *s, kiln_buffer *b, size_t offset, uint32_t n,
-                    uint32_t value) {
-  kiln_launch_config c = kiln_launch_config_1d(n, 64);
-  const kiln_arg args[3] = {kiln_arg_buffer(b, offset), kiln_arg_u32(n),
-                            kiln_arg_u32(value)};
-  check_ok(kiln_launch(s, conf_kernel("conf_add_u32"), &c, args, 3));
-}
-
-static void busy(kiln_stream *s, kiln_buffer *b, uint32_t n, uint32_t rounds) {
-  kiln_launch_config c = kiln_launch_config_1d(n, 128);
-  const kiln_arg args[3] = {kiln_arg_buffer(b, 0), kiln_arg_u32(n),
-                            kiln_arg_u32(rounds)};
-  check_ok(kiln_launch(s, conf_kernel("conf_busy"), &c, args, 3));
-}
-
-static uint32_t lcg(uint32_t v, uint64_t steps) {
-  for (uint64_t i = 0; i < steps; i++) v = v * LCG_MUL + LCG_ADD;
-  return v;
-}
-
 /* A mix of launches, copies and fills (one of them by kiln's fill kernel:
  * an 8-byte pattern) over two guarded buffers, each depending on the one
  * before, that changes the buffers differently each time it runs. */
 static void work(kiln_stream *s, conf_guarded *a, conf_guarded *b) {
   const uint64_t wide = 0x0123456789abcdefull;
   const uint8_t byte = 0x5a;
-  add_u32(s, a->buf, CONF_GUARD, WORDS, 5);
+  conf_add_u32(s, a->buf, CONF_GUARD, WORDS, 5);
   check_ok(kiln_buffer_copy(s, b->buf, CONF_GUARD, a->buf,
                             CONF_GUARD + WORDS * 2, WORDS * 2));
-  add_u32(s, b->buf, CONF_GUARD + 4, WORDS - 1, 3);
+  conf_add_u32(s, b->buf, CONF_GUARD + 4, WORDS - 1, 3);
   check_ok(kiln_buffer_fill(s, a->buf, CONF_GUARD + 12, 40, &byte, 1));
   check_ok(kiln_buffer_fill(s, b->buf, CONF_GUARD + WORDS * 2, 64, &wide, 8));
   check_ok(kiln_buffer_copy(s, a->buf, CONF_GUARD + WORDS * 3, b->buf,
@@ -115,8 +93,8 @@ static void arguments_change_between_replays(void **state) {
   kiln_stream *s;
   check_ok(kiln_stream_create(conf.ctx, &s));
   check_ok(kiln_stream_begin_capture(s));
-  add_u32(s, ba, 0, WORDS, 1);
-  add_u32(s, bb, 0, WORDS, 2);
+  conf_add_u32(s, ba, 0, WORDS, 1);
+  conf_add_u32(s, bb, 0, WORDS, 2);
   kiln_graph *g;
   check_ok(kiln_stream_end_capture(s, &g));
   check_ok(kiln_graph_launch(g, s));
@@ -170,7 +148,7 @@ static void capture_refuses_what_it_cannot_hold(void **state) {
   check_message_has("not capturing");
 
   check_ok(kiln_stream_begin_capture(s));
-  add_u32(s, buf, 0, 64, 1);
+  conf_add_u32(s, buf, 0, 64, 1);
   check_ok(kiln_event_record(e, s));
   check_fails(kiln_stream_begin_capture(s), KILN_ERROR_INVALID_STATE);
   check_message_has("already capturing");
@@ -188,9 +166,9 @@ static void capture_refuses_what_it_cannot_hold(void **state) {
   check_fails(kiln_stream_destroy(s), KILN_ERROR_INVALID_STATE);
   check_message_has("kiln_stream_destroy");
   /* Other streams are not captured. */
-  add_u32(other, buf, 0, 64, 100);
+  conf_add_u32(other, buf, 0, 64, 100);
   check_ok(kiln_stream_synchronize(other));
-  add_u32(s, buf, 0, 64, 2);
+  conf_add_u32(s, buf, 0, 64, 2);
   check_ok(kiln_stream_end_capture(s, &g));
   check_fails(kiln_stream_end_capture(s, &g), KILN_ERROR_INVALID_STATE);
 
@@ -247,24 +225,24 @@ static void overlapping_replays_on_other_streams(void **state) {
 
   kiln_graph *g;
   check_ok(kiln_stream_begin_capture(s1));
-  busy(s1, buf, N, ROUNDS);
+  conf_busy(s1, buf, N, ROUNDS);
   check_ok(kiln_event_record(done, s1));
   check_ok(kiln_stream_end_capture(s1, &g));
   for (int i = 0; i < REPLAYS; i++) check_ok(kiln_graph_launch(g, s1));
   check_ok(kiln_stream_wait_event(s2, done));
-  add_u32(s2, buf, 0, N, 1);
+  conf_add_u32(s2, buf, 0, N, 1);
   check_ok(kiln_graph_launch(g, s2));
   check_ok(kiln_event_record(done, s2));
   check_ok(kiln_stream_wait_event(NULL, done));
-  add_u32(NULL, buf, 0, N, 2);
+  conf_add_u32(NULL, buf, 0, N, 2);
   check_ok(kiln_graph_launch(g, NULL));
   check_ok(kiln_graph_launch(g, NULL));
   check_ok(kiln_graph_destroy(g));
   check_ok(kiln_buffer_read(NULL, buf, 0, got, sizeof got));
   for (size_t i = 0; i < N; i++) {
-    const uint32_t on_s1 = lcg(init[i], (uint64_t)ROUNDS * REPLAYS);
-    const uint32_t on_s2 = lcg(on_s1 + 1, ROUNDS);
-    const uint32_t want = lcg(on_s2 + 2, (uint64_t)ROUNDS * 2);
+    const uint32_t on_s1 = conf_lcg(init[i], (uint64_t)ROUNDS * REPLAYS);
+    const uint32_t on_s2 = conf_lcg(on_s1 + 1, ROUNDS);
+    const uint32_t want = conf_lcg(on_s2 + 2, (uint64_t)ROUNDS * 2);
     if (got[i] != want)
       fail_msg("word %zu is %u after the replays, expected %u", i, got[i],
                want);
@@ -299,13 +277,13 @@ static void captured_waits_follow_the_event(void **state) {
   check_ok(kiln_stream_wait_event(s2, inner));
   check_ok(kiln_stream_end_capture(s2, &g));
   for (uint32_t round = 1; round <= 3; round++) {
-    busy(s1, a, N, ROUNDS);
+    conf_busy(s1, a, N, ROUNDS);
     check_ok(kiln_event_record(e, s1));
     check_ok(kiln_graph_launch(g, s2));
     check_ok(kiln_stream_synchronize(s2));
     check_ok(kiln_buffer_read(s2, b, 0, got, sizeof got));
     for (size_t i = 0; i < N; i++)
-      if (got[i] != lcg(0, (uint64_t)ROUNDS * round))
+      if (got[i] != conf_lcg(0, (uint64_t)ROUNDS * round))
         fail_msg("round %u: word %zu copied before the wait: %u", round, i,
                  got[i]);
   }
@@ -474,7 +452,7 @@ static void replays_of_one_graph_wait_for_each_other(void **state) {
   check_ok(kiln_event_create(conf.ctx, &after));
   kiln_graph *g;
   check_ok(kiln_stream_begin_capture(s));
-  add_u32(s, buf, 0, N, 5);
+  conf_add_u32(s, buf, 0, N, 5);
   check_ok(kiln_stream_end_capture(s, &g));
   /* The kernel is on the device before the gate closes: a kernel's first
    * use may wait for the work queued before it, gate and all. */
@@ -522,9 +500,9 @@ static void large_copies_are_captured(void **state) {
   check_ok(kiln_buffer_create(conf.ctx, bytes + 4, KILN_BUFFER_ZERO, &b));
   kiln_graph *g;
   check_ok(kiln_stream_begin_capture(s));
-  add_u32(s, a, 0, BIG, 1);
+  conf_add_u32(s, a, 0, BIG, 1);
   check_ok(kiln_buffer_copy(s, b, 4, a, 0, bytes));
-  add_u32(s, b, 4, BIG, 2);
+  conf_add_u32(s, b, 4, BIG, 2);
   check_ok(kiln_stream_end_capture(s, &g));
   uint32_t *got = conf_alloc(bytes + 4), *want = conf_alloc(bytes + 4);
   for (uint32_t r = 1; r <= REPLAYS; r++) {

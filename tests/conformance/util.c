@@ -221,6 +221,26 @@ kiln_kernel *conf_kernel(const char *name) {
   return k;
 }
 
+void conf_add_u32(kiln_stream *s, kiln_buffer *b, size_t offset, uint32_t n,
+                  uint32_t value) {
+  kiln_launch_config c = kiln_launch_config_1d(n, 64);
+  const kiln_arg args[3] = {kiln_arg_buffer(b, offset), kiln_arg_u32(n),
+                            kiln_arg_u32(value)};
+  check_ok(kiln_launch(s, conf_kernel("conf_add_u32"), &c, args, 3));
+}
+
+void conf_busy(kiln_stream *s, kiln_buffer *b, uint32_t n, uint32_t rounds) {
+  kiln_launch_config c = kiln_launch_config_1d(n, 128);
+  const kiln_arg args[3] = {kiln_arg_buffer(b, 0), kiln_arg_u32(n),
+                            kiln_arg_u32(rounds)};
+  check_ok(kiln_launch(s, conf_kernel("conf_busy"), &c, args, 3));
+}
+
+uint32_t conf_lcg(uint32_t v, uint64_t steps) {
+  for (uint64_t i = 0; i < steps; i++) v = v * 1664525u + 1013904223u;
+  return v;
+}
+
 kiln_status conf_release_module(void) {
   kiln_status st = kiln_module_destroy(module);
   module = NULL;

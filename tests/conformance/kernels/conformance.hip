@@ -80,6 +80,20 @@ extern "C" __global__ void conf_busy(unsigned *data, unsigned n,
   }
 }
 
+// Two launches that can only both succeed if they run at once, CUDA and
+// HIP only (Vulkan promises no overlap of commands): each raises
+// flags[me], then polls flags[1 - me] at most `polls` times, and leaves
+// in flags[2 + me] whether it saw it raised. One block, one thread.
+extern "C" __global__ void conf_handshake(unsigned *flags, unsigned me,
+                                          unsigned polls) {
+  volatile unsigned *f = flags;
+  atomicExch(&flags[me], 1u);
+  __threadfence();
+  unsigned seen = 0;
+  for (unsigned i = 0; i < polls && !seen; i++) seen = f[1 - me];
+  flags[2 + me] = seen;
+}
+
 // Module globals (kiln_module_get_global), CUDA and HIP only: the host
 // writes and reads them through kiln's buffer calls. At file scope, so
 // their names are not mangled. nvcc and hipcc lay them out in this order,
