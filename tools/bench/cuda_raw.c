@@ -557,16 +557,61 @@ int cuda_raw_time(cuda_raw *r, int (*queue)(void *arg), void *arg,
   return 0;
 }
 
+#define RAW_MAX_BRANCHES 16
+
+/* The launches of a graph of `branches` chains, each on a stream of its own
+ * (branch 0 the comparator's), forked and joined through events. */
+static int capture_branches(cuda_raw *r, void *function, unsigned block_x,
+                            unsigned branches, void **params, unsigned count,
+                            CUstream *streams, CUevent *events) {
+  RAW_CALL(r, EventRecord(events[0], r->stream));
+  for (unsigned b = 1; b < branches; b++)
+    RAW_CALL(r, StreamWaitEvent(streams[b], events[0], 0));
+  for (unsigned i = 0; i < count; i++) {
+    CUstream s = streams[i * branches / count];
+    RAW_CALL(r, LaunchKernel((CUfunction)function, 1, 1, 1, block_x, 1, 1, 0,
+                             s, params, NULL));
+  }
+  for (unsigned b = 1; b < branches; b++) {
+    RAW_CALL(r, EventRecord(events[b], streams[b]));
+    RAW_CALL(r, StreamWaitEvent(r->stream, events[b], 0));
+  }
+  return 0;
+}
+
 int cuda_raw_graph_capture(cuda_raw *r, void *function, unsigned block_x,
-                           void **params, unsigned count, void **out_exec) {
-  RAW_CALL(r, StreamBeginCapture(r->stream, RAW_CAPTURE_MODE_RELAXED));
+                           unsigned branches, void **params, unsigned count,
+                           void **out_exec) {
+  if (branches == 0 || branches > RAW_MAX_BRANCHES || branches > count)
+    return raw_failed(r, "a graph of that many branches", -1);
+  CUstream streams[RAW_MAX_BRANCHES] = {r->stream};
+  CUevent events[RAW_MAX_BRANCHES] = {NULL};
   int result = 0;
-  for (unsigned i = 0; i < count && result == 0; i++)
-    result = cuda_raw_launch(r, function, 1, 1, block_x, params);
+  for (unsigned b = 0; b < branches && result == 0; b++) {
+    if (b > 0 && r->api.StreamCreate(&streams[b], RAW_STREAM_NON_BLOCKING))
+      result = raw_failed(r, "cuStreamCreate", -1);
+    if (result == 0 &&
+        r->api.EventCreate(&events[b], RAW_EVENT_DISABLE_TIMING))
+      result = raw_failed(r, "cuEventCreate", -1);
+  }
   CUgraph graph = NULL;
-  RAW_CALL(r, StreamEndCapture(r->stream, &graph));
+  CUresult begun = result == 0 ? r->api.StreamBeginCapture(
+                                     r->stream, RAW_CAPTURE_MODE_RELAXED)
+                               : 0;
+  if (begun != 0) result = raw_failed(r, "cuStreamBeginCapture", begun);
+  if (result == 0) {
+    result = capture_branches(r, function, block_x, branches, params, count,
+                              streams, events);
+    CUresult end = r->api.StreamEndCapture(r->stream, &graph);
+    if (result == 0 && end != 0)
+      result = raw_failed(r, "cuStreamEndCapture", end);
+  }
+  for (unsigned b = 0; b < branches; b++) {
+    if (b > 0 && streams[b] != NULL) r->api.StreamDestroy(streams[b]);
+    if (events[b] != NULL) r->api.EventDestroy(events[b]);
+  }
   if (result != 0) {
-    r->api.GraphDestroy(graph);
+    if (graph != NULL) r->api.GraphDestroy(graph);
     return result;
   }
   CUgraphExec exec = NULL;

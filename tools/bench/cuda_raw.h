@@ -68,9 +68,12 @@ int cuda_raw_launch(cuda_raw *r, void *function, unsigned grid_x,
                     unsigned grid_y, unsigned block_x, void **params);
 
 /* Captures `count` launches of `function` (as cuda_raw_launch's, one block)
- * on the comparator's stream into an executable graph; launches it there;
- * destroys it. */
+ * on the comparator's stream into an executable graph, in `branches`
+ * chains of count / branches launches (streams forked from the
+ * comparator's through an event and joined back, as kiln-bench's kiln
+ * graph with branches); launches it there; destroys it. */
 int cuda_raw_graph_capture(cuda_raw *r, void *function, unsigned block_x,
+                           unsigned branches,
                            void **params, unsigned count, void **out_exec);
 int cuda_raw_graph_launch(cuda_raw *r, void *exec);
 void cuda_raw_graph_destroy(cuda_raw *r, void *exec);

@@ -5,8 +5,11 @@
  * with more cores than GPUs), replayed from a raw CUDA graph of the same
  * launches (where the CUDA driver is), and on the Vulkan backend submitted
  * as one raw Vulkan command buffer of the same dispatches, with and
- * without kiln's barriers between them; each run ends with a synchronize,
- * and the figure is the run's time divided by the kernels in it. */
+ * without kiln's barriers between them; then the same kernels in BRANCHES
+ * chains, forked from the replaying stream and joined back (kiln.h,
+ * "Branches"), from a kiln graph and from a raw CUDA graph of the same
+ * shape. Each run ends with a synchronize, and the figure is the run's
+ * time divided by the kernels in it. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,9 @@ extern const size_t kiln_bench_images_count;
 #define GRAPH_KERNELS 1000u
 #define QUICK_KERNELS 100u
 #define BLOCK 32u
+#define BRANCHES 8u
+/* Issue 33's goal for independent branches on Vulkan, us per kernel. */
+#define GOAL_VULKAN_BRANCHES_US 0.5
 
 /* The figures, in the table's order. */
 enum {
@@ -32,6 +38,8 @@ enum {
   CUDA_GRAPH,
   VULKAN_ORDERED,
   VULKAN_UNORDERED,
+  KILN_BRANCHES,
+  CUDA_BRANCHES,
   FIGURES
 };
 
@@ -68,13 +76,20 @@ static int kiln_replay(void *self, unsigned kernels) {
 
 typedef struct raw_side {
   cuda_raw *raw;
-  void *exec;
+  void *exec, *branches_exec;
 } raw_side;
 
 static int raw_replay(void *self, unsigned kernels) {
   raw_side *r = self;
   (void)kernels;
   if (cuda_raw_graph_launch(r->raw, r->exec) != 0) return -1;
+  return cuda_raw_sync(r->raw);
+}
+
+static int raw_branches_replay(void *self, unsigned kernels) {
+  raw_side *r = self;
+  (void)kernels;
+  if (cuda_raw_graph_launch(r->raw, r->branches_exec) != 0) return -1;
   return cuda_raw_sync(r->raw);
 }
 
@@ -148,11 +163,12 @@ static int measure(const bench *b, const graph_run *runs, size_t n,
   return result;
 }
 
-/* The raw CUDA graph's figure, measured with the other `n` runs so that
- * all take turns; us[CUDA_GRAPH] stays negative without it. */
+/* The raw CUDA graphs' figures, measured with the other `n` runs so that
+ * all take turns; us[CUDA_GRAPH] and us[CUDA_BRANCHES] stay negative
+ * without them. */
 static int measure_all(bench *b, const graph_run *runs, size_t n,
                        unsigned kernels, double us[FIGURES]) {
-  raw_side r = {b->raw, NULL};
+  raw_side r = {b->raw, NULL, NULL};
   void *function = NULL;
   raw_ptr out = 0;
   uint32_t zero = 0;
@@ -164,14 +180,20 @@ static int measure_all(bench *b, const graph_run *runs, size_t n,
     cuda_raw_no_kernel("graph", "kiln_bench_empty");
     result = measure(b, runs, n, kernels, us);
   } else if ((result = cuda_raw_alloc(b->raw, BLOCK * 4, &out)) == 0 &&
-             (result = cuda_raw_graph_capture(b->raw, function, BLOCK, params,
-                                              kernels, &r.exec)) == 0) {
+             (result = cuda_raw_graph_capture(b->raw, function, BLOCK, 1,
+                                              params, kernels, &r.exec)) ==
+                 0 &&
+             (result = cuda_raw_graph_capture(b->raw, function, BLOCK,
+                                              BRANCHES, params, kernels,
+                                              &r.branches_exec)) == 0) {
     graph_run all[FIGURES];
     memcpy(all, runs, n * sizeof *runs);
     all[n] = (graph_run){raw_replay, &r, CUDA_GRAPH};
-    result = measure(b, all, n + 1, kernels, us);
+    all[n + 1] = (graph_run){raw_branches_replay, &r, CUDA_BRANCHES};
+    result = measure(b, all, n + 2, kernels, us);
   }
   cuda_raw_graph_destroy(b->raw, r.exec);
+  cuda_raw_graph_destroy(b->raw, r.branches_exec);
   cuda_raw_free(b->raw, out);
   cuda_raw_leave(b->raw);
   return result;
@@ -179,16 +201,19 @@ static int measure_all(bench *b, const graph_run *runs, size_t n,
 
 static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
   static const char *const names[FIGURES] = {
-      "one-by-one",  "kiln-graph",     "kiln-graph-spin",
-      "cuda-graph",  "vulkan-ordered", "vulkan-unordered"};
+      "one-by-one",     "kiln-graph",       "kiln-graph-spin",
+      "cuda-graph",     "vulkan-ordered",   "vulkan-unordered",
+      "kiln-branches",  "cuda-branches"};
   static const char *const impls[FIGURES] = {
-      "kiln", "kiln", "kiln", "cuda-raw", "vulkan-raw", "vulkan-raw"};
+      "kiln", "kiln", "kiln", "cuda-raw", "vulkan-raw", "vulkan-raw",
+      "kiln", "cuda-raw"};
   static const char *const headers[FIGURES] = {
       "one by one", "kiln graph",          "kiln, spin",
       "raw CUDA",   "raw Vulkan, ordered", "raw Vulkan, unordered"};
-  static const int widths[FIGURES] = {12, 12, 12, 12, 21, 21};
-  const int columns =
-      b->props.backend == KILN_BACKEND_VULKAN ? FIGURES : VULKAN_ORDERED;
+  static const int widths[VULKAN_UNORDERED + 1] = {12, 12, 12, 12, 21, 21};
+  const int columns = b->props.backend == KILN_BACKEND_VULKAN
+                          ? VULKAN_UNORDERED + 1
+                          : VULKAN_ORDERED;
   for (int i = 0; i < FIGURES; i++) {
     if (us[i] < 0.0) continue;
     bench_result res = {
@@ -224,6 +249,27 @@ static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
                us[VULKAN_ORDERED] > 0.0 ? us[KILN_GRAPH] / us[VULKAN_ORDERED]
                                         : -1.0);
   }
+  fprintf(b->out, "\n\ngraph: the same kernels in %u branches of %u, forked "
+                  "and joined, per kernel (us)\n%-34s %12s %12s\n%-34s",
+          BRANCHES, kernels / BRANCHES, "", "kiln", "raw CUDA",
+          "us per kernel");
+  bench_cell(b->out, 12, 3, us[KILN_BRANCHES]);
+  bench_cell(b->out, 12, 3, us[CUDA_BRANCHES]);
+  fprintf(b->out, "\n%-34s", "kiln / raw CUDA, branches");
+  bench_cell(b->out, 12, 2,
+             us[CUDA_BRANCHES] > 0.0 && us[KILN_BRANCHES] > 0.0
+                 ? us[KILN_BRANCHES] / us[CUDA_BRANCHES]
+                 : -1.0);
+  fprintf(b->out, "\n%-34s", "branches / one chain, kiln");
+  bench_cell(b->out, 12, 2,
+             us[KILN_BRANCHES] > 0.0 && us[KILN_GRAPH] > 0.0
+                 ? us[KILN_BRANCHES] / us[KILN_GRAPH]
+                 : -1.0);
+  if (b->props.backend == KILN_BACKEND_VULKAN && us[KILN_BRANCHES] > 0.0)
+    fprintf(b->out, "\n  issue 33: Vulkan branches %.3f us per kernel, goal "
+                    "<= %.2f: %s",
+            us[KILN_BRANCHES], GOAL_VULKAN_BRANCHES_US,
+            us[KILN_BRANCHES] <= GOAL_VULKAN_BRANCHES_US ? "met" : "MISSED");
   fprintf(b->out, "\n");
   return 0;
 }
@@ -247,6 +293,43 @@ static int capture(kiln_side *k, kiln_module *module, kiln_buffer *buf,
   }
   if (end != KILN_OK) return bench_kiln_error("kiln_stream_end_capture", end);
   return 0;
+}
+
+/* A graph of k's kernel, `kernels` launches in BRANCHES chains: the first
+ * on k->stream, the others on streams of their own, forked from it through
+ * an event and joined back; into *out. The graph holds the events `e`,
+ * which the caller destroys after it. */
+static int capture_branches(const kiln_side *k, unsigned kernels,
+                            kiln_event *e[BRANCHES], kiln_graph **out) {
+  kiln_context *ctx = k->b->ctx;
+  kiln_stream *s[BRANCHES] = {k->stream};
+  kiln_status st = KILN_OK;
+  for (unsigned i = 1; i < BRANCHES && st == KILN_OK; i++)
+    st = kiln_stream_create(ctx, &s[i]);
+  for (unsigned i = 0; i < BRANCHES && st == KILN_OK; i++)
+    st = kiln_event_create_with_flags(ctx, KILN_EVENT_NO_TIMING, &e[i]);
+  const bool began =
+      st == KILN_OK &&
+      (st = kiln_stream_begin_capture(k->stream)) == KILN_OK;
+  if (st == KILN_OK) st = kiln_event_record(e[0], s[0]);
+  for (unsigned i = 1; i < BRANCHES && st == KILN_OK; i++)
+    st = kiln_stream_wait_event(s[i], e[0]);
+  for (unsigned i = 0; i < kernels && st == KILN_OK; i++)
+    st = kiln_launch(s[i * BRANCHES / kernels], k->kernel, &k->config,
+                     k->args, 2);
+  for (unsigned i = 1; i < BRANCHES && st == KILN_OK; i++)
+    if ((st = kiln_event_record(e[i], s[i])) == KILN_OK)
+      st = kiln_stream_wait_event(s[0], e[i]);
+  const char *what = "capturing a graph with branches";
+  if (began) {
+    kiln_status end = kiln_stream_end_capture(k->stream, out);
+    if (st == KILN_OK && end != KILN_OK) {
+      st = end;
+      what = "kiln_stream_end_capture (branches)";
+    }
+  }
+  for (unsigned i = 1; i < BRANCHES; i++) kiln_stream_destroy(s[i]);
+  return st == KILN_OK ? 0 : bench_kiln_error(what, st);
 }
 
 /* The same graph on a context of its own whose sync policy is `spin`, on
@@ -291,10 +374,21 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
     kiln_graph_destroy(k.graph);
     return -1;
   }
+  kiln_side kb = k;
+  kb.graph = NULL;
+  kiln_event *forks[BRANCHES] = {NULL};
+  if (kernels < BRANCHES ||
+      capture_branches(&k, kernels, forks, &kb.graph) != 0) {
+    spin_close(&sp);
+    kiln_graph_destroy(k.graph);
+    for (unsigned i = 0; i < BRANCHES; i++) kiln_event_destroy(forks[i]);
+    return -1;
+  }
   graph_run runs[FIGURES] = {{one_by_one, &k, ONE_BY_ONE},
                              {kiln_replay, &k, KILN_GRAPH},
-                             {kiln_replay, &sp.k, KILN_GRAPH_SPIN}};
-  size_t n = 3;
+                             {kiln_replay, &sp.k, KILN_GRAPH_SPIN},
+                             {kiln_replay, &kb, KILN_BRANCHES}};
+  size_t n = 4;
 #if KILN_BENCH_VULKAN_RAW
   vulkan_raw *vk = b->props.backend == KILN_BACKEND_VULKAN
                        ? open_vulkan(b, buf, kernels)
@@ -304,7 +398,8 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
     runs[n++] = (graph_run){vulkan_unordered, vk, VULKAN_UNORDERED};
   }
 #endif
-  double us[FIGURES] = {-1.0, -1.0, -1.0, -1.0, -1.0, -1.0};
+  double us[FIGURES];
+  for (size_t i = 0; i < FIGURES; i++) us[i] = -1.0;
   int result = measure_all(b, runs, n, kernels, us);
 #if KILN_BENCH_VULKAN_RAW
   vulkan_raw_close(vk);
@@ -312,7 +407,11 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
   if (result == 0) result = report(b, kernels, us);
   if (spin_close(&sp) != 0) result = -1;
   kiln_status st = kiln_graph_destroy(k.graph);
-  if (st != KILN_OK) result = bench_kiln_error("kiln_graph_destroy", st);
+  if (st == KILN_OK) st = kiln_graph_destroy(kb.graph);
+  for (unsigned i = 0; i < BRANCHES && st == KILN_OK; i++)
+    st = kiln_event_destroy(forks[i]);
+  if (st != KILN_OK)
+    result = bench_kiln_error("releasing the graphs and their events", st);
   return result;
 }
 
