@@ -66,15 +66,22 @@ kiln_status kiln_vulkan_wait_semaphore(kiln_vulkan_context *vc,
   }
   const kiln_sync_policy policy = block ? KILN_SYNC_BLOCK : vc->base.sync;
   const bool polls = policy == KILN_SYNC_SPIN || policy == KILN_SYNC_YIELD;
-  /* auto: spin a little first, for the latency of short waits. */
+  /* auto: spin a little first, then poll yielding the core, for the
+   * latency of short waits (core/backend.h). */
   if (policy == KILN_SYNC_AUTO) {
-    const uint64_t spin = timeout_ns < KILN_SYNC_AUTO_SPIN_NS
-                              ? timeout_ns
-                              : KILN_SYNC_AUTO_SPIN_NS;
-    VkResult r = poll_for(vc, semaphore, value, spin, false);
-    if (r == VK_SUCCESS) return KILN_OK;
-    if (r != VK_TIMEOUT)
-      return kiln_vulkan_error(r, "vkGetSemaphoreCounterValue");
+    const uint64_t phases[2] = {KILN_SYNC_AUTO_SPIN_NS,
+                                KILN_SYNC_AUTO_YIELD_NS -
+                                    KILN_SYNC_AUTO_SPIN_NS};
+    uint64_t spent = 0;
+    for (int i = 0; i < 2 && spent < timeout_ns; i++) {
+      const uint64_t budget =
+          timeout_ns - spent < phases[i] ? timeout_ns - spent : phases[i];
+      VkResult r = poll_for(vc, semaphore, value, budget, i == 1);
+      if (r == VK_SUCCESS) return KILN_OK;
+      if (r != VK_TIMEOUT)
+        return kiln_vulkan_error(r, "vkGetSemaphoreCounterValue");
+      spent = kiln_now_ns() - start;
+    }
   }
   for (;;) {
     /* The semaphore is looked at before the deadline is: work done long

@@ -88,9 +88,11 @@ kiln_status kiln_wait_as(kiln_sync_policy policy,
     kiln_status st = query(arg);
     if (st != KILN_ERROR_NOT_READY) return st;
     if (policy == KILN_SYNC_YIELD) sched_yield();
-    if (policy == KILN_SYNC_AUTO &&
-        kiln_now_ns() - start >= KILN_SYNC_AUTO_SPIN_NS)
-      return sleep(arg);
+    if (policy == KILN_SYNC_AUTO) {
+      const uint64_t waited = kiln_now_ns() - start;
+      if (waited >= KILN_SYNC_AUTO_YIELD_NS) return sleep(arg);
+      if (waited >= KILN_SYNC_AUTO_SPIN_NS) sched_yield();
+    }
   }
 }
 

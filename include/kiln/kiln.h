@@ -442,8 +442,9 @@ typedef struct kiln_event kiln_event;
  *  - YIELD polls, giving the core to other threads between looks.
  *  - BLOCK sleeps in the driver until the device signals: no CPU used,
  *    tens of microseconds more per wait.
- *  - AUTO spins for up to 100 us, then blocks: short waits cost what
- *    spinning does, long ones little CPU.
+ *  - AUTO spins for up to 100 us, polls as YIELD does until 1 ms, then
+ *    blocks: waits of up to a millisecond (a graph's replay, a batch of
+ *    kernels) cost what spinning does, long ones 1 ms of a core.
  * The policy is the context's: kiln polls (cuStreamQuery, hipStreamQuery,
  * vkGetSemaphoreCounterValue) or sleeps (on an event made with
  * CU_EVENT_BLOCKING_SYNC or hipEventBlockingSync, in vkWaitSemaphores)
