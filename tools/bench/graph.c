@@ -40,6 +40,7 @@ enum {
   VULKAN_UNORDERED,
   KILN_BRANCHES,
   CUDA_BRANCHES,
+  VULKAN_LEVELS,
   FIGURES
 };
 
@@ -96,12 +97,17 @@ static int raw_branches_replay(void *self, unsigned kernels) {
 #if KILN_BENCH_VULKAN_RAW
 static int vulkan_ordered(void *self, unsigned kernels) {
   (void)kernels;
-  return vulkan_raw_run(self, true);
+  return vulkan_raw_run(self, VULKAN_RAW_ORDERED);
 }
 
 static int vulkan_unordered(void *self, unsigned kernels) {
   (void)kernels;
-  return vulkan_raw_run(self, false);
+  return vulkan_raw_run(self, VULKAN_RAW_UNORDERED);
+}
+
+static int vulkan_levels(void *self, unsigned kernels) {
+  (void)kernels;
+  return vulkan_raw_run(self, VULKAN_RAW_LEVELS);
 }
 
 /* kiln_bench_empty's push-constant block (std430), as kiln packs the
@@ -126,7 +132,7 @@ static vulkan_raw *open_vulkan(bench *b, const kiln_buffer *buf,
     r = vulkan_raw_open(b->ctx, b->stream, kiln_bench_images,
                         kiln_bench_images_count, "kiln_bench_empty", BLOCK,
                         &args, offsetof(empty_args, n) + sizeof args.n, kernels,
-                        why, sizeof why);
+                        BRANCHES, why, sizeof why);
   }
   if (r == NULL)
     fprintf(stderr, "kiln-bench: graph: no raw Vulkan comparator: %s\n", why);
@@ -203,10 +209,10 @@ static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
   static const char *const names[FIGURES] = {
       "one-by-one",     "kiln-graph",       "kiln-graph-spin",
       "cuda-graph",     "vulkan-ordered",   "vulkan-unordered",
-      "kiln-branches",  "cuda-branches"};
+      "kiln-branches",  "cuda-branches",    "vulkan-levels"};
   static const char *const impls[FIGURES] = {
       "kiln", "kiln", "kiln", "cuda-raw", "vulkan-raw", "vulkan-raw",
-      "kiln", "cuda-raw"};
+      "kiln", "cuda-raw", "vulkan-raw"};
   static const char *const headers[FIGURES] = {
       "one by one", "kiln graph",          "kiln, spin",
       "raw CUDA",   "raw Vulkan, ordered", "raw Vulkan, unordered"};
@@ -250,11 +256,23 @@ static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
                                         : -1.0);
   }
   fprintf(b->out, "\n\ngraph: the same kernels in %u branches of %u, forked "
-                  "and joined, per kernel (us)\n%-34s %12s %12s\n%-34s",
-          BRANCHES, kernels / BRANCHES, "", "kiln", "raw CUDA",
-          "us per kernel");
+                  "and joined, per kernel (us)\n%-34s %12s %12s",
+          BRANCHES, kernels / BRANCHES, "", "kiln", "raw CUDA");
+  if (columns > VULKAN_ORDERED)
+    fprintf(b->out, " %21s", "raw Vulkan, levels");
+  fprintf(b->out, "\n%-34s", "us per kernel");
   bench_cell(b->out, 12, 3, us[KILN_BRANCHES]);
   bench_cell(b->out, 12, 3, us[CUDA_BRANCHES]);
+  if (columns > VULKAN_ORDERED) {
+    bench_cell(b->out, 21, 3, us[VULKAN_LEVELS]);
+    /* A barrier between levels of BRANCHES dispatches, none within: the
+     * raw floor of kiln's replay of the branches. */
+    fprintf(b->out, "\n%-34s", "kiln / raw Vulkan, levels");
+    bench_cell(b->out, 12, 2,
+               us[VULKAN_LEVELS] > 0.0 && us[KILN_BRANCHES] > 0.0
+                   ? us[KILN_BRANCHES] / us[VULKAN_LEVELS]
+                   : -1.0);
+  }
   fprintf(b->out, "\n%-34s", "kiln / raw CUDA, branches");
   bench_cell(b->out, 12, 2,
              us[CUDA_BRANCHES] > 0.0 && us[KILN_BRANCHES] > 0.0
@@ -396,6 +414,7 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
   if (vk != NULL) {
     runs[n++] = (graph_run){vulkan_ordered, vk, VULKAN_ORDERED};
     runs[n++] = (graph_run){vulkan_unordered, vk, VULKAN_UNORDERED};
+    runs[n++] = (graph_run){vulkan_levels, vk, VULKAN_LEVELS};
   }
 #endif
   double us[FIGURES];

@@ -15,8 +15,10 @@
 
 #include "bench.h"
 
-/* How long kiln's AUTO sync policy polls before it sleeps (kiln.h). */
+/* How long kiln's AUTO sync policy spins, and polls yielding the core,
+ * before it sleeps (kiln.h). */
 #define AUTO_SPIN_S 100e-6
+#define AUTO_YIELD_S 1e-3
 
 /* The device entry points used, without their "vk". */
 #define VULKAN_RAW_ENTRY_POINTS(X) \
@@ -56,7 +58,7 @@ struct vulkan_raw {
   VkPipelineLayout layout;
   VkPipeline pipeline;
   VkCommandPool pool;
-  VkCommandBuffer cmd[2]; /* [ordered] */
+  VkCommandBuffer cmd[VULKAN_RAW_ORDERS];
   VkSemaphore timeline;   /* signalled once per submission */
   uint64_t submitted;     /* the value the last submission signals */
   const char *failed;     /* the entry point that failed last */
@@ -139,10 +141,12 @@ static VkResult create_pipeline(vulkan_raw *r, const kiln_module_image *image,
 /* The dispatches, each with its arguments pushed as kiln pushes a launch's;
  * ordered, each after the first behind the barrier that kiln's
  * device_barrier (backends/vulkan/submit.c) records between two commands
- * of a stream, the very same, so that the difference between the two
- * command buffers is what kiln's stream order costs the driver. */
-static VkResult record(vulkan_raw *r, bool ordered, const void *args,
-                       uint32_t arg_bytes, unsigned dispatches) {
+ * of a stream, the very same, so that the difference between the command
+ * buffers is what kiln's stream order costs the driver; in levels, that
+ * barrier before every `level`-th dispatch only. */
+static VkResult record(vulkan_raw *r, vulkan_raw_order order,
+                       unsigned level, const void *args, uint32_t arg_bytes,
+                       unsigned dispatches) {
   const VkMemoryBarrier barrier = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
       .srcAccessMask =
@@ -153,7 +157,10 @@ static VkResult record(vulkan_raw *r, bool ordered, const void *args,
   };
   const VkPipelineStageFlags stages =
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-  VkCommandBuffer cmd = r->cmd[ordered];
+  VkCommandBuffer cmd = r->cmd[order];
+  const unsigned every = order == VULKAN_RAW_ORDERED  ? 1
+                         : order == VULKAN_RAW_LEVELS ? level
+                                                      : 0;
   /* No SIMULTANEOUS_USE: every run waits for its submission. */
   VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -161,7 +168,7 @@ static VkResult record(vulkan_raw *r, bool ordered, const void *args,
   VK_TRY(r, BeginCommandBuffer, (cmd, &begin));
   r->vk.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipeline);
   for (unsigned i = 0; i < dispatches; i++) {
-    if (ordered && i > 0)
+    if (every && i > 0 && i % every == 0)
       r->vk.CmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, NULL, 0,
                                NULL);
     r->vk.CmdPushConstants(cmd, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
@@ -175,7 +182,7 @@ static VkResult record(vulkan_raw *r, bool ordered, const void *args,
 static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
                        const kiln_module_image *image, const char *entry,
                        uint32_t block_x, const void *args, uint32_t arg_bytes,
-                       unsigned dispatches) {
+                       unsigned dispatches, unsigned level) {
   VkResult result = create_pipeline(r, image, entry, block_x, arg_bytes);
   if (result != VK_SUCCESS) return result;
   VkCommandPoolCreateInfo pool = {
@@ -187,12 +194,12 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
       .commandPool = r->pool,
       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-      .commandBufferCount = 2,
+      .commandBufferCount = VULKAN_RAW_ORDERS,
   };
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, r->cmd));
-  for (int ordered = 0; ordered < 2; ordered++)
-    if ((result = record(r, ordered, args, arg_bytes, dispatches)) !=
-        VK_SUCCESS)
+  for (int order = 0; order < VULKAN_RAW_ORDERS; order++)
+    if ((result = record(r, (vulkan_raw_order)order, level, args, arg_bytes,
+                         dispatches)) != VK_SUCCESS)
       return result;
   VkSemaphoreTypeCreateInfo type = {
       .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
@@ -210,7 +217,8 @@ vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
                             const kiln_module_image *images, size_t count,
                             const char *entry, uint32_t block_x,
                             const void *args, uint32_t arg_bytes,
-                            unsigned dispatches, char *why, size_t why_size) {
+                            unsigned dispatches, unsigned level, char *why,
+                            size_t why_size) {
   const kiln_module_image *image = NULL;
   for (size_t i = 0; i < count && image == NULL; i++)
     if (images[i].format == KILN_IMAGE_SPIRV) image = &images[i];
@@ -241,7 +249,7 @@ vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
     return NULL;
   }
   VkResult result = set_up(r, ns.vk_queue_family, image, entry, block_x, args,
-                           arg_bytes, dispatches);
+                           arg_bytes, dispatches, level ? level : 1);
   if (result != VK_SUCCESS) {
     snprintf(why, why_size, "%s failed: VkResult %d", r->failed, (int)result);
     vulkan_raw_close(r);
@@ -273,8 +281,9 @@ void vulkan_raw_close(vulkan_raw *r) {
 
 /* Waits for the timeline to reach `value` as kiln waits for a stream under
  * the context's policy (kiln.h, kiln_sync_policy): polled, polled with a
- * yield, polled for AUTO_SPIN_S and then slept, or slept. kiln's replay
- * figure includes its wait; the raw ones include the same. */
+ * yield, polled for AUTO_SPIN_S, then with a yield until AUTO_YIELD_S and
+ * then slept, or slept. kiln's replay figure includes its wait; the raw
+ * ones include the same. */
 static VkResult wait_for(vulkan_raw *r, uint64_t value) {
   if (r->policy != KILN_SYNC_BLOCK) {
     const double start = bench_now();
@@ -282,9 +291,11 @@ static VkResult wait_for(vulkan_raw *r, uint64_t value) {
       uint64_t reached = 0;
       VK_TRY(r, GetSemaphoreCounterValue, (r->device, r->timeline, &reached));
       if (reached >= value) return VK_SUCCESS;
-      if (r->policy == KILN_SYNC_AUTO && bench_now() - start >= AUTO_SPIN_S)
-        break;
-      if (r->policy == KILN_SYNC_YIELD) sched_yield();
+      const double waited = bench_now() - start;
+      if (r->policy == KILN_SYNC_AUTO && waited >= AUTO_YIELD_S) break;
+      if (r->policy == KILN_SYNC_YIELD ||
+          (r->policy == KILN_SYNC_AUTO && waited >= AUTO_SPIN_S))
+        sched_yield();
     }
   }
   VkSemaphoreWaitInfo info = {
@@ -297,7 +308,7 @@ static VkResult wait_for(vulkan_raw *r, uint64_t value) {
   return VK_SUCCESS;
 }
 
-static VkResult submit_and_wait(vulkan_raw *r, bool ordered) {
+static VkResult submit_and_wait(vulkan_raw *r, vulkan_raw_order order) {
   const uint64_t value = r->submitted + 1;
   VkTimelineSemaphoreSubmitInfo timeline = {
       .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
@@ -308,7 +319,7 @@ static VkResult submit_and_wait(vulkan_raw *r, bool ordered) {
       .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
       .pNext = &timeline,
       .commandBufferCount = 1,
-      .pCommandBuffers = &r->cmd[ordered],
+      .pCommandBuffers = &r->cmd[order],
       .signalSemaphoreCount = 1,
       .pSignalSemaphores = &r->timeline,
   };
@@ -317,8 +328,8 @@ static VkResult submit_and_wait(vulkan_raw *r, bool ordered) {
   return wait_for(r, value);
 }
 
-int vulkan_raw_run(vulkan_raw *r, bool ordered) {
-  VkResult result = submit_and_wait(r, ordered);
+int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
+  VkResult result = submit_and_wait(r, order);
   if (result == VK_SUCCESS) return 0;
   fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
           (int)result);

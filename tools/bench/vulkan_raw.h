@@ -2,8 +2,10 @@
  * dispatched through the Vulkan driver directly, on kiln's own VkDevice and
  * the queue of a kiln stream, so that what the driver itself costs per
  * dispatch shows beside what kiln's replay costs. The dispatches are
- * recorded once into two command buffers: "ordered", with the barrier kiln
- * records between two commands of a stream, and "unordered", with none.
+ * recorded once into three command buffers: "ordered", with the barrier
+ * kiln records between two commands of a stream, "unordered", with none,
+ * and "in levels", with that barrier only between levels of `level`
+ * dispatches (as kiln replays a graph of that many branches).
  *
  * The queue is one kiln submits to too, and Vulkan wants a queue's
  * submissions externally synchronized: vulkan_raw_run must be called from
@@ -21,25 +23,34 @@
 
 typedef struct vulkan_raw vulkan_raw;
 
+typedef enum vulkan_raw_order {
+  VULKAN_RAW_UNORDERED,
+  VULKAN_RAW_ORDERED,
+  VULKAN_RAW_LEVELS,
+  VULKAN_RAW_ORDERS
+} vulkan_raw_order;
+
 /* Opens the comparator on the Vulkan context `ctx` and the queue of
  * `stream` (not capturing), and records `dispatches` dispatches of one
  * block of `block_x` threads of the kernel `entry` of the first SPIR-V
  * image among `images[0..count)`, each given the push-constant bytes
  * `args` (`arg_bytes`, a multiple of 4, as kiln packs the kernel's
- * arguments). NULL with the reason in `why` when that cannot be done. */
+ * arguments), the levels `level` dispatches each. NULL with the reason in
+ * `why` when that cannot be done. */
 vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
                             const kiln_module_image *images, size_t count,
                             const char *entry, uint32_t block_x,
                             const void *args, uint32_t arg_bytes,
-                            unsigned dispatches, char *why, size_t why_size);
+                            unsigned dispatches, unsigned level, char *why,
+                            size_t why_size);
 
 /* Waits for what the comparator submitted and destroys what it made.
  * NULL is a no-op. */
 void vulkan_raw_close(vulkan_raw *r);
 
-/* Submits the ordered or the unordered command buffer and waits until it
- * is done, the way kiln's synchronize waits under the context's sync
- * policy. A failure is printed, with the VkResult, and returns -1. */
-int vulkan_raw_run(vulkan_raw *r, bool ordered);
+/* Submits the command buffer of that order and waits until it is done,
+ * the way kiln's synchronize waits under the context's sync policy. A
+ * failure is printed, with the VkResult, and returns -1. */
+int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order);
 
 #endif /* KILN_BENCH_VULKAN_RAW_H */
