@@ -264,6 +264,10 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
       memory_fd && memory_fd_usable(dev, &out->memory_fd_dedicated);
   memcpy(out->driver_uuid, p11.driverUUID, VK_UUID_SIZE);
   out->optional = optional;
+  out->subgroup_operations =
+      (p11.subgroupSupportedStages & VK_SHADER_STAGE_COMPUTE_BIT)
+          ? p11.subgroupSupportedOperations
+          : 0;
   out->features = f;
   out->features.pNext = NULL;
   out->features11 = f11;

@@ -311,6 +311,27 @@ static bool capability_enabled(const kiln_vulkan_context *vc,
   case 5118:
     *feature = "BFloat16CooperativeMatrixKHR (VK_KHR_shader_bfloat16)";
     return false;
+  case 61: /* GroupNonUniform ... GroupNonUniformQuad */
+  case 62:
+  case 63:
+  case 64:
+  case 65:
+  case 66:
+  case 67:
+  case 68: {
+    static const char *const names[] = {
+        "GroupNonUniform (subgroup basic operations)",
+        "GroupNonUniformVote (subgroup vote operations)",
+        "GroupNonUniformArithmetic (subgroup arithmetic operations)",
+        "GroupNonUniformBallot (subgroup ballot operations)",
+        "GroupNonUniformShuffle (subgroup shuffles)",
+        "GroupNonUniformShuffleRelative (subgroup relative shuffles)",
+        "GroupNonUniformClustered (subgroup clustered operations)",
+        "GroupNonUniformQuad (subgroup quad operations)"};
+    /* The capabilities follow VkSubgroupFeatureFlagBits' order. */
+    *feature = names[capability - 61];
+    return vc->phys->subgroup_operations & (1u << (capability - 61));
+  }
   case 6033:
     *feature = "AtomicFloat32AddEXT (VK_EXT_shader_atomic_float)";
     return o->has_atomic && (o->atomic.shaderBufferFloat32AtomicAdd ||

@@ -252,6 +252,9 @@ typedef struct kiln_vulkan_physical {
   bool memory_fd, memory_fd_dedicated;
   uint8_t driver_uuid[VK_UUID_SIZE];
   kiln_vulkan_optional optional;
+  /* The subgroup operations compute shaders may use (VkSubgroupFeatureFlags;
+   * none where subgroups are not offered to compute). */
+  uint32_t subgroup_operations;
   /* Supported features, chained; context.c enables a subset. */
   VkPhysicalDeviceFeatures2 features;
   VkPhysicalDeviceVulkan11Features features11;

@@ -1,7 +1,8 @@
 /* What only the Vulkan backend has, through the public API: kernels whose
  * block size is fixed in the shader, kernels without arguments, the
- * push-constant layout of every scalar width, modules of several SPIR-V
- * images, staged transfers seen from other streams, and where copies go
+ * push-constant layout of every scalar width, subgroup operations (and
+ * those the device lacks, refused), modules of several SPIR-V images,
+ * staged transfers seen from other streams, and where copies go
  * (KILN_VULKAN_TRANSFER). Runs with the
  * validation layer on (meson.build) and fails on any of its messages. */
 #include <setjmp.h>
@@ -140,6 +141,50 @@ static void subgroup_operations(void **state) {
   check_ok(kiln_buffer_read(NULL, out, 0, got, sizeof got));
   const uint32_t s = p.subgroup_size < 64 ? p.subgroup_size : 64;
   for (uint32_t i = 0; i < N; i++) assert_int_equal(got[i], s * (s - 1) / 2);
+  check_ok(kiln_buffer_destroy(out));
+  check_ok(kiln_module_destroy(m));
+}
+
+/* Clustered subgroup operations, which some devices lack (lavapipe): kiln
+ * refuses the module naming the capability, where the device lacks them,
+ * rather than hand the driver what it cannot run (the layer would flag
+ * it, failing this suite); where it has them, the sums of 4 come out. */
+static void missing_subgroup_operations_are_refused(void **state) {
+  (void)state;
+  static const char text[] =
+      "#version 460\n"
+      "#extension GL_EXT_buffer_reference : require\n"
+      "#extension GL_KHR_shader_subgroup_clustered : require\n"
+      "layout(local_size_x_id = 0) in;\n"
+      "layout(buffer_reference, std430) buffer U32 { uint v[]; };\n"
+      "layout(push_constant, std430) uniform Args { U32 out_sums; } args;\n"
+      "void main() {\n"
+      "  args.out_sums.v[gl_GlobalInvocationID.x] =\n"
+      "      subgroupClusteredAdd(gl_GlobalInvocationID.x % 4, 4);\n"
+      "}\n";
+  const char *description = NULL;
+  if (kiln_compiler_available(KILN_BACKEND_VULKAN, &description) != KILN_OK)
+    skip();
+  const kiln_source src = {KILN_SOURCE_GLSL, text, "clustered.comp",
+                           "clustered"};
+  kiln_module *m = NULL;
+  const kiln_status st =
+      kiln_module_create_from_source(ctx, &src, 1, NULL, &m);
+  if (st == KILN_ERROR_UNSUPPORTED) {
+    assert_non_null(strstr(kiln_last_error(), "GroupNonUniformClustered"));
+    assert_null(m);
+    return;
+  }
+  check_ok(st);
+  enum { N = 64 };
+  kiln_buffer *out;
+  check_ok(kiln_buffer_create(ctx, N * 4, KILN_BUFFER_ZERO, &out));
+  kiln_arg arg = kiln_arg_buffer(out, 0);
+  kiln_launch_config c = kiln_launch_config_1d(N, N);
+  check_ok(kiln_launch(NULL, kernel_of(m, "clustered"), &c, &arg, 1));
+  uint32_t got[N];
+  check_ok(kiln_buffer_read(NULL, out, 0, got, sizeof got));
+  for (uint32_t i = 0; i < N; i++) assert_int_equal(got[i], 0 + 1 + 2 + 3);
   check_ok(kiln_buffer_destroy(out));
   check_ok(kiln_module_destroy(m));
 }
@@ -300,6 +345,7 @@ int main(void) {
       cmocka_unit_test(kernel_without_arguments),
       cmocka_unit_test(every_scalar_width),
       cmocka_unit_test(subgroup_operations),
+      cmocka_unit_test(missing_subgroup_operations_are_refused),
       cmocka_unit_test(module_of_several_unaligned_images),
       cmocka_unit_test(writes_seen_by_other_streams),
       cmocka_unit_test(transfer_modes_from_the_environment),
