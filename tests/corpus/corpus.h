@@ -9,6 +9,10 @@
  * toolkit's headers (cuda_fp16.h, cooperative groups, CUB, libcu++), which
  * a HIP source spells otherwise (hip_fp16.h, hipCUB), so the HIP run skips
  * it saying so. broken.cu, the compile error, is apart.
+ *
+ * glsl/ holds the counterparts in GLSL, for Vulkan, where the language
+ * allows (same kernel names, same arguments): test_corpus.c says for each
+ * of the others why it has none.
  */
 #ifndef KILN_TESTS_CORPUS_H
 #define KILN_TESTS_CORPUS_H
@@ -32,7 +36,8 @@
 #define KILN_CORPUS_NAMESPACED_NAMES "corpus::saxpy"
 
 /* broken.cu's error, as NVRTC reports it: the line after the statement
- * that lacks its semicolon. */
+ * that lacks its semicolon. glsl/broken.comp's, as glslang does. */
 #define KILN_CORPUS_BROKEN_AT "broken.cu(6)"
+#define KILN_CORPUS_GLSL_BROKEN_AT "broken.comp:8"
 
 #endif /* KILN_TESTS_CORPUS_H */
