@@ -390,7 +390,9 @@ kiln_status kiln_capture_refuse(kiln_stream *s, const char *fn);
 
 /* Whether e's last record is in an open capture: a stream's wait on it is
  * then valid, and joins that capture (or is an edge within it). */
-bool kiln_capture_records(const kiln_event *e);
+static inline bool kiln_capture_records(const kiln_event *e) {
+  return atomic_load(&e->capture_record) != NULL;
+}
 
 /* Releases a graph or an abandoned capture (context destroy). */
 void kiln_graph_release(kiln_graph *g);

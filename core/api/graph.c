@@ -388,10 +388,6 @@ kiln_status kiln_stream_end_capture(kiln_stream *s, kiln_graph **out_graph) {
   return KILN_OK;
 }
 
-bool kiln_capture_records(const kiln_event *e) {
-  return atomic_load(&e->capture_record) != NULL;
-}
-
 kiln_status kiln_stream_is_capturing(kiln_stream *s, bool *out_capturing) {
   static const char fn[] = "kiln_stream_is_capturing";
   kiln_status st = kiln_object_check(s, KILN_OBJECT_STREAM, fn, "stream");
