@@ -41,6 +41,7 @@ enum {
   KILN_BRANCHES,
   CUDA_BRANCHES,
   VULKAN_LEVELS,
+  VULKAN_LEVELS_AS_KILN,
   FIGURES
 };
 
@@ -108,6 +109,11 @@ static int vulkan_unordered(void *self, unsigned kernels) {
 static int vulkan_levels(void *self, unsigned kernels) {
   (void)kernels;
   return vulkan_raw_run(self, VULKAN_RAW_LEVELS);
+}
+
+static int vulkan_levels_as_kiln(void *self, unsigned kernels) {
+  (void)kernels;
+  return vulkan_raw_run(self, VULKAN_RAW_LEVELS_AS_KILN);
 }
 
 /* kiln_bench_empty's push-constant block (std430), as kiln packs the
@@ -209,10 +215,11 @@ static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
   static const char *const names[FIGURES] = {
       "one-by-one",     "kiln-graph",       "kiln-graph-spin",
       "cuda-graph",     "vulkan-ordered",   "vulkan-unordered",
-      "kiln-branches",  "cuda-branches",    "vulkan-levels"};
+      "kiln-branches",  "cuda-branches",    "vulkan-levels",
+      "vulkan-levels-as-kiln"};
   static const char *const impls[FIGURES] = {
       "kiln", "kiln", "kiln", "cuda-raw", "vulkan-raw", "vulkan-raw",
-      "kiln", "cuda-raw", "vulkan-raw"};
+      "kiln", "cuda-raw", "vulkan-raw", "vulkan-raw"};
   static const char *const headers[FIGURES] = {
       "one by one", "kiln graph",          "kiln, spin",
       "raw CUDA",   "raw Vulkan, ordered", "raw Vulkan, unordered"};
@@ -259,12 +266,13 @@ static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
                   "and joined, per kernel (us)\n%-34s %12s %12s",
           BRANCHES, kernels / BRANCHES, "", "kiln", "raw CUDA");
   if (columns > VULKAN_ORDERED)
-    fprintf(b->out, " %21s", "raw Vulkan, levels");
+    fprintf(b->out, " %21s %21s", "raw Vulkan, levels", "the same, as kiln's");
   fprintf(b->out, "\n%-34s", "us per kernel");
   bench_cell(b->out, 12, 3, us[KILN_BRANCHES]);
   bench_cell(b->out, 12, 3, us[CUDA_BRANCHES]);
   if (columns > VULKAN_ORDERED) {
     bench_cell(b->out, 21, 3, us[VULKAN_LEVELS]);
+    bench_cell(b->out, 21, 3, us[VULKAN_LEVELS_AS_KILN]);
     /* A barrier between levels of BRANCHES dispatches, none within: the
      * raw floor of kiln's replay of the branches. */
     fprintf(b->out, "\n%-34s", "kiln / raw Vulkan, levels");
@@ -415,6 +423,7 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
     runs[n++] = (graph_run){vulkan_ordered, vk, VULKAN_ORDERED};
     runs[n++] = (graph_run){vulkan_unordered, vk, VULKAN_UNORDERED};
     runs[n++] = (graph_run){vulkan_levels, vk, VULKAN_LEVELS};
+    runs[n++] = (graph_run){vulkan_levels_as_kiln, vk, VULKAN_LEVELS_AS_KILN};
   }
 #endif
   double us[FIGURES];

@@ -143,7 +143,10 @@ static VkResult create_pipeline(vulkan_raw *r, const kiln_module_image *image,
  * device_barrier (backends/vulkan/submit.c) records between two commands
  * of a stream, the very same, so that the difference between the command
  * buffers is what kiln's stream order costs the driver; in levels, that
- * barrier before every `level`-th dispatch only. */
+ * barrier before every `level`-th dispatch only; in levels as kiln's graph
+ * has them, also begun for simultaneous use (a replay may be submitted
+ * while earlier ones run), behind that barrier first and ending with the
+ * barrier to the host stage, as kiln records a graph. */
 static VkResult record(vulkan_raw *r, vulkan_raw_order order,
                        unsigned level, const void *args, uint32_t arg_bytes,
                        unsigned dispatches) {
@@ -158,22 +161,33 @@ static VkResult record(vulkan_raw *r, vulkan_raw_order order,
   const VkPipelineStageFlags stages =
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   VkCommandBuffer cmd = r->cmd[order];
-  const unsigned every = order == VULKAN_RAW_ORDERED  ? 1
-                         : order == VULKAN_RAW_LEVELS ? level
-                                                      : 0;
-  /* No SIMULTANEOUS_USE: every run waits for its submission. */
+  const bool as_kiln = order == VULKAN_RAW_LEVELS_AS_KILN;
+  const unsigned every = order == VULKAN_RAW_ORDERED ? 1
+                         : order == VULKAN_RAW_LEVELS || as_kiln ? level
+                                                                  : 0;
+  /* Otherwise no SIMULTANEOUS_USE: every run waits for its submission. */
   VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+      .flags = as_kiln ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT : 0,
   };
   VK_TRY(r, BeginCommandBuffer, (cmd, &begin));
   r->vk.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipeline);
   for (unsigned i = 0; i < dispatches; i++) {
-    if (every && i > 0 && i % every == 0)
+    if (every && (i % every == 0) && (i > 0 || as_kiln))
       r->vk.CmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, NULL, 0,
                                NULL);
     r->vk.CmdPushConstants(cmd, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                            arg_bytes, args);
     r->vk.CmdDispatch(cmd, 1, 1, 1);
+  }
+  if (as_kiln) {
+    const VkMemoryBarrier to_host = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = barrier.srcAccessMask,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+    };
+    r->vk.CmdPipelineBarrier(cmd, stages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
+                             &to_host, 0, NULL, 0, NULL);
   }
   VK_TRY(r, EndCommandBuffer, (cmd));
   return VK_SUCCESS;

@@ -5,7 +5,9 @@
  * recorded once into three command buffers: "ordered", with the barrier
  * kiln records between two commands of a stream, "unordered", with none,
  * and "in levels", with that barrier only between levels of `level`
- * dispatches (as kiln replays a graph of that many branches).
+ * dispatches (as kiln replays a graph of that many branches), plainly and
+ * as kiln records a graph (for simultaneous use, a barrier first and one
+ * to the host at the end).
  *
  * The queue is one kiln submits to too, and Vulkan wants a queue's
  * submissions externally synchronized: vulkan_raw_run must be called from
@@ -27,6 +29,7 @@ typedef enum vulkan_raw_order {
   VULKAN_RAW_UNORDERED,
   VULKAN_RAW_ORDERED,
   VULKAN_RAW_LEVELS,
+  VULKAN_RAW_LEVELS_AS_KILN, /* begun and ended as kiln records a graph */
   VULKAN_RAW_ORDERS
 } vulkan_raw_order;
 
