@@ -58,7 +58,9 @@ void kiln_cuda_buffer_deinit(kiln_buffer *buf) {
     kiln_log(KILN_LOG_WARN, "cuda: waiting for the streams before freeing a "
              "buffer: %s", kiln_last_error());
   if (buf->borrowed) return;
+  kiln_cuda_gates_stay_open(buf->base.context, true);
   CUresult r = kiln_cuda_api.cuMemFree(kiln_cuda_address(buf, 0));
+  kiln_cuda_gates_stay_open(buf->base.context, false);
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFree");
 }
 

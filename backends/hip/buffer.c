@@ -49,7 +49,9 @@ void kiln_hip_buffer_deinit(kiln_buffer *buf) {
     kiln_hip_device_leave(&scope);
     return;
   }
+  kiln_hip_gates_stay_open(buf->base.context, true);
   hipError_t err = kiln_hip_api.hipFree(kiln_hip_buffer_ptr(buf, 0));
+  kiln_hip_gates_stay_open(buf->base.context, false);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess) kiln_hip_warn(err, "hipFree");
 }

@@ -208,8 +208,8 @@ static kiln_status gate(kiln_stream *base) {
   return st;
 }
 
-static void release(void) {
-  pthread_mutex_lock(&gate_lock);
+/* Opens every held gate (gate_lock held). */
+static void release_locked(void) {
   held_commands = 0;
   while (held) {
     kiln_hip_stream *s = held;
@@ -220,6 +220,11 @@ static void release(void) {
            kiln_now_ns() - start < GATE_POLL_NS)
       sched_yield();
   }
+}
+
+static void release(void) {
+  pthread_mutex_lock(&gate_lock);
+  release_locked();
   pthread_mutex_unlock(&gate_lock);
 }
 
@@ -247,4 +252,14 @@ kiln_status kiln_hip_hold(kiln_stream *s) {
 
 void kiln_hip_open_gates(const kiln_context *ctx) {
   if (ctx->debug & KILN_DEBUG_REORDER) release();
+}
+
+void kiln_hip_gates_stay_open(const kiln_context *ctx, bool open) {
+  if (!(ctx->debug & KILN_DEBUG_REORDER)) return;
+  if (open) {
+    pthread_mutex_lock(&gate_lock);
+    release_locked();
+  } else {
+    pthread_mutex_unlock(&gate_lock);
+  }
 }
