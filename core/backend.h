@@ -432,7 +432,6 @@ struct kiln_graph {
   kiln_stream **branches;
   size_t branch_count, branch_cap;
   bool capturing;
-  unsigned build_round; /* during a build: which (kiln_graph_ops' builds) */
   /* KILN_DEBUG=guard: the buffer arguments of the built-in kernels that
    * its build launched for captured copies and fills, noted at each
    * replay as its captured launches are (core/submit/guard.c). */
@@ -723,11 +722,6 @@ typedef struct kiln_graph_ops {
   kiln_status (*graph_mark)(kiln_graph *g, kiln_stream *s, size_t mark);
   kiln_status (*graph_wait_mark)(kiln_graph *g, kiln_stream *s, size_t mark);
   kiln_status (*graph_level)(kiln_graph *g, kiln_stream *s);
-  /* How many times the core builds a graph in a row, g->build_round saying
-   * which build it is (0, 1, ...), so that the backend may keep each
-   * (Vulkan: one command buffer for a replay while no other is pending,
-   * one for simultaneous use); 0 means 1. */
-  unsigned builds;
 } kiln_graph_ops;
 
 /* Changing a built graph's launch arguments in place. graph_launched is

@@ -5,14 +5,10 @@
  * levels (core/backend.h, graph_level): a barrier goes between two
  * levels only, so the independent branches of a capture run at once.
  *
- * The graph is recorded twice (kiln_graph_ops' builds): once plainly, for
- * a replay while no earlier one is pending, and once with SIMULTANEOUS_USE,
- * so that a replay may be submitted while earlier ones are pending, on any
- * queue. NVIDIA's driver makes every replay of a simultaneous-use buffer
- * cost about 0.08 us a dispatch (kiln-bench's graph section, raw Vulkan
- * "as kiln's"), which the plain copy spares a program that waits between
- * replays. Recording again (an update of arguments) waits for the replays
- * in flight first: a pending command buffer must not be reset.
+ * The buffer is begun with SIMULTANEOUS_USE, so a replay may be submitted
+ * while earlier ones are pending, on any queue. Recording it again (an
+ * update of arguments) waits for the replays in flight first: a pending
+ * command buffer must not be reset.
  *
  * Events: a replay waits, before its first command, for the marks the
  * graph's waits name as they stand at the replay, and marks the events the
@@ -23,16 +19,6 @@
 
 static kiln_vulkan_graph *graph_cast(kiln_graph *g) {
   return (kiln_vulkan_graph *)g;
-}
-
-/* Whether the plain copy may be submitted: its last submission is done. */
-static bool plain_free(kiln_vulkan_context *vc, const kiln_vulkan_graph *vg) {
-  if (!vg->plain_last.timeline) return true;
-  uint64_t reached = 0;
-  return vc->vk.vkGetSemaphoreCounterValue(
-             vc->device, vg->plain_last.timeline->semaphore, &reached) ==
-             VK_SUCCESS &&
-         reached >= vg->plain_last.value;
 }
 
 /* Waits for every replay in flight and forgets them. */
@@ -56,21 +42,12 @@ static void wait_replays(kiln_vulkan_graph *vg) {
     kiln_vulkan_timeline_release(vc, vg->replays[i].timeline);
   }
   vg->replay_count = 0;
-  if (vg->plain_last.timeline)
-    kiln_vulkan_timeline_release(vc, vg->plain_last.timeline);
-  vg->plain_last.timeline = NULL;
 }
 
 kiln_status kiln_vulkan_graph_begin(kiln_graph *g, kiln_stream *s) {
   kiln_vulkan_graph *vg = graph_cast(g);
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(g->base.context);
-  const unsigned copy = g->build_round;
   VkResult r;
-  if (copy > 1)
-    return kiln_set_error(KILN_ERROR_BACKEND,
-                          "a graph's build round %u; the Vulkan backend "
-                          "keeps two",
-                          copy);
   if (!vg->pool) {
     VkCommandPoolCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -86,27 +63,27 @@ kiln_status kiln_vulkan_graph_begin(kiln_graph *g, kiln_stream *s) {
         .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
         .commandPool = vg->pool,
         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
-        .commandBufferCount = 2,
+        .commandBufferCount = 1,
     };
-    r = vc->vk.vkAllocateCommandBuffers(vc->device, &alloc, vg->cmd);
+    r = vc->vk.vkAllocateCommandBuffers(vc->device, &alloc, &vg->cmd);
     if (r != VK_SUCCESS) {
       vc->vk.vkDestroyCommandPool(vc->device, vg->pool, NULL);
       vg->pool = VK_NULL_HANDLE;
       return kiln_vulkan_error(r, "vkAllocateCommandBuffers");
     }
-  } else if (copy == 0) {
+  } else {
     wait_replays(vg);
   }
   vg->wait_count = vg->record_count = 0;
   VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-      .flags = copy ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT : 0,
+      .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
   };
-  r = vc->vk.vkBeginCommandBuffer(vg->cmd[copy], &begin);
+  r = vc->vk.vkBeginCommandBuffer(vg->cmd, &begin);
   if (r != VK_SUCCESS) return kiln_vulkan_error(r, "vkBeginCommandBuffer");
   kiln_vulkan_stream *st = kiln_vulkan_stream_cast(s);
   kiln_vulkan_stream_lock(st);
-  kiln_vulkan_stream_record_into(st, vg->cmd[copy]);
+  kiln_vulkan_stream_record_into(st, vg->cmd);
   kiln_vulkan_stream_unlock(st);
   return KILN_OK;
 }
@@ -216,17 +193,8 @@ kiln_status kiln_vulkan_graph_launch(kiln_graph *g, kiln_stream *s) {
     if (ve->queries && ve->timeline && ve->timeline != st->timeline)
       status = kiln_vulkan_stream_add_wait(st, ve->timeline, ve->value);
   }
-  /* The plain copy where no replay of it is pending (the graph's lock
-   * keeps two replays from choosing at once). */
-  const bool plain = status == KILN_OK && plain_free(vc, vg);
   if (status == KILN_OK)
-    status = kiln_vulkan_stream_submit_external(st, vg->cmd[plain ? 0 : 1]);
-  if (status == KILN_OK && plain) {
-    atomic_fetch_add(&st->timeline->refs, 1);
-    if (vg->plain_last.timeline)
-      kiln_vulkan_timeline_release(vc, vg->plain_last.timeline);
-    vg->plain_last = (kiln_vulkan_wait){st->timeline, st->submitted};
-  }
+    status = kiln_vulkan_stream_submit_external(st, vg->cmd);
   if (status == KILN_OK) {
     for (size_t i = 0; i < vg->record_count; i++) {
       kiln_vulkan_event *ve = kiln_vulkan_event_cast(vg->records[i]);

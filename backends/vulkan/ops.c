@@ -56,7 +56,6 @@ static const kiln_graph_ops vulkan_graphs = {
     .graph_launch = kiln_vulkan_graph_launch,
     .graph_deinit = kiln_vulkan_graph_deinit,
     .graph_level = kiln_vulkan_graph_level,
-    .builds = 2,
 };
 
 static const kiln_memory_ops vulkan_memory = {

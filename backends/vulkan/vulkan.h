@@ -1137,12 +1137,7 @@ kiln_status kiln_vulkan_spirv_rename_entry_point(const uint32_t *words,
 typedef struct kiln_vulkan_graph {
   kiln_graph base;
   VkCommandPool pool;
-  /* The graph recorded twice (kiln_graph_ops' builds): [0] for a replay
-   * while no other replay of it is pending, [1] for simultaneous use,
-   * which NVIDIA's driver makes cost about 0.08 us a dispatch at each
-   * replay; and [0]'s last submission (a reference), NULL before one. */
-  VkCommandBuffer cmd[2];
-  kiln_vulkan_wait plain_last;
+  VkCommandBuffer cmd;
   kiln_event **waits, **records;
   size_t wait_count, record_count, event_cap;
   /* The last replay on each timeline (a reference each), for waits. */

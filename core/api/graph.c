@@ -310,12 +310,10 @@ static kiln_status build(kiln_graph *g) {
   for (; st == KILN_OK && made < count; made++)
     st = building_stream(g, &streams[made]);
   if (st != KILN_OK && made > 0) made--; /* the one that failed */
-  const unsigned rounds = go->builds ? go->builds : 1;
-  for (unsigned round = 0; st == KILN_OK && round < rounds; round++) {
-    g->build_round = round;
-    g->guard_arg_count = 0;
+  g->guard_arg_count = 0;
+  if (st == KILN_OK)
     st = kiln_context_result(ctx, go->graph_begin(g, streams[0]));
-    if (st != KILN_OK) break;
+  if (st == KILN_OK) {
     if (levels)
       st = issue_in_levels(g, streams[0], prev);
     else if (count > 1)
