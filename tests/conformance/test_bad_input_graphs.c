@@ -61,5 +61,28 @@ void bad_graph_calls(void **state) {
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_graph_destroy(dead));
   BAD(KILN_ERROR_INVALID_HANDLE, kiln_graph_destroy(AS(kiln_graph, fx.ev)));
   check_ok(kiln_graph_destroy(g));
+
+  /* Branches (kiln.h): a joined stream is capturing but does not end the
+   * capture; one never joined back makes the capture fail; another
+   * capture cannot wait on this one's record. */
+  kiln_stream *joined, *apart;
+  check_ok(kiln_stream_create(conf.ctx, &joined));
+  check_ok(kiln_stream_create(conf.ctx, &apart));
+  check_ok(kiln_stream_begin_capture(fx.stream));
+  check_ok(kiln_event_record(fx.ev, fx.stream));
+  check_ok(kiln_stream_wait_event(joined, fx.ev));
+  BAD(KILN_ERROR_INVALID_STATE, kiln_stream_end_capture(joined, &out.graph));
+  BAD(KILN_ERROR_INVALID_STATE, kiln_stream_synchronize(joined));
+  BAD(KILN_ERROR_INVALID_STATE, kiln_stream_begin_capture(joined));
+  check_ok(kiln_stream_begin_capture(apart));
+  BAD(KILN_ERROR_INVALID_STATE, kiln_stream_wait_event(apart, fx.ev));
+  check_ok(kiln_stream_end_capture(apart, &g));
+  check_ok(kiln_graph_destroy(g));
+  BAD(KILN_ERROR_INVALID_STATE, kiln_stream_end_capture(fx.stream, &out.graph));
+  bool capturing = true;
+  check_ok(kiln_stream_is_capturing(joined, &capturing));
+  if (capturing) fail_msg("a stream of a discarded capture still captures");
+  check_ok(kiln_stream_destroy(apart));
+  check_ok(kiln_stream_destroy(joined));
   bad_finish(before);
 }
