@@ -515,7 +515,9 @@ static kiln_status issue(kiln_stream *s, const kiln_command *c) {
 
 kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   kiln_context *ctx = s->base.context;
-  if (c->kind == KILN_COMMAND_WAIT && kiln_capture_records(c->event)) {
+  /* A graph's build hands back its own waits: never a join. */
+  if (c->kind == KILN_COMMAND_WAIT && !s->building &&
+      kiln_capture_records(c->event)) {
     const kiln_graph *g = atomic_load(&s->capture);
     if (!g) return join(s, c);
     if (g != atomic_load(&c->event->capture_record))

@@ -198,6 +198,47 @@ static void a_later_record_outside_ends_the_join(void **state) {
   close_branches(&t);
 }
 
+/* A graph built again (an update, on a backend without graph_update)
+ * hands its captured waits back through the door: a wait on an event that
+ * another open capture recorded since is still the graph's own, and joins
+ * nothing. */
+static void a_rebuild_joins_no_capture(void **state) {
+  fake_fixture *f = *state;
+  f->fb.ops.graph_updates = NULL;
+  kiln_module *m;
+  kiln_module_image img = fake_image("k(p,u)");
+  check_ok(kiln_module_create(f->ctx, &img, 1, &m));
+  kiln_kernel *k;
+  check_ok(kiln_module_get_kernel(m, "k", &k));
+  kiln_buffer *b;
+  check_ok(kiln_buffer_create(f->ctx, 16, 0, &b));
+  kiln_stream *s0, *s1;
+  check_ok(kiln_stream_create(f->ctx, &s0));
+  check_ok(kiln_stream_create(f->ctx, &s1));
+  kiln_event *e;
+  check_ok(kiln_event_create(f->ctx, &e));
+  check_ok(kiln_event_record(e, s0));
+  const kiln_launch_config c = {{1, 1, 1}, {1, 1, 1}, 0};
+  kiln_arg args[2] = {kiln_arg_buffer(b, 0), kiln_arg_u32(1)};
+  kiln_graph *g, *other;
+  check_ok(kiln_stream_begin_capture(s0));
+  check_ok(kiln_stream_wait_event(s0, e));
+  check_ok(kiln_launch(s0, k, &c, args, 2));
+  check_ok(kiln_stream_end_capture(s0, &g));
+  check_ok(kiln_stream_begin_capture(s1));
+  check_ok(kiln_event_record(e, s1));
+  args[1] = kiln_arg_u32(2);
+  check_ok(kiln_graph_set_arguments(g, 0, args, 2));
+  check_ok(kiln_stream_end_capture(s1, &other));
+  check_ok(kiln_graph_destroy(other));
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_event_destroy(e));
+  check_ok(kiln_stream_destroy(s1));
+  check_ok(kiln_stream_destroy(s0));
+  check_ok(kiln_buffer_destroy(b));
+  check_ok(kiln_module_destroy(m));
+}
+
 /* Context destroy releases an open capture with branches. */
 static void context_destroy_ends_an_open_capture(void **state) {
   fake_fixture *f = *state;
@@ -222,6 +263,7 @@ int main(void) {
       T(an_unjoined_branch_is_refused),
       T(a_joined_stream_is_capturing),
       T(a_later_record_outside_ends_the_join),
+      T(a_rebuild_joins_no_capture),
       T(context_destroy_ends_an_open_capture),
   };
 #undef T
