@@ -394,6 +394,15 @@ static inline bool kiln_capture_records(const kiln_event *e) {
   return atomic_load(&e->capture_record) != NULL;
 }
 
+/* The door's capture hook (core/submit/capture.c): c kept in s's capture
+ * (or in one that s joins by this wait), or refused there, *kept set
+ * either way and the status the call's; *kept false where c is the
+ * backend's to issue. */
+kiln_status kiln_capture_submit(kiln_stream *s, const kiln_command *c,
+                                bool *kept);
+/* A record of e made outside any capture: waits on e follow it now. */
+void kiln_capture_forget_record(kiln_context *ctx, kiln_event *e);
+
 /* Releases a graph or an abandoned capture (context destroy). */
 void kiln_graph_release(kiln_graph *g);
 

@@ -198,6 +198,28 @@ static void a_later_record_outside_ends_the_join(void **state) {
   close_branches(&t);
 }
 
+/* A replay's record of an event is a record outside any capture too: after
+ * it, a wait on the event joins no capture that recorded it before. */
+static void a_replays_record_ends_the_join(void **state) {
+  branches t = open_branches(state);
+  kiln_graph *recorder, *g;
+  check_ok(kiln_stream_begin_capture(t.s[2]));
+  check_ok(kiln_event_record(t.fork, t.s[2]));
+  check_ok(kiln_stream_end_capture(t.s[2], &recorder));
+  check_ok(kiln_stream_begin_capture(t.s[0]));
+  check_ok(kiln_event_record(t.fork, t.s[0]));
+  check_ok(kiln_graph_launch(recorder, t.s[2]));
+  check_ok(kiln_stream_wait_event(t.s[1], t.fork));
+  bool capturing = true;
+  check_ok(kiln_stream_is_capturing(t.s[1], &capturing));
+  assert_false(capturing);
+  check_ok(kiln_stream_end_capture(t.s[0], &g));
+  check_ok(kiln_graph_destroy(g));
+  check_ok(kiln_context_synchronize(t.ctx));
+  check_ok(kiln_graph_destroy(recorder));
+  close_branches(&t);
+}
+
 /* A graph built again (an update, on a backend without graph_update)
  * hands its captured waits back through the door: a wait on an event that
  * another open capture recorded since is still the graph's own, and joins
@@ -264,6 +286,7 @@ int main(void) {
       T(a_joined_stream_is_capturing),
       T(a_later_record_outside_ends_the_join),
       T(a_rebuild_joins_no_capture),
+      T(a_replays_record_ends_the_join),
       T(context_destroy_ends_an_open_capture),
   };
 #undef T
