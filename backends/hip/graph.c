@@ -65,12 +65,19 @@ kiln_status kiln_hip_graph_mark(kiln_graph *g, kiln_stream *s, size_t mark) {
     hg->mark_count = mark + 1;
   }
   hipError_t err = hipSuccess;
-  if (!hg->marks[mark] &&
-      (err = kiln_hip_api.hipEventCreateWithFlags(
-           &hg->marks[mark], hipEventDisableTiming)) != hipSuccess) {
-    hg->marks[mark] = NULL;
-    return kiln_hip_error(err,
-                          "hipEventCreateWithFlags (a mark of a graph's build)");
+  if (!hg->marks[mark]) {
+    /* On the context's device, which the thread's own need not be. */
+    kiln_hip_device_scope scope;
+    kiln_status st = kiln_hip_device_enter(g->base.context, &scope);
+    if (st != KILN_OK) return st;
+    err = kiln_hip_api.hipEventCreateWithFlags(&hg->marks[mark],
+                                               hipEventDisableTiming);
+    kiln_hip_device_leave(&scope);
+    if (err != hipSuccess) {
+      hg->marks[mark] = NULL;
+      return kiln_hip_error(
+          err, "hipEventCreateWithFlags (a mark of a graph's build)");
+    }
   }
   err = kiln_hip_api.hipEventRecord(hg->marks[mark], kiln_hip_stream_handle(s));
   if (err != hipSuccess)
