@@ -1580,7 +1580,8 @@ KILN_API kiln_status kiln_event_elapsed_ms(kiln_event *start, kiln_event *end,
  * order, after what the event marked). A branch joins back when a stream
  * of the capture waits on an event recorded on it. Before the capture
  * ends on the stream that began it, that stream must have waited, through
- * such events, for all the work of every branch: else
+ * such events, for everything captured on every branch (its records and
+ * waits too, as CUDA asks): else
  * kiln_stream_end_capture fails with KILN_ERROR_INVALID_STATE, naming the
  * branch, and discards the capture. A joined stream is capturing until
  * then (it refuses what the capturing stream refuses, and cannot end the
