@@ -344,6 +344,24 @@ static bool capability_enabled(const kiln_vulkan_context *vc,
   }
 }
 
+/* The SPIR-V extensions a device must enable something for that kiln
+ * never enables: vkCreateShaderModule takes them only then
+ * (VUID-VkShaderModuleCreateInfo-pCode-04147). NULL when `name` needs
+ * nothing of the kind. */
+static const char *extension_refused(const char *name) {
+  static const struct {
+    const char *spirv, *why;
+  } refused[] = {
+      {"SPV_KHR_non_semantic_info",
+       "VK_KHR_shader_non_semantic_info or a Vulkan 1.3 device, which kiln's "
+       "Vulkan 1.2 devices do not enable (GLSL's debugPrintfEXT declares "
+       "it)"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+    if (strcmp(name, refused[i].spirv) == 0) return refused[i].why;
+  return NULL;
+}
+
 kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,
                                            const uint32_t *words, size_t count,
                                            size_t index) {
@@ -363,6 +381,21 @@ kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,
           "offer (or kiln could not enable): kiln_device_properties' "
           "features say what the device has",
           index, feature, vc->phys->properties.name);
+    if (op == OP_EXTENSION_ && n > 1) {
+      /* A literal string, nul-terminated within the instruction's words
+       * (the reflection checked the instruction's length). */
+      char name[64];
+      const size_t bytes = (n - 1) * 4 < sizeof name ? (n - 1) * 4
+                                                     : sizeof name - 1;
+      memcpy(name, &words[at + 1], bytes);
+      name[bytes] = '\0';
+      const char *why = extension_refused(name);
+      if (why)
+        return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                              "SPIR-V image %zu declares extension %s, "
+                              "which needs %s",
+                              index, name, why);
+    }
     at += n;
   }
   return KILN_OK;

@@ -189,6 +189,27 @@ static void missing_subgroup_operations_are_refused(void **state) {
   check_ok(kiln_module_destroy(m));
 }
 
+/* A kernel that calls debugPrintfEXT declares SPV_KHR_non_semantic_info,
+ * which kiln's devices do not enable: refused naming it, where the driver
+ * would otherwise get it (the layer flags that, failing this suite). */
+static void debug_printf_is_refused(void **state) {
+  (void)state;
+  static const char text[] =
+      "#version 460\n"
+      "#extension GL_EXT_debug_printf : require\n"
+      "layout(local_size_x = 1) in;\n"
+      "void main() { debugPrintfEXT(\"seven %d\", 7); }\n";
+  const char *description = NULL;
+  if (kiln_compiler_available(KILN_BACKEND_VULKAN, &description) != KILN_OK)
+    skip();
+  const kiln_source src = {KILN_SOURCE_GLSL, text, "print.comp", "print"};
+  kiln_module *m = NULL;
+  assert_int_equal(kiln_module_create_from_source(ctx, &src, 1, NULL, &m),
+                   KILN_ERROR_UNSUPPORTED);
+  assert_non_null(strstr(kiln_last_error(), "SPV_KHR_non_semantic_info"));
+  assert_null(m);
+}
+
 /* All the test images in one module, each copied to an address that is
  * not 4-byte aligned. */
 static void module_of_several_unaligned_images(void **state) {
@@ -346,6 +367,7 @@ int main(void) {
       cmocka_unit_test(every_scalar_width),
       cmocka_unit_test(subgroup_operations),
       cmocka_unit_test(missing_subgroup_operations_are_refused),
+      cmocka_unit_test(debug_printf_is_refused),
       cmocka_unit_test(module_of_several_unaligned_images),
       cmocka_unit_test(writes_seen_by_other_streams),
       cmocka_unit_test(transfer_modes_from_the_environment),
