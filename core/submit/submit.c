@@ -1,8 +1,9 @@
 /* The door of every operation queued on a stream. The public functions
  * check their arguments and build a kiln_command; kiln_submit alone then
  * decides what becomes of it: captured into the stream's graph or refused
- * there (the capture hook, core/submit/capture.c), the waits on the host that a bounded context needs before a
- * backend op that waits without a bound, KILN_DEBUG=guard's bookkeeping,
+ * there (the capture hook, core/submit/capture.c), the waits on the host
+ * that a bounded context needs before a backend op that waits without a
+ * bound, KILN_DEBUG=guard's bookkeeping,
  * the backend's op, a device loss turned into the context's state, and
  * the trace hook (core/submit/trace.c).
  * A graph's build hands its commands back through the same door, on the
@@ -330,10 +331,15 @@ static kiln_status issue(kiln_stream *s, const kiln_command *c) {
 kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
   kiln_context *ctx = s->base.context;
   /* The capture hook (core/submit/capture.c): a command on a capturing
-   * stream, or a wait that joins a capture, is kept, not issued. */
-  bool kept = false;
-  kiln_status st = kiln_capture_submit(s, c, &kept);
-  if (kept || st != KILN_OK) return st;
+   * stream, or a wait that joins a capture, is kept, not issued. Asked
+   * only where it may be so, which keeps a launch's path to two loads. */
+  kiln_status st = KILN_OK;
+  if (c->kind == KILN_COMMAND_WAIT || kiln_stream_capturing(s) ||
+      (c->src_stream && kiln_stream_capturing(c->src_stream))) {
+    bool kept = false;
+    st = kiln_capture_submit(s, c, &kept);
+    if (kept || st != KILN_OK) return st;
+  }
   /* A graph's memory is made with the graph (capture_alloc): its build
    * has nothing to queue for it. */
   if (s->building &&
