@@ -28,8 +28,8 @@ kiln_status kiln_module_create_checked(kiln_context *ctx,
   static const char fn[] = "kiln_module_create";
   const kiln_backend_ops *ops = ctx->ops;
   kiln_module_image *mine = malloc(count * sizeof *mine);
-  bool *mine_checked = malloc(count * sizeof *mine_checked);
-  if (!mine || !mine_checked) {
+  bool *mine_checked = checked ? malloc(count * sizeof *mine_checked) : NULL;
+  if (!mine || (checked && !mine_checked)) {
     free(mine);
     free(mine_checked);
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
@@ -38,7 +38,7 @@ kiln_status kiln_module_create_checked(kiln_context *ctx,
   size_t n = 0;
   for (size_t i = 0; i < count; i++)
     if (ops->image_formats & (1u << images[i].format)) {
-      mine_checked[n] = checked && checked[i];
+      if (mine_checked) mine_checked[n] = checked[i];
       mine[n++] = images[i];
     }
   kiln_status st = KILN_OK;
@@ -54,7 +54,7 @@ kiln_status kiln_module_create_checked(kiln_context *ctx,
                                      ops->module_size, internal))) {
     st = KILN_ERROR_OUT_OF_HOST_MEMORY;
   } else {
-    m->checked = checked ? mine_checked : NULL;
+    m->checked = mine_checked;
     st = kiln_context_result(ctx,
                              kiln_error_in(fn, ops->module_init(m, mine, n)));
     m->checked = NULL;
