@@ -6,6 +6,11 @@
  * has none (no compiler table). A compiled image then goes down the same
  * path as an ahead-of-time one (kiln_module_create_checked), so there is
  * one loader of images.
+ *
+ * Over 600 lines: the checks of a source list and its options, the cache
+ * key made of the same fields, and the build that stores an entry only
+ * once its module was made read one another's invariants; the disk cache
+ * itself, the entries' format and the hashes are files of their own.
  */
 #include <dirent.h>
 #include <stdio.h>
