@@ -6,7 +6,6 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -14,8 +13,6 @@
 
 #include "conformance.h"
 #include "timing.h"
-
-extern char **environ;
 
 /* y[i] = TWICE(a * x[i]) + OFFSET: TWICE comes from the header, OFFSET
  * from a define, so the result proves both were used. */
@@ -440,34 +437,6 @@ static void modules_from_source_files(void **state) {
   check_ok(kiln_module_destroy(m));
 }
 
-/* Starts this program again as a child in `mode` (see conf_compile_child)
- * with `name=value` added to its environment. */
-static pid_t spawn_child(const char *mode, const char *name,
-                         const char *value) {
-  size_t n = 0;
-  while (environ[n]) n++;
-  char **env = conf_alloc((n + 3) * sizeof *env);
-  char mode_var[64], extra[256];
-  snprintf(mode_var, sizeof mode_var, "KILN_CONF_CHILD=%s", mode);
-  size_t used = 0;
-  for (size_t i = 0; i < n; i++)
-    if (strncmp(environ[i], "KILN_CONF_CHILD=", 16) != 0 &&
-        (!name || strncmp(environ[i], name, strlen(name)) != 0))
-      env[used++] = environ[i];
-  env[used++] = mode_var;
-  if (name) {
-    snprintf(extra, sizeof extra, "%s=%s", name, value);
-    env[used++] = extra;
-  }
-  env[used] = NULL;
-  char *argv[] = {"kiln-conformance", NULL};
-  pid_t pid = -1;
-  int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env);
-  free(env);
-  if (err != 0) fail_msg("posix_spawn: %s", strerror(err));
-  return pid;
-}
-
 /* The child's exit code, or -1 if a signal ended it; a child still running
  * at conf_wait_child's deadline fails the test, its stacks written. */
 static int child_status(pid_t pid, const char *what) {
@@ -477,8 +446,8 @@ static int child_status(pid_t pid, const char *what) {
 
 static void two_processes_compile_at_once(void **state) {
   (void)state;
-  pid_t a = spawn_child("compile", NULL, NULL);
-  pid_t b = spawn_child("compile", NULL, NULL);
+  pid_t a = conf_spawn_child("compile", NULL, NULL);
+  pid_t b = conf_spawn_child("compile", NULL, NULL);
   assert_int_equal(child_status(a, "the first compiling child"), 0);
   assert_int_equal(child_status(b, "the second compiling child"), 0);
   assert_int_equal(count_entries("image-"), 1);
@@ -492,7 +461,7 @@ static void two_processes_compile_at_once(void **state) {
 
 static void a_missing_compiler_says_so(void **state) {
   (void)state;
-  pid_t pid = spawn_child("missing", compiler_variable(conf.backend),
+  pid_t pid = conf_spawn_child("missing", compiler_variable(conf.backend),
                           "/nonexistent/libkiln-no-compiler.so");
   assert_int_equal(child_status(pid, "the child without a compiler"), 0);
 }

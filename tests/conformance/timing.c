@@ -8,9 +8,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -312,6 +314,36 @@ void conf_dump_stacks(pid_t pid) {
   /* The handlers write when each thread next runs. */
   const struct timespec pause = {1, 0};
   nanosleep(&pause, NULL);
+}
+
+pid_t conf_spawn_child(const char *mode, const char *name,
+                       const char *value) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = conf_alloc((n + 3) * sizeof *env);
+  char mode_var[64], extra[256];
+  snprintf(mode_var, sizeof mode_var, "KILN_CONF_CHILD=%s", mode);
+  const size_t name_len = name ? strlen(name) : 0;
+  size_t used = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "KILN_CONF_CHILD=", 16) != 0 &&
+        (!name || strncmp(environ[i], name, name_len) != 0 ||
+         environ[i][name_len] != '='))
+      env[used++] = environ[i];
+  env[used++] = mode_var;
+  if (name) {
+    snprintf(extra, sizeof extra, "%s=%s", name, value);
+    env[used++] = extra;
+  }
+  env[used] = NULL;
+  char *argv[] = {"kiln-conformance", NULL};
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env);
+  free(env);
+  if (err != 0) fail_msg("posix_spawn: %s", strerror(err));
+  return pid;
 }
 
 int conf_wait_child(pid_t pid, const char *what) {

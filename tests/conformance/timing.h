@@ -84,6 +84,12 @@ conf_thread *conf_thread_start(void *(*fn)(void *), void *arg);
  * would free under it. */
 void conf_thread_join(conf_thread *t, const char *what);
 
+/* Starts this program again as a child in `mode` (KILN_CONF_CHILD; main.c
+ * hands it to the group that asked) with `name=value` added to its
+ * environment, or replacing a variable of that name (none where name is
+ * NULL). Fails the test where it cannot. */
+pid_t conf_spawn_child(const char *mode, const char *name, const char *value);
+
 /* Waits for child `pid` until CONF_DEADLINE_S seconds from now and returns
  * its status as waitpid gives it. Past that it prints that `what` is
  * stuck, has the child's threads write their stacks, kills it and fails
