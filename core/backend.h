@@ -966,6 +966,11 @@ void kiln_log(kiln_log_level level, const char *fmt, ...)
 #endif
     ;
 
+/* Sends msg to the log handler (or stderr) at level l, whatever the level
+ * in force: for what the user asked to see by name (KILN_TRACE=log, a
+ * Vulkan kernel's printf under KILN_VULKAN_VALIDATION=printf). */
+void kiln_log_always(kiln_log_level l, const char *msg);
+
 /* The built-in kernel `name` of ctx (loading the built-in module on first
  * use); KILN_ERROR_UNSUPPORTED when the build has no kernels for it. */
 kiln_status kiln_builtin_kernel(kiln_context *ctx, const char *name,

@@ -375,10 +375,6 @@ void kiln_trace_waited(kiln_context *ctx, const kiln_stream *s,
  * forgets it. */
 void kiln_trace_stream_release(kiln_stream *s);
 
-/* Sends msg to the log handler (or stderr) at level l, whatever the level
- * in force: for what the user asked to see by name (KILN_TRACE=log). */
-void kiln_log_always(kiln_log_level l, const char *msg);
-
 /* Whether a graph is being captured on s. */
 static inline bool kiln_stream_capturing(kiln_stream *s) {
   return atomic_load_explicit(&s->capture, memory_order_acquire) != NULL;
