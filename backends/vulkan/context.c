@@ -136,7 +136,7 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
       },
   };
   choose_features(p, &vc->enabled, &vc->enabled11, &vc->enabled12);
-  const char *extensions[4 + KILN_VULKAN_MAX_OPTIONAL];
+  const char *extensions[5 + KILN_VULKAN_MAX_OPTIONAL];
   uint32_t extension_count = 0;
   /* The spec requires enabling it on the drivers that offer it. */
   if (p->portability_subset)
@@ -152,6 +152,11 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   /* Two contexts on one GPU share device memory for them instead. */
   if (share)
     extensions[extension_count++] = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+  /* Free to enable, and what lets a kernel that calls debugPrintfEXT be
+   * made at all (its text is the layer's, under printf). */
+  if (p->non_semantic_info)
+    extensions[extension_count++] =
+        VK_KHR_SHADER_NON_SEMANTIC_INFO_EXTENSION_NAME;
   const uint32_t required = extension_count;
   void *chain = NULL;
   extension_count += kiln_vulkan_optional_enable(
@@ -193,6 +198,9 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
     return kiln_vulkan_error(r, "vkCreateDevice");
   }
   vc->memory.budget = p->memory_budget;
+  vc->non_semantic = p->non_semantic_info ||
+                     (p->api_version >= VK_API_VERSION_1_3 &&
+                      kiln_vulkan_instance_api() >= VK_API_VERSION_1_3);
   if (p->host_import) {
     PFN_vkVoidFunction fn = kiln_vulkan_lib.vkGetDeviceProcAddr(
         vc->device, "vkGetMemoryHostPointerPropertiesEXT");
@@ -219,6 +227,15 @@ kiln_status kiln_vulkan_context_init(kiln_context *ctx) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(ctx);
   const char *problem = kiln_vulkan_validation_problem();
   if (problem) return kiln_set_error(KILN_ERROR_UNAVAILABLE, "%s", problem);
+  /* Reorder holds submissions back on the host, while the layer's printf
+   * waits for the queue inside each one: a held signal would never come. */
+  if (kiln_vulkan_printf_on() && (ctx->debug & KILN_DEBUG_REORDER))
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "KILN_DEBUG=reorder and KILN_VULKAN_VALIDATION="
+                          "printf do not go together: reorder holds "
+                          "submissions back on the host, and the layer's "
+                          "printf waits for the queue inside every "
+                          "submission; set one of them");
   vc->phys = kiln_vulkan_physical_device(ctx->device_index);
   kiln_status st = create_device(vc);
   if (st != KILN_OK) return st;

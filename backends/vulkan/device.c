@@ -172,6 +172,8 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
       exts, ext_count, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
   bool memory_fd = kiln_vulkan_has_extension(
       exts, ext_count, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+  bool non_semantic = kiln_vulkan_has_extension(
+      exts, ext_count, VK_KHR_SHADER_NON_SEMANTIC_INFO_EXTENSION_NAME);
   kiln_vulkan_optional optional;
   kiln_vulkan_optional_probe(dev, exts, ext_count,
                              kiln_vulkan_validation_version(), &optional);
@@ -259,6 +261,7 @@ static bool inspect_device(VkPhysicalDevice dev, kiln_vulkan_physical *out,
   out->portability_subset = portability;
   out->memory_budget = budget;
   out->host_import = host_import;
+  out->non_semantic_info = non_semantic;
   out->host_import_align = host.minImportedHostPointerAlignment;
   out->memory_fd =
       memory_fd && memory_fd_usable(dev, &out->memory_fd_dedicated);

@@ -344,21 +344,16 @@ static bool capability_enabled(const kiln_vulkan_context *vc,
   }
 }
 
-/* The SPIR-V extensions a device must enable something for that kiln
- * never enables: vkCreateShaderModule takes them only then
- * (VUID-VkShaderModuleCreateInfo-pCode-04147). NULL when `name` needs
- * nothing of the kind. */
-static const char *extension_refused(const char *name) {
-  static const struct {
-    const char *spirv, *why;
-  } refused[] = {
-      {"SPV_KHR_non_semantic_info",
-       "VK_KHR_shader_non_semantic_info or a Vulkan 1.3 device, which kiln's "
-       "Vulkan 1.2 devices do not enable (GLSL's debugPrintfEXT declares "
-       "it)"},
-  };
-  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-    if (strcmp(name, refused[i].spirv) == 0) return refused[i].why;
+/* The SPIR-V extensions a device must enable something for
+ * (VUID-VkShaderModuleCreateInfo-pCode-04147): why `name` cannot be taken
+ * by vc's device, or NULL when it can or needs nothing. */
+static const char *extension_refused(const kiln_vulkan_context *vc,
+                                     const char *name) {
+  if (strcmp(name, "SPV_KHR_non_semantic_info") == 0 && !vc->non_semantic)
+    return "VK_KHR_shader_non_semantic_info, which this device does not "
+           "offer, or Vulkan 1.3 on the device and the instance, which kiln "
+           "asks for under KILN_VULKAN_VALIDATION=printf only (GLSL's "
+           "debugPrintfEXT declares it)";
   return NULL;
 }
 
@@ -389,12 +384,19 @@ kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,
                                                      : sizeof name - 1;
       memcpy(name, &words[at + 1], bytes);
       name[bytes] = '\0';
-      const char *why = extension_refused(name);
+      const char *why = extension_refused(vc, name);
       if (why)
         return kiln_set_error(KILN_ERROR_UNSUPPORTED,
                               "SPIR-V image %zu declares extension %s, "
                               "which needs %s",
                               index, name, why);
+      if (strcmp(name, "SPV_KHR_non_semantic_info") == 0 &&
+          !kiln_vulkan_printf_on())
+        kiln_log(KILN_LOG_INFO,
+                 "vulkan: SPIR-V image %zu declares %s (debugPrintfEXT, or "
+                 "debug information): what it prints is shown only under "
+                 "KILN_VULKAN_VALIDATION=printf",
+                 index, name);
     }
     at += n;
   }

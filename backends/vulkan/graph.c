@@ -13,7 +13,9 @@
  * Events: a replay waits, before its first command, for the marks the
  * graph's waits name as they stand at the replay, and marks the events the
  * graph records at its end (their timestamps are written in place). */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backends/vulkan/vulkan.h"
 
@@ -75,6 +77,8 @@ kiln_status kiln_vulkan_graph_begin(kiln_graph *g, kiln_stream *s) {
     wait_replays(vg);
   }
   vg->wait_count = vg->record_count = 0;
+  free(vg->printing);
+  vg->printing = NULL;
   VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
       .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
@@ -121,6 +125,25 @@ kiln_status kiln_vulkan_graph_note_event(kiln_stream *s, kiln_event *e,
   }
   kiln_vulkan_stream_unlock(st);
   return status;
+}
+
+kiln_status kiln_vulkan_graph_note_kernel(kiln_graph *g, const char *kernel) {
+  kiln_vulkan_graph *vg = graph_cast(g);
+  const size_t have = vg->printing ? strlen(vg->printing) : 0;
+  const size_t n = strlen(kernel);
+  /* Each name once: a graph of a thousand launches of one kernel is
+   * that kernel's. */
+  for (const char *at = vg->printing; at && (at = strstr(at, kernel));
+       at += n)
+    if ((at == vg->printing || at[-1] == ' ') && (at[n] == ',' || !at[n]))
+      return KILN_OK;
+  char *p = realloc(vg->printing, have + n + 3);
+  if (!p)
+    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
+                          "out of host memory building a graph");
+  snprintf(p + have, n + 3, "%s%s", have ? ", " : "", kernel);
+  vg->printing = p;
+  return KILN_OK;
 }
 
 kiln_status kiln_vulkan_graph_level(kiln_graph *g, kiln_stream *s) {
@@ -193,8 +216,11 @@ kiln_status kiln_vulkan_graph_launch(kiln_graph *g, kiln_stream *s) {
     if (ve->queries && ve->timeline && ve->timeline != st->timeline)
       status = kiln_vulkan_stream_add_wait(st, ve->timeline, ve->value);
   }
-  if (status == KILN_OK)
+  if (status == KILN_OK) {
+    kiln_vulkan_printf_source(vg->printing);
     status = kiln_vulkan_stream_submit_external(st, vg->cmd);
+    kiln_vulkan_printf_source(NULL);
+  }
   if (status == KILN_OK) {
     for (size_t i = 0; i < vg->record_count; i++) {
       kiln_vulkan_event *ve = kiln_vulkan_event_cast(vg->records[i]);
@@ -218,4 +244,5 @@ void kiln_vulkan_graph_deinit(kiln_graph *g) {
   free(vg->replays);
   free(vg->waits);
   free(vg->records);
+  free(vg->printing);
 }

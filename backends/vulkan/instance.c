@@ -1,10 +1,12 @@
 /* The process-wide VkInstance, with the validation layer and its
- * messenger where KILN_VULKAN_VALIDATION asks for them, and
+ * messenger where KILN_VULKAN_VALIDATION asks for them (and the layer's
+ * debug printf, routed to kiln's log, where it says printf), and
  * VK_EXT_debug_utils's labels for KILN_TRACE=nvtx (labels.c) wherever the
  * loader offers them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "backends/vulkan/vulkan.h"
 
@@ -15,7 +17,12 @@ static struct {
   VkDebugUtilsMessengerEXT messenger;
   char validation_problem[320];
   uint32_t validation_version; /* the layer's specVersion, when it is on */
+  uint32_t api;                /* the apiVersion the instance asked for */
+  bool printf_on;
 } g;
+
+/* The kernels of the submission this thread is making, under printf. */
+static _Thread_local const char *printing;
 
 VkInstance kiln_vulkan_instance(void) { return g.instance; }
 
@@ -24,6 +31,14 @@ const char *kiln_vulkan_validation_problem(void) {
 }
 
 uint32_t kiln_vulkan_validation_version(void) { return g.validation_version; }
+
+uint32_t kiln_vulkan_instance_api(void) {
+  return g.api ? g.api : VK_API_VERSION_1_2;
+}
+
+bool kiln_vulkan_printf_on(void) { return g.printf_on; }
+
+void kiln_vulkan_printf_source(const char *kernels) { printing = kernels; }
 
 bool kiln_vulkan_has_extension(const VkExtensionProperties *exts,
                                uint32_t count, const char *name) {
@@ -37,13 +52,36 @@ bool kiln_vulkan_has_extension(const VkExtensionProperties *exts,
  * this prefix. The loader's own messages through the same messenger are
  * about the machine (a driver manifest naming a missing library, an
  * implicit layer): worth a warning, not a failed run. */
+/* A kernel's debugPrintfEXT text comes as an INFO message of this id whose
+ * text follows the layer's "| MessageID = 0x... | " header; the layer
+ * names only the device, so the kernel comes from the submitting thread
+ * (kiln_vulkan_printf_source). Everything is said whatever the log level:
+ * who asked for printf wants to read it, as CUDA's goes to stdout. */
+static void on_printf(const char *message) {
+  const char *text = strstr(message, "| MessageID = ");
+  if (text) text = strstr(text + 14, " | ");
+  text = text ? text + 3 : message;
+  const size_t n = strlen(text);
+  char line[2048];
+  snprintf(line, sizeof line, "vulkan printf (%s): %.*s",
+           printing ? printing : "kernel unknown",
+           (int)(n > 0 && text[n - 1] == '\n' ? n - 1 : n), text);
+  kiln_log_always(KILN_LOG_INFO, line);
+}
+
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity,
     VkDebugUtilsMessageTypeFlagsEXT types,
     const VkDebugUtilsMessengerCallbackDataEXT *data, void *user_data) {
-  (void)severity;
   (void)user_data;
   const char *message = data && data->pMessage ? data->pMessage : "(none)";
+  if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
+    /* The messenger asks for INFO under printf only, for the text. */
+    if (data && data->pMessageIdName &&
+        strcmp(data->pMessageIdName, "UNASSIGNED-DEBUG-PRINTF") == 0)
+      on_printf(message);
+    return VK_FALSE;
+  }
   if (types == VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT && data &&
       data->pMessageIdName &&
       strcmp(data->pMessageIdName, "Loader Message") == 0)
@@ -101,10 +139,11 @@ static bool validation_requested(void) {
  * validation, whose single lock a vkWaitSemaphores holds while it waits; in
  * layers before 1.3.296 (KhronosGroup/Vulkan-ValidationLayers #4968, #7941)
  * threads that submit while others wait can block each other for good, as
- * kiln's thread tests did on the H100 with 1.3.239. */
-static bool sync_validation_requested(void) {
+ * kiln's thread tests did on the H100 with 1.3.239. printf is core's
+ * checks with the layer's debug printf. */
+static bool mode_is(const char *mode) {
   const char *v = kiln_getenv("KILN_VULKAN_VALIDATION");
-  return !v || strcmp(v, "core") != 0;
+  return v && strcasecmp(v, mode) == 0;
 }
 
 static void forget_labels(void) {
@@ -140,6 +179,7 @@ static void load_labels(void) {
 kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
                                         size_t reason_size) {
   g.validation_problem[0] = '\0';
+  g.printf_on = false;
   uint32_t ext_count = 0, layer_ext_count = 0;
   VkExtensionProperties *exts = instance_extensions(NULL, &ext_count);
   const char *enabled[4];
@@ -184,15 +224,32 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
         validate = true;
         debug_utils = true;
         g.validation_version = layer_version;
-        sync_validation = sync_validation_requested() &&
-                          kiln_vulkan_has_extension(
-                              layer_exts, layer_ext_count,
-                              VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-        if (sync_validation)
+        const bool features = kiln_vulkan_has_extension(
+            layer_exts, layer_ext_count,
+            VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        g.printf_on = mode_is("printf");
+        sync_validation = !mode_is("core") && !g.printf_on;
+        if (g.printf_on && !features)
+          snprintf(g.validation_problem, sizeof g.validation_problem,
+                   "KILN_VULKAN_VALIDATION=printf, but the validation layer "
+                   "(%s, spec %u.%u.%u) lacks %s, through which debug "
+                   "printf is turned on",
+                   VALIDATION_LAYER, VK_API_VERSION_MAJOR(layer_version),
+                   VK_API_VERSION_MINOR(layer_version),
+                   VK_API_VERSION_PATCH(layer_version),
+                   VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        sync_validation = sync_validation && features;
+        if (features && (sync_validation || g.printf_on))
           enabled[enabled_count++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
       }
     }
   }
+  /* A debugPrintfEXT's SPIR-V needs SPV_KHR_non_semantic_info, which a
+   * Vulkan 1.3 device takes only where the instance asked for 1.3 too
+   * (lavapipe offers no extension for it). */
+  g.api = g.printf_on && loader_version >= VK_API_VERSION_1_3
+              ? VK_API_VERSION_1_3
+              : VK_API_VERSION_1_2;
   free(exts);
   free(layer_exts);
   if (debug_utils) enabled[enabled_count++] = VK_EXT_DEBUG_UTILS_EXTENSION_NAME;
@@ -200,20 +257,25 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
   VkDebugUtilsMessengerCreateInfoEXT messenger_info = {
       .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
       .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
-                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                         VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT |
+                         (g.printf_on ? VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT
+                                      : 0),
       .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT |
                      VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                      VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
       .pfnUserCallback = on_validation_message,
   };
   /* Synchronization validation is what checks the stream barriers. */
-  static const VkValidationFeatureEnableEXT features[] = {
+  static const VkValidationFeatureEnableEXT sync_feature[] = {
       VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+  static const VkValidationFeatureEnableEXT printf_feature[] = {
+      VK_VALIDATION_FEATURE_ENABLE_DEBUG_PRINTF_EXT};
   VkValidationFeaturesEXT validation_features = {
       .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
       .pNext = &messenger_info,
       .enabledValidationFeatureCount = 1,
-      .pEnabledValidationFeatures = features,
+      .pEnabledValidationFeatures =
+          g.printf_on ? printf_feature : sync_feature,
   };
   VkApplicationInfo app = {
       .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
@@ -221,7 +283,7 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
       .pEngineName = "kiln",
       .engineVersion = VK_MAKE_API_VERSION(
           0, KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH),
-      .apiVersion = VK_API_VERSION_1_2,
+      .apiVersion = g.api,
   };
   VkInstanceCreateInfo info = {
       .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
@@ -231,8 +293,9 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
       .ppEnabledExtensionNames = enabled,
   };
   if (validate) {
-    info.pNext = sync_validation ? (const void *)&validation_features
-                                 : (const void *)&messenger_info;
+    info.pNext = sync_validation || g.printf_on
+                     ? (const void *)&validation_features
+                     : (const void *)&messenger_info;
     info.enabledLayerCount = 1;
     info.ppEnabledLayerNames = &layer;
   }
@@ -270,7 +333,9 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
     }
     if (st == KILN_OK)
       kiln_log(KILN_LOG_INFO, "Vulkan validation layer on%s",
-               sync_validation ? ", with synchronization validation" : "");
+               sync_validation ? ", with synchronization validation"
+               : g.printf_on   ? ", with debug printf"
+                               : "");
   }
   return st;
 }
@@ -283,4 +348,6 @@ void kiln_vulkan_instance_destroy(void) {
   if (g.instance) kiln_vulkan_lib.vkDestroyInstance(g.instance, NULL);
   g.messenger = VK_NULL_HANDLE;
   g.instance = VK_NULL_HANDLE;
+  g.printf_on = false;
+  g.api = 0;
 }

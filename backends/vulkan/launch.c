@@ -1,7 +1,7 @@
 /* Launches: a compute pipeline per kernel and block size (specialization
  * constants 0-2, and 3 for dynamic shared memory), created on first use
  * (the first when the kernel is looked up); arguments as push constants;
- * one dispatch. */
+ * one dispatch (submitted at once under KILN_VULKAN_VALIDATION=printf). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -207,7 +207,13 @@ kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
   VkPipeline pipeline = VK_NULL_HANDLE;
   kiln_status status = pipeline_for(vc, vk, config, &pipeline);
   if (status != KILN_OK) return status;
+  /* Under printf the layer hands a submission's text over inside its
+   * vkQueueSubmit, naming no kernel: each launch is submitted alone (the
+   * stream may submit it as it is recorded), so the text is known to be
+   * this kernel's; a graph's replay names all of the graph's. */
+  const bool printing = kiln_vulkan_printf_on() && !s->building;
   kiln_vulkan_stream_lock(st);
+  if (printing) kiln_vulkan_printf_source(vk->base.name);
   VkCommandBuffer cmd;
   status = kiln_vulkan_stream_command(st, KILN_VULKAN_LANE_COMPUTE, &cmd);
   if (status == KILN_OK) {
@@ -222,6 +228,12 @@ kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
                                 vk->push_bytes, args->data);
     vc->vk.vkCmdDispatch(cmd, config->grid.x, config->grid.y, config->grid.z);
     status = kiln_vulkan_stream_recorded(st);
+  }
+  if (printing) {
+    if (status == KILN_OK) status = kiln_vulkan_stream_flush(st);
+    kiln_vulkan_printf_source(NULL);
+  } else if (status == KILN_OK && kiln_vulkan_printf_on()) {
+    status = kiln_vulkan_graph_note_kernel(s->building, vk->base.name);
   }
   kiln_vulkan_stream_unlock(st);
   return status;

@@ -179,6 +179,17 @@ VkInstance kiln_vulkan_instance(void);
 const char *kiln_vulkan_validation_problem(void);
 /* The validation layer's specVersion while it is on, else 0. */
 uint32_t kiln_vulkan_validation_version(void);
+/* The Vulkan version the instance asked for: 1.2, or 1.3 under
+ * KILN_VULKAN_VALIDATION=printf where the loader has it (what a shader's
+ * SPIR-V may target is the lesser of this and the device's). */
+uint32_t kiln_vulkan_instance_api(void);
+/* Whether KILN_VULKAN_VALIDATION=printf put the layer's debug printf on. */
+bool kiln_vulkan_printf_on(void);
+/* Under printf: the kernels whose text the calling thread's next
+ * vkQueueSubmit may print (the layer hands it over inside that call, on
+ * the submitting thread), or NULL once it returned. The string stays the
+ * caller's. */
+void kiln_vulkan_printf_source(const char *kernels);
 /* Whether `name` is among the `count` extensions of `exts`. */
 bool kiln_vulkan_has_extension(const VkExtensionProperties *exts,
                                uint32_t count, const char *name);
@@ -241,6 +252,7 @@ typedef struct kiln_vulkan_physical {
   uint32_t timestamp_valid_bits;
   bool portability_subset; /* must be enabled when present */
   bool memory_budget;      /* VK_EXT_memory_budget */
+  bool non_semantic_info;  /* VK_KHR_shader_non_semantic_info */
   /* VK_EXT_external_memory_host, and the alignment of what it imports. */
   bool host_import;
   VkDeviceSize host_import_align;
@@ -348,6 +360,10 @@ typedef struct kiln_vulkan_context {
    * for kiln's streams only (the caller may still use the device's other
    * queues) and leaves the device alive. */
   bool owns_device;
+  /* Whether shaders may declare SPV_KHR_non_semantic_info (GLSL's
+   * debugPrintfEXT): the device's extension enabled, or Vulkan 1.3 on
+   * both the instance and the device. */
+  bool non_semantic;
   /* An imported device's physical device as the context sees it: kiln's
    * entry with the caller's queue family and enabled features (phys then
    * points here; interop.c). */
@@ -1143,6 +1159,9 @@ typedef struct kiln_vulkan_graph {
   /* The last replay on each timeline (a reference each), for waits. */
   kiln_vulkan_wait *replays;
   size_t replay_count, replay_cap;
+  /* Under KILN_VULKAN_VALIDATION=printf: its kernels' names, "a, b", for
+   * the text a replay prints; else NULL. */
+  char *printing;
 } kiln_vulkan_graph;
 
 kiln_status kiln_vulkan_graph_begin(kiln_graph *g, kiln_stream *s);
@@ -1150,6 +1169,8 @@ kiln_status kiln_vulkan_graph_end(kiln_graph *g, kiln_stream *s, bool keep);
 kiln_status kiln_vulkan_graph_level(kiln_graph *g, kiln_stream *s);
 kiln_status kiln_vulkan_graph_launch(kiln_graph *g, kiln_stream *s);
 void kiln_vulkan_graph_deinit(kiln_graph *g);
+/* Under printf: notes that the graph being built launches `kernel`. */
+kiln_status kiln_vulkan_graph_note_kernel(kiln_graph *g, const char *kernel);
 /* An event record or wait issued on the stream building a graph. */
 kiln_status kiln_vulkan_graph_note_event(kiln_stream *s, kiln_event *e,
                                          bool record);

@@ -32,7 +32,8 @@ static void read_env(void) {
   bool valid;
   const char *layer = kiln_getenv("KILN_VULKAN_VALIDATION");
   if (kiln_env_flag("KILN_VULKAN_VALIDATION", false, &valid) ||
-      (layer && strcasecmp(layer, "core") == 0))
+      (layer && (strcasecmp(layer, "core") == 0 ||
+                 strcasecmp(layer, "printf") == 0)))
     atomic_store(&level, KILN_LOG_WARN);
   if (v) {
     snprintf(bad_env, sizeof bad_env, "%.100s%s", v,

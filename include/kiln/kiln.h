@@ -218,9 +218,14 @@ KILN_API void kiln_clear_error(void);
 /* kiln prints nothing unless asked: KILN_LOG=off|error|warn|info|debug (in
  * any case) in the environment, or kiln_set_log_level(), sends messages to
  * stderr or to the handler set with kiln_set_log_handler(). Without
- * KILN_LOG, KILN_VULKAN_VALIDATION=1 means warn, so that the validation
- * layer's findings are seen. Any other KILN_LOG value is reported once, as
- * a warning sent whatever the level, and counts as unset. */
+ * KILN_LOG, KILN_VULKAN_VALIDATION=1 (or core, or printf) means warn, so
+ * that the validation layer's findings are seen. Any other KILN_LOG value
+ * is reported once, as a warning sent whatever the level, and counts as
+ * unset. Some lines are sent whatever the level, because the user asked
+ * for them by name: KILN_TRACE=log's, and under
+ * KILN_VULKAN_VALIDATION=printf each line a Vulkan kernel's
+ * debugPrintfEXT prints, at the info level, as "vulkan printf (KERNEL):
+ * TEXT" (a graph's replay names the graph's kernels, "a, b"). */
 typedef enum kiln_log_level {
   KILN_LOG_OFF = 0,
   KILN_LOG_ERROR = 1,

@@ -297,8 +297,10 @@ static void validation_makes_warnings_visible(void **state) {
   expect_log(NULL, "1", KILN_LOG_WARN, 0);
   expect_log("", "1", KILN_LOG_WARN, 0);
   expect_log(NULL, "0", KILN_LOG_OFF, 0);
-  /* The layer without synchronization validation is the layer too. */
+  /* The layer without synchronization validation, or with printf, is the
+   * layer too. */
   expect_log(NULL, "core", KILN_LOG_WARN, 0);
+  expect_log(NULL, "printf", KILN_LOG_WARN, 0);
   /* An explicit KILN_LOG wins, asking for less or for more. */
   expect_log("off", "1", KILN_LOG_OFF, 0);
   expect_log("error", "1", KILN_LOG_ERROR, 0);
