@@ -181,6 +181,11 @@ int conf_compile_child(const char *mode);
 /* The same for the fault tests' modes, "fault-..." (test_faults.c), which
  * first destroy conf.ctx. */
 int conf_fault_child(const char *mode);
+/* The same for the printf group's, "printf-..." (test_printf.c); such a
+ * child that cannot make its context for want of what it asked for exits
+ * with CONF_CHILD_UNAVAILABLE. */
+int conf_printf_child(const char *mode);
+#define CONF_CHILD_UNAVAILABLE 77
 
 #define CONF_TEST(fn) cmocka_unit_test_teardown(fn, conf_check_validation)
 

@@ -3,18 +3,25 @@
  * stdout, under every sync policy and for each kind of wait (a stream's,
  * bounded and not; an event's, plain and blocking; the context's). CUDA's
  * and HIP's drivers flush their printf buffer only in a synchronizing call
- * of theirs, which kiln's polling waits are not (issue 30); Vulkan kernels
- * have no printf of the driver's, so the group does not apply there.
+ * of theirs, which kiln's polling waits are not (issue 30).
+ *
+ * Vulkan kernels have no printf of the driver's: GLSL's debugPrintfEXT is
+ * the validation layer's, whose text kiln sends to its log handler, with
+ * the kernel's name, under KILN_VULKAN_VALIDATION=printf. The process's
+ * instance is made once, so that runs in a child started with it.
  *
  * stdout is pointed at a file of the test's while it runs, and read after
  * each wait, with stdio's own buffer flushed first: the driver may write
  * through it. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "conformance.h"
+#include "timing.h"
 
 /* No #include: NVRTC and HIPRTC declare printf themselves, and NVRTC finds
  * no <cstdio>. */
@@ -107,10 +114,164 @@ static kiln_status launch_and_wait(kiln_context *ctx, kiln_stream *s,
   return KILN_ERROR_INVALID_ARGUMENT;
 }
 
+/* ---- Vulkan: in a child under KILN_VULKAN_VALIDATION=printf ---------- */
+
+#define GLSL_PRINTF_TEXT                                                   \
+  "#version 460\n"                                                         \
+  "#extension GL_EXT_debug_printf : require\n"                             \
+  "layout(local_size_x_id = 0) in;\n"                                      \
+  "layout(push_constant) uniform Args { uint token; } args;\n"             \
+  "void main() {\n"                                                        \
+  "  if (gl_GlobalInvocationID.x == 0)\n"                                  \
+  "    debugPrintfEXT(\"kiln-conf-printf %u.\", args.token);\n"            \
+  "}\n"
+
+/* What the child's log handler was given: printf lines and the validation
+ * layer's findings, which fail the child as they fail the suite. */
+static struct {
+  pthread_mutex_t lock;
+  char lines[16384];
+  size_t used;
+  int validation;
+} logged = {PTHREAD_MUTEX_INITIALIZER, "", 0, 0};
+
+static void on_child_log(kiln_log_level level, const char *message,
+                         void *data) {
+  (void)level;
+  (void)data;
+  pthread_mutex_lock(&logged.lock);
+  if (strncmp(message, "Vulkan validation: ", 19) == 0) {
+    logged.validation++;
+    fprintf(stderr, "%s\n", message);
+  } else if (logged.used < sizeof logged.lines) {
+    logged.used += (size_t)snprintf(logged.lines + logged.used,
+                                    sizeof logged.lines - logged.used, "%s\n",
+                                    message);
+  }
+  pthread_mutex_unlock(&logged.lock);
+}
+
+/* Whether the log holds the line of kernel conf_says for `token`; the
+ * line is taken out, so that a later check needs a later print. */
+static bool child_logged(unsigned token) {
+  char want[96];
+  snprintf(want, sizeof want, "vulkan printf (conf_says): kiln-conf-printf %u.\n",
+           token);
+  pthread_mutex_lock(&logged.lock);
+  char *at = strstr(logged.lines, want);
+  if (at) at[0] = '-';
+  pthread_mutex_unlock(&logged.lock);
+  return at != NULL;
+}
+
+static kiln_status child_policy(kiln_sync_policy policy, const char *name,
+                                char *missing, size_t missing_size,
+                                size_t *used) {
+  const kiln_source src = {KILN_SOURCE_GLSL, GLSL_PRINTF_TEXT, "says.comp",
+                           "conf_says"};
+  kiln_context_options o = {KILN_BACKEND_VULKAN, KILN_DEVICE_FROM_ENV, policy};
+  kiln_context *ctx = NULL;
+  kiln_module *m = NULL;
+  kiln_kernel *k = NULL;
+  kiln_stream *s = NULL;
+  kiln_graph *g = NULL;
+  kiln_status st = kiln_context_create(&o, &ctx);
+  if (st == KILN_OK) st = kiln_module_create_from_source(ctx, &src, 1, NULL, &m);
+  if (st == KILN_OK) st = kiln_module_get_kernel(m, "conf_says", &k);
+  if (st == KILN_OK) st = kiln_stream_create(ctx, &s);
+  for (int w = 0; st == KILN_OK && w < WAITS; w++) {
+    const unsigned token = 1000u + 10u * (unsigned)policy + (unsigned)w;
+    st = launch_and_wait(ctx, s, k, token, (enum wait_kind)w);
+    if (st == KILN_OK && !child_logged(token) && *used < missing_size)
+      *used += (size_t)snprintf(missing + *used, missing_size - *used,
+                                "%s%s under %s", *used ? "; " : "",
+                                wait_names[w], name);
+  }
+  /* A graph's replays print too, under the graph's kernels' names. */
+  const unsigned token = 2000u + (unsigned)policy;
+  const kiln_launch_config one = {{1, 1, 1}, {32, 1, 1}, 0};
+  const kiln_arg arg = kiln_arg_u32(token);
+  if (st == KILN_OK) st = kiln_stream_begin_capture(s);
+  if (st == KILN_OK) st = kiln_launch(s, k, &one, &arg, 1);
+  if (st == KILN_OK) st = kiln_stream_end_capture(s, &g);
+  for (int replay = 0; st == KILN_OK && replay < 2; replay++) {
+    st = kiln_graph_launch(g, s);
+    if (st == KILN_OK) st = kiln_stream_synchronize(s);
+    if (st == KILN_OK && !child_logged(token) && *used < missing_size)
+      *used += (size_t)snprintf(missing + *used, missing_size - *used,
+                                "%sreplay %d of a graph under %s",
+                                *used ? "; " : "", replay + 1, name);
+  }
+  if (g) kiln_graph_destroy(g);
+  if (s) kiln_stream_destroy(s);
+  if (m) kiln_module_destroy(m);
+  if (ctx) {
+    const kiln_status destroyed = kiln_context_destroy(ctx);
+    if (st == KILN_OK) st = destroyed;
+  }
+  return st;
+}
+
+int conf_printf_child(const char *mode) {
+  (void)mode;
+  kiln_set_log_handler(on_child_log, NULL);
+  char missing[1024] = "";
+  size_t used = 0;
+  for (size_t p = 0; p < sizeof policies / sizeof policies[0]; p++) {
+    const kiln_status st = child_policy(policies[p], policy_names[p], missing,
+                                        sizeof missing, &used);
+    if (st != KILN_OK) {
+      printf("kiln-conformance (child): sync policy %s: %s: %s\n",
+             policy_names[p], kiln_status_name(st), kiln_last_error());
+      return 1;
+    }
+  }
+  /* With KILN_DEBUG=reorder each would wait for the other: refused. */
+  setenv("KILN_DEBUG", "reorder", 1);
+  kiln_context *ctx = NULL;
+  const kiln_status mixed = kiln_context_create(NULL, &ctx);
+  unsetenv("KILN_DEBUG");
+  if (mixed != KILN_ERROR_UNSUPPORTED ||
+      !strstr(kiln_last_error(), "do not go together")) {
+    printf("kiln-conformance (child): KILN_DEBUG=reorder under printf gave "
+           "%s (%s), not a refusal\n",
+           kiln_status_name(mixed), kiln_last_error());
+    if (ctx) kiln_context_destroy(ctx);
+    return 1;
+  }
+  if (missing[0]) {
+    printf("kiln-conformance (child): debugPrintfEXT's text had not reached "
+           "the log, with its kernel's name, when these waits returned: %s; "
+           "the log had:\n%s",
+           missing, logged.lines);
+    return 1;
+  }
+  return logged.validation ? 1 : 0;
+}
+
+static void vulkan_printf_reaches_the_log(void) {
+  const char *compiler = NULL;
+  if (kiln_compiler_available(KILN_BACKEND_VULKAN, &compiler) != KILN_OK)
+    kiln_skip("no GLSL compiler to build the printing kernel: %s",
+              kiln_last_error());
+  const pid_t pid =
+      conf_spawn_child("printf-vulkan", "KILN_VULKAN_VALIDATION", "printf");
+  const int status = conf_wait_child(pid, "the printf child");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == CONF_CHILD_UNAVAILABLE)
+    kiln_skip("KILN_VULKAN_VALIDATION=printf needs the validation layer, "
+              "which is not installed (the child's output says so)");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    fail_msg("the child under KILN_VULKAN_VALIDATION=printf failed (status "
+             "%d); its output above says why",
+             status);
+}
+
 static void printf_arrives_by_each_wait(void **state) {
   (void)state;
-  if (conf.backend == KILN_BACKEND_VULKAN)
-    kiln_skip("Vulkan kernels have no device printf of the driver's");
+  if (conf.backend == KILN_BACKEND_VULKAN) {
+    vulkan_printf_reaches_the_log();
+    return;
+  }
   const char *compiler = NULL;
   if (kiln_compiler_available(conf.backend, &compiler) != KILN_OK)
     kiln_skip("no %s compiler to build the printing kernel: %s",
