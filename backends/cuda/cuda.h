@@ -340,7 +340,8 @@ kiln_status kiln_cuda_hold(kiln_stream *s);
  * finish before the next opens. */
 void kiln_cuda_open_gates(const kiln_context *ctx);
 /* Around a driver call that may wait for the whole device while holding
- * the driver's own locks (cuMemFree): with `open` true, every held gate
+ * the driver's own locks (cuMemFree, cuMemFreeHost, module loads and
+ * unloads, cuFuncLoad): with `open` true, every held gate
  * opened and none closed until the call with `open` false. Else another
  * thread's gate, closed in between, leaves work the call waits for, and
  * that thread, stuck in the driver behind the call, never opens it. */

@@ -27,6 +27,10 @@ void kiln_cuda_host_buffer_deinit(kiln_host_buffer *hb) {
   if (kiln_sync_streams(hb->base.context) != KILN_OK)
     kiln_log(KILN_LOG_WARN, "cuda: waiting for the streams before freeing a "
              "host buffer: %s", kiln_last_error());
+  /* A free of pinned memory may wait for the whole device: no gate may
+   * close between the wait above and it. */
+  kiln_cuda_gates_stay_open(hb->base.context, true);
   CUresult r = kiln_cuda_api.cuMemFreeHost(hb->data);
+  kiln_cuda_gates_stay_open(hb->base.context, false);
   if (r != CUDA_SUCCESS) kiln_cuda_warn(r, "cuMemFreeHost");
 }

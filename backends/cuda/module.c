@@ -217,28 +217,12 @@ static kiln_status load_one(kiln_cuda_module *m,
                         error_log[0] ? "; JIT log: " : "", error_log);
 }
 
-kiln_status kiln_cuda_module_init(kiln_module *base,
-                                  const kiln_module_image *images,
-                                  size_t count) {
-  kiln_cuda_module *m = kiln_cuda_module_cast(base);
-  const kiln_context *ctx = base->base.context;
-  /* Checked before any image loads, so that a broken one costs no JIT. */
-  for (size_t i = 0; i < count; i++) {
-    char why[160];
-    const char *problem = image_problem(&images[i], why, sizeof why);
-    if (problem)
-      return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
-                            "kiln_module_create: %s image %zu of %zu is "
-                            "malformed: %s",
-                            kiln_image_format_name(images[i].format), i,
-                            count, problem);
-  }
-  kiln_status st = kiln_cuda_make_current(ctx);
-  if (st != KILN_OK) return st;
-  /* Loading a module waits inside the driver for the context's queued
-   * work, held gates and all (an H200 under KILN_DEBUG=reorder hung in
-   * cuModuleLoadDataEx): they open first. */
-  kiln_cuda_open_gates(ctx);
+/* Loads every image that has code for ctx's device into m, the better
+ * formats first (ctx current, its gates kept open). */
+static kiln_status load_all(kiln_cuda_module *m,
+                            const kiln_module_image *images, size_t count) {
+  const kiln_context *ctx = m->base.base.context;
+  kiln_status st = KILN_OK;
   m->handles = calloc(count, sizeof *m->handles);
   m->params = calloc(count, sizeof *m->params);
   if (!m->handles || !m->params) {
@@ -272,9 +256,39 @@ kiln_status kiln_cuda_module_init(kiln_module *base,
   return KILN_OK;
 }
 
+kiln_status kiln_cuda_module_init(kiln_module *base,
+                                  const kiln_module_image *images,
+                                  size_t count) {
+  kiln_cuda_module *m = kiln_cuda_module_cast(base);
+  const kiln_context *ctx = base->base.context;
+  /* Checked before any image loads, so that a broken one costs no JIT. */
+  for (size_t i = 0; i < count; i++) {
+    char why[160];
+    const char *problem = image_problem(&images[i], why, sizeof why);
+    if (problem)
+      return kiln_set_error(KILN_ERROR_INVALID_IMAGE,
+                            "kiln_module_create: %s image %zu of %zu is "
+                            "malformed: %s",
+                            kiln_image_format_name(images[i].format), i,
+                            count, problem);
+  }
+  kiln_status st = kiln_cuda_make_current(ctx);
+  if (st != KILN_OK) return st;
+  /* Loading a module waits inside the driver for the context's queued
+   * work, held gates and all (an H200 under KILN_DEBUG=reorder hung in
+   * cuModuleLoadDataEx): they stay open while it loads. */
+  kiln_cuda_gates_stay_open(ctx, true);
+  st = load_all(m, images, count);
+  kiln_cuda_gates_stay_open(ctx, false);
+  return st;
+}
+
 void kiln_cuda_module_deinit(kiln_module *base) {
   kiln_cuda_make_current_for_deinit(base->base.context, "unloading a module");
+  /* An unload may wait for queued work too. */
+  kiln_cuda_gates_stay_open(base->base.context, true);
   unload_all(kiln_cuda_module_cast(base));
+  kiln_cuda_gates_stay_open(base->base.context, false);
 }
 
 /* ---- Kernels by name ----------------------------------------------------- */
@@ -536,9 +550,10 @@ kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
        * default since 12.2) would: that load waits in the driver for work
        * already queued, which a kernel spinning on a flag may hold for
        * good (an H200 run waited out a conformance gate so). Loading now
-       * waits too: held gates open first. */
-      kiln_cuda_open_gates(base->base.context);
+       * waits too: held gates stay open across it. */
+      kiln_cuda_gates_stay_open(base->base.context, true);
       r = kiln_cuda_api.cuFuncLoad(k->handle);
+      kiln_cuda_gates_stay_open(base->base.context, false);
       if (r != CUDA_SUCCESS)
         return kiln_cuda_error(r, "loading kernel '%s' (cuFuncLoad)", name);
     }

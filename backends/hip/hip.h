@@ -304,7 +304,8 @@ kiln_status kiln_hip_hold(kiln_stream *s);
  * held gate opened, newest first, each stream given a bounded time to
  * finish before the next opens. */
 void kiln_hip_open_gates(const kiln_context *ctx);
-/* As kiln_cuda_gates_stay_open (backends/cuda/cuda.h), around hipFree. */
+/* As kiln_cuda_gates_stay_open (backends/cuda/cuda.h), around hipFree,
+ * hipHostFree and module loads, lookups and unloads. */
 void kiln_hip_gates_stay_open(const kiln_context *ctx, bool open);
 
 /* ---- Buffers (buffer.c, host_buffer.c) ---------------------------------------- */

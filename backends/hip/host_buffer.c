@@ -28,8 +28,9 @@ void kiln_hip_host_buffer_deinit(kiln_host_buffer *hb) {
   if (!kiln_hip_device_enter_for_deinit(hb->base.context, &scope,
                                         "freeing a host buffer"))
     return;
-  kiln_hip_open_gates(hb->base.context);
+  kiln_hip_gates_stay_open(hb->base.context, true);
   hipError_t err = kiln_hip_api.hipHostFree(hb->data);
+  kiln_hip_gates_stay_open(hb->base.context, false);
   kiln_hip_device_leave(&scope);
   if (err != hipSuccess) kiln_hip_warn(err, "hipHostFree");
 }

@@ -164,11 +164,12 @@ kiln_status kiln_hip_module_init(kiln_module *m,
   }
   /* Loading a module may wait inside the runtime for the device's queued
    * work, held gates and all (CUDA's twin hung so under
-   * KILN_DEBUG=reorder): they open first. */
-  kiln_hip_open_gates(ctx);
+   * KILN_DEBUG=reorder): they stay open while it loads. */
+  kiln_hip_gates_stay_open(ctx, true);
   kiln_text skipped = {"", 0}, brief = {"", 0};
   for (size_t i = 0; i < count && st == KILN_OK; i++)
     st = load_one(hm, images, i, count, &skipped, &brief);
+  kiln_hip_gates_stay_open(ctx, false);
   if (st == KILN_OK && hm->count == 0)
     st = kiln_set_error(KILN_ERROR_NO_IMAGE,
                         "kiln_module_create: no image loads on %s (%s): %s",
@@ -187,7 +188,10 @@ void kiln_hip_module_deinit(kiln_module *m) {
   kiln_hip_device_scope scope;
   if (kiln_hip_device_enter_for_deinit(m->base.context, &scope,
                                        "unloading a module")) {
+    /* An unload may wait for queued work too. */
+    kiln_hip_gates_stay_open(m->base.context, true);
     unload_all(hm);
+    kiln_hip_gates_stay_open(m->base.context, false);
     kiln_hip_device_leave(&scope);
   } else {
     free_images(hm);
@@ -206,14 +210,15 @@ kiln_status kiln_hip_kernel_init(kiln_kernel *k) {
    * each is asked in turn. The lookup may load the kernel and wait inside
    * the runtime for work already queued (HIP on NVIDIA: cuFuncLoad, as
    * CUDA's lazy loading would at the first launch; an H200 run under
-   * KILN_DEBUG=reorder hung so for good): held gates open first, as
+   * KILN_DEBUG=reorder hung so for good): held gates stay open across it, as
    * backends/cuda/module.c does. */
-  kiln_hip_open_gates(ctx);
+  kiln_hip_gates_stay_open(ctx, true);
   hipError_t err = hipErrorNotFound;
   size_t found = 0;
   for (; found < hm->count && err == hipErrorNotFound; found++)
     err = kiln_hip_api.hipModuleGetFunction(&hk->function,
                                             hm->handles[found], k->name);
+  kiln_hip_gates_stay_open(ctx, false);
   kiln_hip_device_leave(&scope);
   if (err == hipErrorNotFound)
     return kiln_set_error(KILN_ERROR_NOT_FOUND,
