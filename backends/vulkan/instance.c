@@ -52,8 +52,10 @@ bool kiln_vulkan_has_extension(const VkExtensionProperties *exts,
  * this prefix. The loader's own messages through the same messenger are
  * about the machine (a driver manifest naming a missing library, an
  * implicit layer): worth a warning, not a failed run. */
-/* A kernel's debugPrintfEXT text comes as an INFO message of this id whose
- * text follows the layer's "| MessageID = 0x... | " header; the layer
+/* A kernel's debugPrintfEXT text comes as an INFO message whose id names
+ * DEBUG-PRINTF (UNASSIGNED-DEBUG-PRINTF in layer 1.3.239, WARNING-DEBUG-
+ * PRINTF in later ones) and whose text follows the layer's
+ * "| MessageID = 0x... | " header; the layer
  * names only the device, so the kernel comes from the submitting thread
  * (kiln_vulkan_printf_source). Everything is said whatever the log level:
  * who asked for printf wants to read it, as CUDA's goes to stdout. */
@@ -78,7 +80,7 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
   if (severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) {
     /* The messenger asks for INFO under printf only, for the text. */
     if (data && data->pMessageIdName &&
-        strcmp(data->pMessageIdName, "UNASSIGNED-DEBUG-PRINTF") == 0)
+        strstr(data->pMessageIdName, "DEBUG-PRINTF"))
       on_printf(message);
     return VK_FALSE;
   }
@@ -227,9 +229,10 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
         const bool features = kiln_vulkan_has_extension(
             layer_exts, layer_ext_count,
             VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-        g.printf_on = mode_is("printf");
-        sync_validation = !mode_is("core") && !g.printf_on;
-        if (g.printf_on && !features)
+        const bool printf_asked = mode_is("printf");
+        g.printf_on = printf_asked && features;
+        sync_validation = !mode_is("core") && !printf_asked;
+        if (printf_asked && !features)
           snprintf(g.validation_problem, sizeof g.validation_problem,
                    "KILN_VULKAN_VALIDATION=printf, but the validation layer "
                    "(%s, spec %u.%u.%u) lacks %s, through which debug "

@@ -154,6 +154,8 @@ kiln_status kiln_vulkan_context_import(kiln_context *ctx,
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(ctx);
   const char *problem = kiln_vulkan_validation_problem();
   if (problem) return kiln_set_error(KILN_ERROR_UNAVAILABLE, "%s", problem);
+  kiln_status checked = kiln_vulkan_check_debug_modes(ctx);
+  if (checked != KILN_OK) return checked;
   vc->imported_phys = *kiln_vulkan_physical_device(ctx->device_index);
   kiln_vulkan_physical *p = &vc->imported_phys;
   VkQueueFamilyProperties family;

@@ -164,6 +164,12 @@ void kiln_vulkan_warn(VkResult result, const char *fmt, ...)
 #endif
     ;
 
+/* ---- Contexts (context.c) ---------------------------------------------- */
+
+/* KILN_ERROR_UNSUPPORTED, in words, where ctx's KILN_DEBUG modes cannot go
+ * with the instance's (reorder under KILN_VULKAN_VALIDATION=printf). */
+kiln_status kiln_vulkan_check_debug_modes(const kiln_context *ctx);
+
 /* ---- The instance (instance.c)
  * ----------------------------------------------------- */
 
