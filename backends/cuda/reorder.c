@@ -232,6 +232,9 @@ void kiln_cuda_reorder_deinit(kiln_context *base) {
   kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
   struct kiln_cuda_gate_page *page = ctx->gate_pages;
   ctx->gate_pages = NULL;
+  /* A free of pinned memory may wait for the device, other contexts'
+   * held work included. */
+  kiln_cuda_gates_stay_open(base, true);
   while (page) {
     struct kiln_cuda_gate_page *next = page->next;
     /* Work still running may wait on a word: keep the page. */
@@ -243,6 +246,7 @@ void kiln_cuda_reorder_deinit(kiln_context *base) {
     free(page);
     page = next;
   }
+  kiln_cuda_gates_stay_open(base, false);
 }
 
 kiln_status kiln_cuda_hold(kiln_stream *s) {
