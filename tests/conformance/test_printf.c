@@ -116,17 +116,19 @@ static kiln_status launch_and_wait(kiln_context *ctx, kiln_stream *s,
 
 /* ---- Vulkan: in a child under KILN_VULKAN_VALIDATION=printf ---------- */
 
-#define GLSL_PRINTF_TEXT                                                   \
+/* Two kernels, conf_says and conf_echo, that print one token each. */
+#define GLSL_PRINTF_TEXT(word)                                             \
   "#version 460\n"                                                         \
   "#extension GL_EXT_debug_printf : require\n"                             \
   "layout(local_size_x_id = 0) in;\n"                                      \
   "layout(push_constant) uniform Args { uint token; } args;\n"             \
   "void main() {\n"                                                        \
   "  if (gl_GlobalInvocationID.x == 0)\n"                                  \
-  "    debugPrintfEXT(\"kiln-conf-printf %u.\", args.token);\n"            \
+  "    debugPrintfEXT(\"kiln-conf-" word " %u.\", args.token);\n"         \
   "}\n"
 
-/* What the child's log handler was given: printf lines and the validation
+/* What the child's log handler was given: the printf lines (the rest of
+ * the log, at whatever KILN_LOG asks, is not kept) and the validation
  * layer's findings, which fail the child as they fail the suite. */
 static struct {
   pthread_mutex_t lock;
@@ -143,7 +145,8 @@ static void on_child_log(kiln_log_level level, const char *message,
   if (strncmp(message, "Vulkan validation: ", 19) == 0) {
     logged.validation++;
     fprintf(stderr, "%s\n", message);
-  } else if (logged.used < sizeof logged.lines) {
+  } else if (strncmp(message, "vulkan printf (", 15) == 0 &&
+             logged.used < sizeof logged.lines) {
     logged.used += (size_t)snprintf(logged.lines + logged.used,
                                     sizeof logged.lines - logged.used, "%s\n",
                                     message);
@@ -151,12 +154,14 @@ static void on_child_log(kiln_log_level level, const char *message,
   pthread_mutex_unlock(&logged.lock);
 }
 
-/* Whether the log holds the line of kernel conf_says for `token`; the
- * line is taken out, so that a later check needs a later print. */
-static bool child_logged(unsigned token) {
-  char want[96];
-  snprintf(want, sizeof want, "vulkan printf (conf_says): kiln-conf-printf %u.\n",
-           token);
+/* Whether the log holds the line `word` `token` printed by `kernels` (the
+ * name the line gives); the line is taken out, so that a later check
+ * needs a later print. */
+static bool child_logged(const char *kernels, const char *word,
+                         unsigned token) {
+  char want[160];
+  snprintf(want, sizeof want, "vulkan printf (%s): kiln-conf-%s %u.\n",
+           kernels, word, token);
   pthread_mutex_lock(&logged.lock);
   char *at = strstr(logged.lines, want);
   if (at) at[0] = '-';
@@ -164,44 +169,70 @@ static bool child_logged(unsigned token) {
   return at != NULL;
 }
 
+/* Notes `what` under policy `name` among the missing lines. */
+static void note_missing(char *missing, size_t missing_size, size_t *used,
+                         const char *what, const char *name) {
+  if (*used < missing_size)
+    *used += (size_t)snprintf(missing + *used, missing_size - *used,
+                              "%s%s under %s", *used ? "; " : "", what, name);
+}
+
 static kiln_status child_policy(kiln_sync_policy policy, const char *name,
                                 char *missing, size_t missing_size,
                                 size_t *used) {
-  const kiln_source src = {KILN_SOURCE_GLSL, GLSL_PRINTF_TEXT, "says.comp",
-                           "conf_says"};
+  const kiln_source src[] = {
+      {KILN_SOURCE_GLSL, GLSL_PRINTF_TEXT("printf"), "says.comp", "conf_says"},
+      {KILN_SOURCE_GLSL, GLSL_PRINTF_TEXT("echo"), "echo.comp", "conf_echo"}};
   kiln_context_options o = {KILN_BACKEND_VULKAN, KILN_DEVICE_FROM_ENV, policy};
   kiln_context *ctx = NULL;
   kiln_module *m = NULL;
-  kiln_kernel *k = NULL;
+  kiln_kernel *k = NULL, *echo = NULL;
   kiln_stream *s = NULL;
   kiln_graph *g = NULL;
   kiln_status st = kiln_context_create(&o, &ctx);
-  if (st == KILN_OK) st = kiln_module_create_from_source(ctx, &src, 1, NULL, &m);
+  if (st == KILN_OK) st = kiln_module_create_from_source(ctx, src, 2, NULL, &m);
   if (st == KILN_OK) st = kiln_module_get_kernel(m, "conf_says", &k);
+  if (st == KILN_OK) st = kiln_module_get_kernel(m, "conf_echo", &echo);
   if (st == KILN_OK) st = kiln_stream_create(ctx, &s);
   for (int w = 0; st == KILN_OK && w < WAITS; w++) {
     const unsigned token = 1000u + 10u * (unsigned)policy + (unsigned)w;
     st = launch_and_wait(ctx, s, k, token, (enum wait_kind)w);
-    if (st == KILN_OK && !child_logged(token) && *used < missing_size)
-      *used += (size_t)snprintf(missing + *used, missing_size - *used,
-                                "%s%s under %s", *used ? "; " : "",
-                                wait_names[w], name);
+    if (st == KILN_OK && !child_logged("conf_says", "printf", token))
+      note_missing(missing, missing_size, used, wait_names[w], name);
   }
-  /* A graph's replays print too, under the graph's kernels' names. */
-  const unsigned token = 2000u + (unsigned)policy;
+  /* Two kernels back to back, behind a fill, with no wait between them:
+   * each line still names its own kernel. */
+  const unsigned token = 2000u + 10u * (unsigned)policy;
   const kiln_launch_config one = {{1, 1, 1}, {32, 1, 1}, 0};
-  const kiln_arg arg = kiln_arg_u32(token);
+  const kiln_arg first = kiln_arg_u32(token), second = kiln_arg_u32(token + 1);
+  kiln_buffer *b = NULL;
+  if (st == KILN_OK) st = kiln_buffer_create(ctx, 4096, 0, &b);
+  const uint32_t seven = 7;
+  if (st == KILN_OK) st = kiln_buffer_fill(s, b, 0, 4096, &seven, 4);
+  if (st == KILN_OK) st = kiln_launch(s, k, &one, &first, 1);
+  if (st == KILN_OK) st = kiln_launch(s, echo, &one, &second, 1);
+  if (st == KILN_OK) st = kiln_stream_synchronize(s);
+  if (st == KILN_OK && !child_logged("conf_says", "printf", token))
+    note_missing(missing, missing_size, used, "the first of two kernels", name);
+  if (st == KILN_OK && !child_logged("conf_echo", "echo", token + 1))
+    note_missing(missing, missing_size, used, "the second of two kernels",
+                 name);
+  /* A graph's replays print too, under the graph's kernels' names. */
   if (st == KILN_OK) st = kiln_stream_begin_capture(s);
-  if (st == KILN_OK) st = kiln_launch(s, k, &one, &arg, 1);
+  if (st == KILN_OK) st = kiln_launch(s, k, &one, &first, 1);
+  if (st == KILN_OK) st = kiln_launch(s, echo, &one, &second, 1);
   if (st == KILN_OK) st = kiln_stream_end_capture(s, &g);
   for (int replay = 0; st == KILN_OK && replay < 2; replay++) {
     st = kiln_graph_launch(g, s);
     if (st == KILN_OK) st = kiln_stream_synchronize(s);
-    if (st == KILN_OK && !child_logged(token) && *used < missing_size)
-      *used += (size_t)snprintf(missing + *used, missing_size - *used,
-                                "%sreplay %d of a graph under %s",
-                                *used ? "; " : "", replay + 1, name);
+    if (st == KILN_OK &&
+        (!child_logged("conf_says, conf_echo", "printf", token) ||
+         !child_logged("conf_says, conf_echo", "echo", token + 1)))
+      note_missing(missing, missing_size, used,
+                   replay ? "a graph's second replay" : "a graph's replay",
+                   name);
   }
+  if (b) kiln_buffer_destroy(b);
   if (g) kiln_graph_destroy(g);
   if (s) kiln_stream_destroy(s);
   if (m) kiln_module_destroy(m);
@@ -254,8 +285,15 @@ static void vulkan_printf_reaches_the_log(void) {
   if (kiln_compiler_available(KILN_BACKEND_VULKAN, &compiler) != KILN_OK)
     kiln_skip("no GLSL compiler to build the printing kernel: %s",
               kiln_last_error());
+  /* Without KILN_DEBUG (the reorder runs set it): printf refuses reorder,
+   * which the child checks itself. */
+  const char *debug = getenv("KILN_DEBUG");
+  char *saved = debug ? strdup(debug) : NULL;
+  unsetenv("KILN_DEBUG");
   const pid_t pid =
       conf_spawn_child("printf-vulkan", "KILN_VULKAN_VALIDATION", "printf");
+  if (saved) setenv("KILN_DEBUG", saved, 1);
+  free(saved);
   const int status = conf_wait_child(pid, "the printf child");
   if (WIFEXITED(status) && WEXITSTATUS(status) == CONF_CHILD_UNAVAILABLE)
     kiln_skip("KILN_VULKAN_VALIDATION=printf needs the validation layer, "
