@@ -6,7 +6,12 @@
  * machine code for some kernels and PTX for others). An image with no code
  * for this device is passed over; any other image that does not load fails
  * the module, as a module missing an image's kernels would fail later and
- * less clearly. */
+ * less clearly.
+ *
+ * Past 600 lines for a reason: loading the images and finding kernels by
+ * name (listed, by C++ name, with their parameter tables) share the
+ * module's handles and tables and the JIT's logs; split in two, each half
+ * would reach into the other's state. */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdio.h>
