@@ -21,7 +21,6 @@
  * share the children's checks (say, expect) and their spawning. */
 #include <errno.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -29,8 +28,7 @@
 #include <unistd.h>
 
 #include "conformance.h"
-
-extern char **environ;
+#include "timing.h"
 
 #define ENV "KILN_SYNC_TIMEOUT_MS"
 /* The bound of the stuck kernel's waits, and how much later than that a
@@ -697,9 +695,6 @@ int conf_fault_child(const char *mode) {
  * abandoned context is kept on purpose), and lets malloc return NULL, as
  * it must for the fault-oom child's driver. */
 static int run_child(const char *mode) {
-  size_t n = 0;
-  while (environ[n]) n++;
-  char **env = conf_alloc((n + 3) * sizeof *env);
   char mode_var[64], asan[1024];
   snprintf(mode_var, sizeof mode_var, "KILN_CONF_CHILD=%s", mode);
   const char *asan_was = getenv("ASAN_OPTIONS");
@@ -707,21 +702,8 @@ static int run_child(const char *mode) {
            "ASAN_OPTIONS=%s%shandle_segv=0:handle_sigbus=0:detect_leaks=0:"
            "allocator_may_return_null=1",
            asan_was ? asan_was : "", asan_was && *asan_was ? ":" : "");
-  size_t used = 0;
-  for (size_t i = 0; i < n; i++)
-    if (strncmp(environ[i], "KILN_CONF_CHILD=", 16) != 0 &&
-        strncmp(environ[i], "ASAN_OPTIONS=", 13) != 0)
-      env[used++] = environ[i];
-  env[used++] = mode_var;
-  env[used++] = asan;
-  env[used] = NULL;
-  char *argv[] = {"kiln-conformance", NULL};
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = -1;
-  int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env);
-  free(env);
-  if (err != 0) fail_msg("posix_spawn: %s", strerror(err));
+  const char *const set[] = {mode_var, asan, NULL};
+  const pid_t pid = conf_spawn(NULL, set);
   const uint64_t t0 = now_ns();
   int status = 0;
   for (;;) {

@@ -287,13 +287,10 @@ static void vulkan_printf_reaches_the_log(void) {
               kiln_last_error());
   /* Without KILN_DEBUG (the reorder runs set it): printf refuses reorder,
    * which the child checks itself. */
-  const char *debug = getenv("KILN_DEBUG");
-  char *saved = debug ? strdup(debug) : NULL;
-  unsetenv("KILN_DEBUG");
-  const pid_t pid =
-      conf_spawn_child("printf-vulkan", "KILN_VULKAN_VALIDATION", "printf");
-  if (saved) setenv("KILN_DEBUG", saved, 1);
-  free(saved);
+  static const char *const dropped[] = {"KILN_DEBUG", NULL};
+  static const char *const set[] = {"KILN_CONF_CHILD=printf-vulkan",
+                                    "KILN_VULKAN_VALIDATION=printf", NULL};
+  const pid_t pid = conf_spawn(dropped, set);
   const int status = conf_wait_child(pid, "the printf child");
   if (WIFEXITED(status) && WEXITSTATUS(status) == CONF_CHILD_UNAVAILABLE)
     kiln_skip("KILN_VULKAN_VALIDATION=printf needs the validation layer, "

@@ -9,7 +9,6 @@
  * costs, the work's results) share one set of helpers here, and a split
  * would only move them into a header. */
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -17,8 +16,6 @@
 
 #include "conformance.h"
 #include "timing.h"
-
-extern char **environ;
 
 enum { WORDS = 1024 };
 
@@ -389,32 +386,13 @@ static bool sync_validation_on(void) {
 /* Runs waits_use_the_cpu_their_policy_says alone in a child of this
  * program with KILN_VULKAN_VALIDATION=core; its exit status. */
 static int cpu_test_in_a_child(void) {
-  static const char *const dropped[] = {
-      "KILN_VULKAN_VALIDATION=", "KILN_CONF_GROUPS=", "KILN_CONF_FILTER=",
-      "KILN_CONF_SKIP=", "KILN_CONF_CHILD=", CPU_CHILD "="};
-  size_t n = 0;
-  while (environ[n]) n++;
-  char **env = conf_alloc((n + 5) * sizeof *env);
-  size_t used = 0;
-  for (size_t i = 0; i < n; i++) {
-    bool keep = true;
-    for (size_t d = 0; d < sizeof dropped / sizeof dropped[0]; d++)
-      if (strncmp(environ[i], dropped[d], strlen(dropped[d])) == 0)
-        keep = false;
-    if (keep) env[used++] = environ[i];
-  }
-  env[used++] = "KILN_VULKAN_VALIDATION=core";
-  env[used++] = "KILN_CONF_GROUPS=sync";
-  env[used++] = "KILN_CONF_FILTER=waits_use_the_cpu_their_policy_says";
-  env[used++] = CPU_CHILD "=1";
-  env[used] = NULL;
-  char *argv[] = {"kiln-conformance", NULL};
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = -1;
-  const int err = posix_spawn(&pid, "/proc/self/exe", NULL, NULL, argv, env);
-  free(env);
-  if (err != 0) fail_msg("posix_spawn: %s", strerror(err));
+  static const char *const dropped[] = {"KILN_CONF_SKIP", "KILN_CONF_CHILD",
+                                        NULL};
+  static const char *const set[] = {
+      "KILN_VULKAN_VALIDATION=core", "KILN_CONF_GROUPS=sync",
+      "KILN_CONF_FILTER=waits_use_the_cpu_their_policy_says", CPU_CHILD "=1",
+      NULL};
+  const pid_t pid = conf_spawn(dropped, set);
   const int status = conf_wait_child(pid, "the CPU-time test's child");
   if (WIFSIGNALED(status))
     fail_msg("the CPU-time test's child was killed by signal %d (%s)",

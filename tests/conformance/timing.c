@@ -316,25 +316,27 @@ void conf_dump_stacks(pid_t pid) {
   nanosleep(&pause, NULL);
 }
 
-pid_t conf_spawn_child(const char *mode, const char *name,
-                       const char *value) {
-  size_t n = 0;
+/* Whether environment entry `entry` ("NAME=value") names one of `names`
+ * (each "NAME" or "NAME=value"; NULL-terminated, or NULL). */
+static bool named(const char *entry, const char *const *names) {
+  for (size_t i = 0; names && names[i]; i++) {
+    const char *eq = strchr(names[i], '=');
+    const size_t len = eq ? (size_t)(eq - names[i]) : strlen(names[i]);
+    if (strncmp(entry, names[i], len) == 0 && entry[len] == '=') return true;
+  }
+  return false;
+}
+
+pid_t conf_spawn(const char *const *dropped, const char *const *set) {
+  size_t n = 0, extra = 0;
   while (environ[n]) n++;
-  char **env = conf_alloc((n + 3) * sizeof *env);
-  char mode_var[64], extra[256];
-  snprintf(mode_var, sizeof mode_var, "KILN_CONF_CHILD=%s", mode);
-  const size_t name_len = name ? strlen(name) : 0;
+  while (set && set[extra]) extra++;
+  char **env = conf_alloc((n + extra + 1) * sizeof *env);
   size_t used = 0;
   for (size_t i = 0; i < n; i++)
-    if (strncmp(environ[i], "KILN_CONF_CHILD=", 16) != 0 &&
-        (!name || strncmp(environ[i], name, name_len) != 0 ||
-         environ[i][name_len] != '='))
+    if (!named(environ[i], dropped) && !named(environ[i], set))
       env[used++] = environ[i];
-  env[used++] = mode_var;
-  if (name) {
-    snprintf(extra, sizeof extra, "%s=%s", name, value);
-    env[used++] = extra;
-  }
+  for (size_t i = 0; i < extra; i++) env[used++] = (char *)set[i];
   env[used] = NULL;
   char *argv[] = {"kiln-conformance", NULL};
   fflush(stdout);
@@ -344,6 +346,15 @@ pid_t conf_spawn_child(const char *mode, const char *name,
   free(env);
   if (err != 0) fail_msg("posix_spawn: %s", strerror(err));
   return pid;
+}
+
+pid_t conf_spawn_child(const char *mode, const char *name,
+                       const char *value) {
+  char mode_var[64], extra[256];
+  snprintf(mode_var, sizeof mode_var, "KILN_CONF_CHILD=%s", mode);
+  if (name) snprintf(extra, sizeof extra, "%s=%s", name, value);
+  const char *const set[] = {mode_var, name ? extra : NULL, NULL};
+  return conf_spawn(NULL, set);
 }
 
 int conf_wait_child(pid_t pid, const char *what) {

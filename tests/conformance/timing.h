@@ -84,10 +84,13 @@ conf_thread *conf_thread_start(void *(*fn)(void *), void *arg);
  * would free under it. */
 void conf_thread_join(conf_thread *t, const char *what);
 
-/* Starts this program again as a child in `mode` (KILN_CONF_CHILD; main.c
- * hands it to the group that asked) with `name=value` added to its
- * environment, or replacing a variable of that name (none where name is
- * NULL). Fails the test where it cannot. */
+/* Starts this program again as a child, its environment this one's
+ * without the variables `dropped` names ("NAME"), and with each of `set`
+ * ("NAME=value", replacing a variable of that name); both lists
+ * NULL-terminated, or NULL. Fails the test where it cannot. */
+pid_t conf_spawn(const char *const *dropped, const char *const *set);
+/* conf_spawn of a child in `mode` (KILN_CONF_CHILD; main.c hands it to
+ * the group that asked), with `name=value` set where name is not NULL. */
 pid_t conf_spawn_child(const char *mode, const char *name, const char *value);
 
 /* Waits for child `pid` until CONF_DEADLINE_S seconds from now and returns
