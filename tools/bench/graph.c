@@ -116,33 +116,12 @@ static int vulkan_levels_as_kiln(void *self, unsigned kernels) {
   return vulkan_raw_run(self, VULKAN_RAW_LEVELS_AS_KILN);
 }
 
-/* kiln_bench_empty's push-constant block (std430), as kiln packs the
- * launch's arguments: the buffer's device address, then n. */
-typedef struct empty_args {
-  uint64_t dst;
-  uint32_t n;
-} empty_args;
-
 /* The raw Vulkan command buffers of `kernels` dispatches like kiln's
  * launches (block BLOCK, buf, n = 0), on b->stream's queue; NULL, with the
  * reason printed, when there are none. */
 static vulkan_raw *open_vulkan(bench *b, const kiln_buffer *buf,
                                unsigned kernels) {
-  kiln_native_buffer nb;
-  char why[512];
-  vulkan_raw *r = NULL;
-  if (kiln_buffer_get_native(buf, &nb) != KILN_OK) {
-    snprintf(why, sizeof why, "kiln_buffer_get_native: %s", kiln_last_error());
-  } else {
-    const empty_args args = {nb.device_address, 0};
-    r = vulkan_raw_open(b->ctx, b->stream, kiln_bench_images,
-                        kiln_bench_images_count, "kiln_bench_empty", BLOCK,
-                        &args, offsetof(empty_args, n) + sizeof args.n, kernels,
-                        BRANCHES, why, sizeof why);
-  }
-  if (r == NULL)
-    fprintf(stderr, "kiln-bench: graph: no raw Vulkan comparator: %s\n", why);
-  return r;
+  return vulkan_raw_open_empty(b, buf, BLOCK, kernels, BRANCHES, "graph");
 }
 #endif
 

@@ -4,11 +4,18 @@
  * policy too) and through the raw driver with the same kernel bytes. On a
  * backend other than CUDA, kiln is measured with no CUDA context in the
  * process and the raw driver afterwards (bench_launch_beside_raw), since
- * two APIs' contexts on one GPU time-slice against each other. */
+ * two APIs' contexts on one GPU time-slice against each other. On Vulkan,
+ * kiln's round trip also takes turns with the raw Vulkan driver's on
+ * kiln's own device and queue: one dispatch recorded once, submitted with
+ * a timeline signal and waited for by polling the semaphore, as kiln's
+ * default policy polls for its first 100 us (issue 33's busy-poll). */
 #include <stdlib.h>
 
 #include "bench.h"
 #include "cuda_raw.h"
+#if KILN_BENCH_VULKAN_RAW
+#include "vulkan_raw.h"
+#endif
 
 /* Written by tools/kiln-embed at build time: kiln_bench_empty per backend. */
 extern const kiln_module_image kiln_bench_images[];
@@ -286,6 +293,56 @@ static int policy_round_trip(bench *b, kiln_sync_policy policy,
   return result;
 }
 
+#if KILN_BENCH_VULKAN_RAW
+/* Issue 33: Vulkan's launch + wait against the raw driver's. */
+#define VULKAN_RAW_GOAL 1.10
+
+/* kiln's round trip and the raw Vulkan one, taking turns in alternating
+ * order, opt.repeat * trips samples each; the medians, in us. */
+static int vulkan_round_trips(bench *b, kiln_launcher *k,
+                              const kiln_buffer *buf, unsigned trips) {
+  vulkan_raw *r = vulkan_raw_open_empty(b, buf, BLOCK, 1, 1, "launch");
+  if (r == NULL) return 0;
+  const size_t samples = (size_t)b->opt.repeat * trips;
+  double *t = malloc(2 * samples * sizeof *t);
+  int result = t ? 0 : -1;
+  if (!t) fprintf(stderr, "kiln-bench: out of host memory\n");
+  /* A warm-up each; kiln's stream is idle after each of its turns, as the
+   * raw submissions to its queue need. */
+  for (unsigned i = 0; result == 0 && i < trips / 10 + 1; i++)
+    result = kiln_launch_one(k) || kiln_wait(k) ||
+             vulkan_raw_run(r, VULKAN_RAW_ORDERED);
+  for (size_t i = 0; result == 0 && i < samples; i++) {
+    for (int turn = 0; result == 0 && turn < 2; turn++) {
+      const int j = i % 2 ? 1 - turn : turn;
+      const double t0 = bench_now();
+      result = j == 0 ? kiln_launch_one(k) || kiln_wait(k)
+                      : vulkan_raw_run(r, VULKAN_RAW_ORDERED);
+      t[j * samples + i] = (bench_now() - t0) * 1e6;
+    }
+  }
+  vulkan_raw_close(r);
+  if (result == 0) {
+    const double kiln_us = bench_median(t, samples);
+    const double raw_us = bench_median(t + samples, samples);
+    bench_result kr = {"launch", "round-trip-vulkan-turns", "kiln", 1,
+                       kiln_us * 1e-3, kiln_us, "us"};
+    bench_result rr = {"launch", "round-trip-vulkan-turns", "vulkan-raw", 1,
+                       raw_us * 1e-3, raw_us, "us"};
+    if (bench_record(b, &kr) != 0 || bench_record(b, &rr) != 0) result = -1;
+    fprintf(b->out,
+            "launch + synchronize, taking turns with raw Vulkan (one "
+            "dispatch, submitted with a timeline signal, the semaphore "
+            "polled; us): kiln %.2f, raw %.2f\n",
+            kiln_us, raw_us);
+    bench_goal_line(b->out, "launch + wait, kiln / raw Vulkan (issue 33)",
+                    kiln_us / raw_us, "x", VULKAN_RAW_GOAL);
+  }
+  free(t);
+  return result;
+}
+#endif
+
 /* Each policy's round trip, with a context of its own. */
 static int policy_round_trips(bench *b) {
   static const struct {
@@ -366,6 +423,11 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
   fprintf(b->out, "\n");
   bench_goal_line(b->out, "traced host cost per launch / untraced (issue 28)",
                   kiln_f[1].host_us / kiln_f[0].host_us, "x", TRACED_GOAL);
+#if KILN_BENCH_VULKAN_RAW
+  if (b->props.backend == KILN_BACKEND_VULKAN &&
+      vulkan_round_trips(b, &k, buf, trips) != 0)
+    return -1;
+#endif
   return policy_round_trips(b);
 }
 

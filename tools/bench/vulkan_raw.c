@@ -7,6 +7,7 @@
 #include "vulkan_raw.h"
 
 #include <sched.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -348,4 +349,36 @@ int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
   fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
           (int)result);
   return -1;
+}
+
+/* Written by tools/kiln-embed at build time: kiln_bench_empty per backend. */
+extern const kiln_module_image kiln_bench_images[];
+extern const size_t kiln_bench_images_count;
+
+/* kiln_bench_empty's push-constant block (std430), as kiln packs the
+ * launch's arguments: the buffer's device address, then n. */
+typedef struct empty_args {
+  uint64_t dst;
+  uint32_t n;
+} empty_args;
+
+vulkan_raw *vulkan_raw_open_empty(bench *b, const kiln_buffer *buf,
+                                  uint32_t block_x, unsigned dispatches,
+                                  unsigned level, const char *section) {
+  kiln_native_buffer nb;
+  char why[512];
+  vulkan_raw *r = NULL;
+  if (kiln_buffer_get_native(buf, &nb) != KILN_OK) {
+    snprintf(why, sizeof why, "kiln_buffer_get_native: %s", kiln_last_error());
+  } else {
+    const empty_args args = {nb.device_address, 0};
+    r = vulkan_raw_open(b->ctx, b->stream, kiln_bench_images,
+                        kiln_bench_images_count, "kiln_bench_empty", block_x,
+                        &args, offsetof(empty_args, n) + sizeof args.n,
+                        dispatches, level, why, sizeof why);
+  }
+  if (r == NULL)
+    fprintf(stderr, "kiln-bench: %s: no raw Vulkan comparator: %s\n", section,
+            why);
+  return r;
 }

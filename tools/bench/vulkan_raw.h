@@ -47,6 +47,15 @@ vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
                             unsigned dispatches, unsigned level, char *why,
                             size_t why_size);
 
+/* vulkan_raw_open of kiln-bench's empty kernel (kiln_bench_empty, of
+ * kiln_bench_images), its arguments as kiln's launches give them: `buf`'s
+ * address and n = 0. NULL where that cannot be done, the reason printed
+ * with `section`'s name. */
+typedef struct bench bench;
+vulkan_raw *vulkan_raw_open_empty(bench *b, const kiln_buffer *buf,
+                                  uint32_t block_x, unsigned dispatches,
+                                  unsigned level, const char *section);
+
 /* Waits for what the comparator submitted and destroys what it made.
  * NULL is a no-op. */
 void vulkan_raw_close(vulkan_raw *r);
