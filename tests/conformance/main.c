@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "conformance.h"
+#include "timing.h"
 
 #define EXIT_SKIP 77
 
@@ -166,9 +167,15 @@ int main(void) {
   };
   const char *only = getenv("KILN_CONF_GROUPS");
   int failed = 0;
-  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++)
-    if (!only || !*only || in_list(only, groups[i].name))
-      failed += groups[i].run();
+  /* Each group's time, for whoever must fit the suite into a machine's
+   * minutes (scripts/gpu-verify.sh). */
+  for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+    if (only && *only && !in_list(only, groups[i].name)) continue;
+    const uint64_t t0 = conf_now_ns();
+    failed += groups[i].run();
+    printf("kiln-conformance: group %s took %.1f s\n", groups[i].name,
+           (double)(conf_now_ns() - t0) * 1e-9);
+  }
 
   st = conf_release_module();
   if (st == KILN_OK)
