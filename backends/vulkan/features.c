@@ -349,12 +349,16 @@ static bool capability_enabled(const kiln_vulkan_context *vc,
  * by vc's device, or NULL when it can or needs nothing. */
 static const char *extension_refused(const kiln_vulkan_context *vc,
                                      const char *name) {
-  if (strcmp(name, "SPV_KHR_non_semantic_info") == 0 && !vc->non_semantic)
-    return "VK_KHR_shader_non_semantic_info, which this device does not "
-           "offer, or Vulkan 1.3 on the device and the instance, which kiln "
-           "asks for under KILN_VULKAN_VALIDATION=printf only (GLSL's "
-           "debugPrintfEXT declares it)";
-  return NULL;
+  if (strcmp(name, "SPV_KHR_non_semantic_info") != 0 || vc->non_semantic)
+    return NULL;
+  return vc->phys != &vc->imported_phys
+             ? "VK_KHR_shader_non_semantic_info, which this device does not "
+               "offer, or Vulkan 1.3 on the device and the instance, which "
+               "kiln asks for under KILN_VULKAN_VALIDATION=printf only "
+               "(GLSL's debugPrintfEXT declares it)"
+             : "VK_KHR_shader_non_semantic_info, which kiln cannot tell was "
+               "enabled on a VkDevice it was given, or Vulkan 1.3 on that "
+               "device and its instance (GLSL's debugPrintfEXT declares it)";
 }
 
 kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,

@@ -29,8 +29,9 @@ kiln_status kiln_vulkan_context_native(kiln_context *ctx,
       (void *)kiln_vulkan_stream_cast(ctx->default_stream)
           ->lanes[KILN_VULKAN_LANE_COMPUTE]
           .queue->handle;
-  /* The instance asks for 1.2 (device.c), which caps the device's. */
-  out->vk_api_version = VK_API_VERSION_1_2;
+  /* The instance's version (instance.c: 1.2, or 1.3 under
+   * KILN_VULKAN_VALIDATION=printf), which caps the device's. */
+  out->vk_api_version = kiln_vulkan_instance_api();
   out->vk_get_instance_proc_addr =
       (void (*)(void))kiln_vulkan_lib.vkGetInstanceProcAddr;
   /* What importing the device again needs; valid while the context is. */
@@ -211,6 +212,11 @@ kiln_status kiln_vulkan_context_import(kiln_context *ctx,
   p->queue_count = native->vk_queue_count;
   p->timestamp_valid_bits = family.timestampValidBits;
   vc->phys = p;
+  /* Which extensions the caller enabled is not given: only Vulkan 1.3 on
+   * both its instance and its device says SPV_KHR_non_semantic_info is
+   * taken. */
+  vc->non_semantic = native->vk_api_version >= VK_API_VERSION_1_3 &&
+                     p->api_version >= VK_API_VERSION_1_3;
   vc->queues.compute_count = native->vk_queue_count < KILN_VULKAN_MAX_QUEUES
                                  ? native->vk_queue_count
                                  : KILN_VULKAN_MAX_QUEUES;

@@ -368,7 +368,8 @@ typedef struct kiln_vulkan_context {
   bool owns_device;
   /* Whether shaders may declare SPV_KHR_non_semantic_info (GLSL's
    * debugPrintfEXT): the device's extension enabled, or Vulkan 1.3 on
-   * both the instance and the device. */
+   * both the instance and the device (an imported device's: the caller's
+   * instance). */
   bool non_semantic;
   /* An imported device's physical device as the context sees it: kiln's
    * entry with the caller's queue family and enabled features (phys then
