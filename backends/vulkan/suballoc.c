@@ -1,4 +1,7 @@
-/* The sub-allocator's books (suballoc.h says how they are kept). */
+/* The sub-allocator's books (suballoc.h says how they are kept). Past 600
+ * lines for a reason: the free ranges, kept both by size and by address,
+ * and the blocks' counts are one structure whose every operation keeps
+ * the two orders in step; split, those invariants would span files. */
 #include <stdlib.h>
 #include <string.h>
 
