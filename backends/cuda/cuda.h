@@ -344,7 +344,10 @@ void kiln_cuda_open_gates(const kiln_context *ctx);
  * unloads, cuFuncLoad): with `open` true, every held gate
  * opened and none closed until the call with `open` false. Else another
  * thread's gate, closed in between, leaves work the call waits for, and
- * that thread, stuck in the driver behind the call, never opens it. */
+ * that thread, stuck in the driver behind the call, never opens it. The
+ * gates' lock is held in between, so other threads' work under the mode
+ * waits out the call (a PTX JIT: seconds), and nothing in between may
+ * take it again (no kiln wait, no hold). */
 void kiln_cuda_gates_stay_open(const kiln_context *ctx, bool open);
 
 /* ---- Stream-ordered allocation (pool.c) ------------------------------------ */
