@@ -47,18 +47,13 @@ bool kiln_vulkan_has_extension(const VkExtensionProperties *exts,
   return false;
 }
 
-/* Every message of the validation layer at WARNING or ERROR severity is a
- * bug in kiln or in the caller's kernels; the conformance suite fails on
- * this prefix. The loader's own messages through the same messenger are
- * about the machine (a driver manifest naming a missing library, an
- * implicit layer): worth a warning, not a failed run. */
 /* A kernel's debugPrintfEXT text comes as an INFO message whose id names
  * DEBUG-PRINTF (UNASSIGNED-DEBUG-PRINTF in layer 1.3.239, WARNING-DEBUG-
  * PRINTF in later ones) and whose text follows the layer's
- * "| MessageID = 0x... | " header; the layer
- * names only the device, so the kernel comes from the submitting thread
- * (kiln_vulkan_printf_source). Everything is said whatever the log level:
- * who asked for printf wants to read it, as CUDA's goes to stdout. */
+ * "| MessageID = 0x... | " header. The layer names only the device, so
+ * the kernel comes from the submitting thread (kiln_vulkan_printf_source).
+ * Every line is said whatever the log level: who asked for printf wants
+ * to read it, as CUDA's goes to stdout. */
 static void on_printf(const char *message) {
   const char *text = strstr(message, "| MessageID = ");
   if (text) text = strstr(text + 14, " | ");
@@ -71,6 +66,11 @@ static void on_printf(const char *message) {
   kiln_log_always(KILN_LOG_INFO, line);
 }
 
+/* Every message of the validation layer at WARNING or ERROR severity is a
+ * bug in kiln or in the caller's kernels; the conformance suite fails on
+ * this prefix. The loader's own messages through the same messenger are
+ * about the machine (a driver manifest naming a missing library, an
+ * implicit layer): worth a warning, not a failed run. */
 static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation_message(
     VkDebugUtilsMessageSeverityFlagBitsEXT severity,
     VkDebugUtilsMessageTypeFlagsEXT types,
