@@ -40,7 +40,6 @@ void kiln_hip_buffer_deinit(kiln_buffer *buf) {
   if (!kiln_hip_device_enter_for_deinit(buf->base.context, &scope,
                                         "freeing a buffer"))
     return;
-  kiln_hip_open_gates(buf->base.context);
   /* A borrowed buffer's memory stays, but kiln's work on it must end. */
   if (buf->borrowed) {
     if (kiln_sync_streams(buf->base.context) != KILN_OK)
