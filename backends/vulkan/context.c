@@ -223,7 +223,9 @@ static void destroy_queues(kiln_vulkan_context *vc, uint32_t count,
 }
 
 
-kiln_status kiln_vulkan_check_debug_modes(const kiln_context *ctx) {
+kiln_status kiln_vulkan_context_allowed(const kiln_context *ctx) {
+  const char *problem = kiln_vulkan_validation_problem();
+  if (problem) return kiln_set_error(KILN_ERROR_UNAVAILABLE, "%s", problem);
   /* Reorder holds submissions back on the host, while the layer's printf
    * waits for the queue inside each one: a held signal would never come. */
   if (kiln_vulkan_printf_on() && (ctx->debug & KILN_DEBUG_REORDER))
@@ -238,9 +240,7 @@ kiln_status kiln_vulkan_check_debug_modes(const kiln_context *ctx) {
 
 kiln_status kiln_vulkan_context_init(kiln_context *ctx) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(ctx);
-  const char *problem = kiln_vulkan_validation_problem();
-  if (problem) return kiln_set_error(KILN_ERROR_UNAVAILABLE, "%s", problem);
-  kiln_status st = kiln_vulkan_check_debug_modes(ctx);
+  kiln_status st = kiln_vulkan_context_allowed(ctx);
   if (st != KILN_OK) return st;
   vc->phys = kiln_vulkan_physical_device(ctx->device_index);
   st = create_device(vc);

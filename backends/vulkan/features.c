@@ -344,21 +344,33 @@ static bool capability_enabled(const kiln_vulkan_context *vc,
   }
 }
 
-/* The SPIR-V extensions a device must enable something for
- * (VUID-VkShaderModuleCreateInfo-pCode-04147): why `name` cannot be taken
- * by vc's device, or NULL when it can or needs nothing. */
-static const char *extension_refused(const kiln_vulkan_context *vc,
-                                     const char *name) {
-  if (strcmp(name, "SPV_KHR_non_semantic_info") != 0 || vc->non_semantic)
-    return NULL;
-  return vc->phys != &vc->imported_phys
-             ? "VK_KHR_shader_non_semantic_info, which this device does not "
-               "offer, or Vulkan 1.3 on the device and the instance, which "
-               "kiln asks for under KILN_VULKAN_VALIDATION=printf only "
-               "(GLSL's debugPrintfEXT declares it)"
-             : "VK_KHR_shader_non_semantic_info, which kiln cannot tell was "
-               "enabled on a VkDevice it was given, or Vulkan 1.3 on that "
-               "device and its instance (GLSL's debugPrintfEXT declares it)";
+/* SPV_KHR_non_semantic_info (GLSL's debugPrintfEXT declares it) is the
+ * SPIR-V extension a device must enable something for
+ * (VUID-VkShaderModuleCreateInfo-pCode-04147) that kiln may not have:
+ * refused where vc's device cannot take it, and noted where the layer's
+ * printf is off, so that the text going nowhere is no surprise. */
+static kiln_status check_extension(const kiln_vulkan_context *vc,
+                                   const char *name, size_t index) {
+  if (strcmp(name, "SPV_KHR_non_semantic_info") != 0) return KILN_OK;
+  if (!vc->non_semantic)
+    return kiln_set_error(
+        KILN_ERROR_UNSUPPORTED,
+        "SPIR-V image %zu declares extension %s, which needs %s", index, name,
+        vc->phys != &vc->imported_phys
+            ? "VK_KHR_shader_non_semantic_info, which this device does not "
+              "offer, or Vulkan 1.3 on the device and the instance, which "
+              "kiln asks for under KILN_VULKAN_VALIDATION=printf only "
+              "(GLSL's debugPrintfEXT declares it)"
+            : "VK_KHR_shader_non_semantic_info, which kiln cannot tell was "
+              "enabled on a VkDevice it was given, or Vulkan 1.3 on that "
+              "device and its instance (GLSL's debugPrintfEXT declares it)");
+  if (!kiln_vulkan_printf_on())
+    kiln_log(KILN_LOG_INFO,
+             "vulkan: SPIR-V image %zu declares %s (debugPrintfEXT, or "
+             "debug information): what it prints is shown only under "
+             "KILN_VULKAN_VALIDATION=printf",
+             index, name);
+  return KILN_OK;
 }
 
 kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,
@@ -388,19 +400,8 @@ kiln_status kiln_vulkan_check_capabilities(const kiln_vulkan_context *vc,
                                                      : sizeof name - 1;
       memcpy(name, &words[at + 1], bytes);
       name[bytes] = '\0';
-      const char *why = extension_refused(vc, name);
-      if (why)
-        return kiln_set_error(KILN_ERROR_UNSUPPORTED,
-                              "SPIR-V image %zu declares extension %s, "
-                              "which needs %s",
-                              index, name, why);
-      if (strcmp(name, "SPV_KHR_non_semantic_info") == 0 &&
-          !kiln_vulkan_printf_on())
-        kiln_log(KILN_LOG_INFO,
-                 "vulkan: SPIR-V image %zu declares %s (debugPrintfEXT, or "
-                 "debug information): what it prints is shown only under "
-                 "KILN_VULKAN_VALIDATION=printf",
-                 index, name);
+      const kiln_status st = check_extension(vc, name, index);
+      if (st != KILN_OK) return st;
     }
     at += n;
   }

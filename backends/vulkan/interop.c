@@ -153,10 +153,8 @@ kiln_status kiln_vulkan_context_import(kiln_context *ctx,
                                        const kiln_native_context *native,
                                        bool adopt) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(ctx);
-  const char *problem = kiln_vulkan_validation_problem();
-  if (problem) return kiln_set_error(KILN_ERROR_UNAVAILABLE, "%s", problem);
-  kiln_status checked = kiln_vulkan_check_debug_modes(ctx);
-  if (checked != KILN_OK) return checked;
+  kiln_status allowed = kiln_vulkan_context_allowed(ctx);
+  if (allowed != KILN_OK) return allowed;
   vc->imported_phys = *kiln_vulkan_physical_device(ctx->device_index);
   kiln_vulkan_physical *p = &vc->imported_phys;
   VkQueueFamilyProperties family;

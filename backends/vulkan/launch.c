@@ -211,7 +211,8 @@ kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
    * vkQueueSubmit, naming no kernel: each launch is submitted alone (the
    * stream may submit it as it is recorded), so the text is known to be
    * this kernel's; a graph's replay names all of the graph's. */
-  const bool printing = kiln_vulkan_printf_on() && !s->building;
+  const bool printf_on = kiln_vulkan_printf_on();
+  const bool printing = printf_on && !s->building;
   kiln_vulkan_stream_lock(st);
   if (printing) kiln_vulkan_printf_source(vk->base.name);
   VkCommandBuffer cmd;
@@ -232,7 +233,7 @@ kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
   if (printing) {
     if (status == KILN_OK) status = kiln_vulkan_stream_flush(st);
     kiln_vulkan_printf_source(NULL);
-  } else if (status == KILN_OK && kiln_vulkan_printf_on()) {
+  } else if (status == KILN_OK && printf_on) {
     status = kiln_vulkan_graph_note_kernel(s->building, vk->base.name);
   }
   kiln_vulkan_stream_unlock(st);

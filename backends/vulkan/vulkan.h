@@ -164,12 +164,6 @@ void kiln_vulkan_warn(VkResult result, const char *fmt, ...)
 #endif
     ;
 
-/* ---- Contexts (context.c) ---------------------------------------------- */
-
-/* KILN_ERROR_UNSUPPORTED, in words, where ctx's KILN_DEBUG modes cannot go
- * with the instance's (reorder under KILN_VULKAN_VALIDATION=printf). */
-kiln_status kiln_vulkan_check_debug_modes(const kiln_context *ctx);
-
 /* ---- The instance (instance.c)
  * ----------------------------------------------------- */
 
@@ -618,6 +612,12 @@ void kiln_vulkan_pipeline_cache_save(kiln_vulkan_context *ctx);
  * ------------------------------------------------------- */
 
 kiln_status kiln_vulkan_context_init(kiln_context *ctx);
+/* Whether the instance lets ctx be made, before any device is chosen or
+ * imported: KILN_ERROR_UNAVAILABLE where validation was asked for and
+ * cannot be had, KILN_ERROR_UNSUPPORTED where ctx's KILN_DEBUG modes
+ * cannot go with the instance's (reorder under
+ * KILN_VULKAN_VALIDATION=printf); in words. */
+kiln_status kiln_vulkan_context_allowed(const kiln_context *ctx);
 /* The rest of context_init once vc->phys, vc->device, the queue counts,
  * vc->owns_device and the enabled features are set: the device's entry
  * points, its queues, the pipeline cache, the locks and the internal
