@@ -197,6 +197,15 @@ static kiln_status alloc(kiln_stream *s, const kiln_command *c) {
   return st;
 }
 
+/* e was recorded on s, by a command or a graph's replay: waits on it
+ * follow this record now, not a capture's, and the guard knows where. */
+static void noted_record(kiln_stream *s, kiln_event *e) {
+  kiln_context *ctx = s->base.context;
+  e->recorded = true;
+  kiln_capture_forget_record(ctx, e);
+  if (ctx->guard) kiln_guard_note_record(e, s);
+}
+
 /* A replay of g on s, one at a time (neither CUDA's nor HIP's executable
  * graphs may be launched by two threads at once), then what its captured
  * event records and launches mean on the host, as if queued one by one. */
@@ -212,9 +221,7 @@ static kiln_status replay(kiln_stream *s, kiln_graph *g, const char *fn) {
   for (size_t i = 0; st == KILN_OK && i < g->cmd_count; i++) {
     const kiln_command *c = &g->cmds[i];
     if (c->kind == KILN_COMMAND_RECORD) {
-      c->event->recorded = true;
-      kiln_capture_forget_record(ctx, c->event);
-      if (ctx->guard) kiln_guard_note_record(c->event, s);
+      noted_record(s, c->event);
     } else if (c->kind == KILN_COMMAND_LAUNCH && ctx->guard) {
       kiln_guard_note_launch(s, c->args, c->arg_count);
     }
@@ -377,9 +384,7 @@ kiln_status kiln_submit(kiln_stream *s, const kiln_command *c) {
     return st;
   }
   if (c->kind == KILN_COMMAND_RECORD) {
-    c->event->recorded = true;
-    kiln_capture_forget_record(ctx, c->event);
-    if (ctx->guard) kiln_guard_note_record(c->event, s);
+    noted_record(s, c->event);
   } else if (c->kind == KILN_COMMAND_READ && ctx->guard) {
     /* The stream's earlier kernels are done: a sync point. */
     st = kiln_guard_check_stream(s, c->fn);
