@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define VK_NO_PROTOTYPES
 #include <vulkan/vulkan.h>
@@ -63,6 +64,10 @@ struct vulkan_raw {
   VkSemaphore timeline;   /* signalled once per submission */
   uint64_t submitted;     /* the value the last submission signals */
   const char *failed;     /* the entry point that failed last */
+  /* What was recorded, for vulkan_raw_rerecord_run. */
+  unsigned level, dispatches;
+  uint32_t arg_bytes;
+  unsigned char args[128];
 };
 
 /* Calls vk<name>`args`; if it fails, notes the entry point in r->failed
@@ -200,8 +205,11 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
                        unsigned dispatches, unsigned level) {
   VkResult result = create_pipeline(r, image, entry, block_x, arg_bytes);
   if (result != VK_SUCCESS) return result;
+  /* Each command buffer may be recorded again, as kiln records each
+   * launch into a buffer it had before. */
   VkCommandPoolCreateInfo pool = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
       .queueFamilyIndex = queue_family,
   };
   VK_TRY(r, CreateCommandPool, (r->device, &pool, NULL, &r->pool));
@@ -250,11 +258,20 @@ vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
     snprintf(why, why_size, "kiln's native handles: %s", kiln_last_error());
     return NULL;
   }
+  if (arg_bytes > sizeof ((vulkan_raw *)NULL)->args) {
+    snprintf(why, why_size, "%u bytes of arguments, more than the %zu kept",
+             (unsigned)arg_bytes, sizeof ((vulkan_raw *)NULL)->args);
+    return NULL;
+  }
   vulkan_raw *r = calloc(1, sizeof *r);
   if (r == NULL) {
     snprintf(why, why_size, "out of host memory");
     return NULL;
   }
+  r->level = level ? level : 1;
+  r->dispatches = dispatches;
+  r->arg_bytes = arg_bytes;
+  memcpy(r->args, args, arg_bytes);
   r->device = (VkDevice)nc.vk_device;
   r->queue = (VkQueue)ns.vk_queue;
   r->policy = policy;
@@ -264,7 +281,7 @@ vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
     return NULL;
   }
   VkResult result = set_up(r, ns.vk_queue_family, image, entry, block_x, args,
-                           arg_bytes, dispatches, level ? level : 1);
+                           arg_bytes, dispatches, r->level);
   if (result != VK_SUCCESS) {
     snprintf(why, why_size, "%s failed: VkResult %d", r->failed, (int)result);
     vulkan_raw_close(r);
@@ -345,6 +362,16 @@ static VkResult submit_and_wait(vulkan_raw *r, vulkan_raw_order order) {
 
 int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
   VkResult result = submit_and_wait(r, order);
+  if (result == VK_SUCCESS) return 0;
+  fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
+          (int)result);
+  return -1;
+}
+
+int vulkan_raw_rerecord_run(vulkan_raw *r, vulkan_raw_order order) {
+  VkResult result =
+      record(r, order, r->level, r->args, r->arg_bytes, r->dispatches);
+  if (result == VK_SUCCESS) result = submit_and_wait(r, order);
   if (result == VK_SUCCESS) return 0;
   fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
           (int)result);

@@ -65,4 +65,9 @@ void vulkan_raw_close(vulkan_raw *r);
  * failure is printed, with the VkResult, and returns -1. */
 int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order);
 
+/* vulkan_raw_run after recording that order's command buffer again, as
+ * kiln records each launch: what recording costs shows beside the
+ * submission and the wait. */
+int vulkan_raw_rerecord_run(vulkan_raw *r, vulkan_raw_order order);
+
 #endif /* KILN_BENCH_VULKAN_RAW_H */
