@@ -12,6 +12,10 @@
  *    stream's part, and those with the check of the current context
  *    before each call that kiln's CUDA backend makes (cuCtxGetCurrent),
  *    which tells the check's part from the rest of kiln's;
+ *  - on the HIP backend, raw HIP: hipMallocFromPoolAsync + hipFreeAsync
+ *    through the runtime kiln loaded, on kiln's stream and a pool made as
+ *    kiln's (hip_raw.h); kiln's HIP pair is held to that, which through
+ *    the HIP-on-CUDA shim puts the shim's translation on both sides;
  *  - sync: kiln_buffer_create + kiln_buffer_destroy, against cuMemAlloc +
  *    cuMemFree.
  * A sample is the host clock around the pairs and a synchronize of the
@@ -42,6 +46,7 @@
 
 #include "bench.h"
 #include "cuda_raw.h"
+#include "hip_raw.h"
 
 #define PAIRS 10000u
 #define QUICK_PAIRS 100u
@@ -67,7 +72,7 @@
 #define CALIBRATIONS 3
 
 /* The goals, at 1 MiB. */
-#define GOAL_RATIO 1.20       /* CUDA, HIP: async pair / raw async pair */
+#define GOAL_RATIO 1.20 /* async pair / raw async pair: CUDA's; HIP's */
 #define GOAL_VULKAN_ASYNC 2.0 /* µs */
 #define GOAL_VULKAN_SYNC 20.0 /* µs */
 #define GOAL_CUDA_SYNC 66.8   /* µs, the figure before the pool */
@@ -82,6 +87,7 @@ enum kind {
   RAW_POOL,
   RAW_KILN_STREAM,
   RAW_CHECKED,
+  RAW_HIP,
   KILN_SYNC,
   RAW_SYNC,
   KINDS
@@ -89,13 +95,14 @@ enum kind {
 
 static const char *const kind_names[KINDS] = {
     "async-pair", "async-pair", "async-pair", "async-pair",
-    "async-pair", "sync-pair",  "sync-pair"};
+    "async-pair", "async-pair", "sync-pair",  "sync-pair"};
 static const char *const kind_impls[KINDS] = {
     "kiln",
     "cuda-raw",
     "cuda-raw-own-pool",
     "cuda-raw-on-kiln-stream",
     "cuda-raw-on-kiln-stream-context-checked",
+    "hip-raw-on-kiln-stream",
     "kiln",
     "cuda-raw"};
 
@@ -112,6 +119,7 @@ typedef struct alloc {
   unsigned gemms;
   double busy_ms; /* A's SGEMMs alone, to completion */
   void *kiln_cu_stream; /* the bench's stream as a CUstream; CUDA only */
+  hip_raw *hip;         /* HIP only, where it could be opened */
 } alloc;
 
 /* ---- the pairs ----------------------------------------------------------- */
@@ -170,9 +178,19 @@ static bool is_raw(enum kind kind) {
   return kind != KILN_ASYNC && kind != KILN_SYNC;
 }
 
-/* One sample of `kind`; a raw one inside the comparator's context. */
+static int hip_pairs(alloc *a, double ms[2]) {
+  const double t0 = bench_now();
+  double loop_s = 0.0;
+  int result = hip_raw_pairs(a->hip, a->size, a->pairs, &loop_s);
+  ms[0] = (bench_now() - t0) * 1e3;
+  ms[1] = loop_s * 1e3;
+  return result;
+}
+
+/* One sample of `kind`; a raw CUDA one inside the comparator's context. */
 static int sample(alloc *a, enum kind kind, double ms[2]) {
   if (!is_raw(kind)) return kiln_pairs(a, kind == KILN_ASYNC, ms);
+  if (kind == RAW_HIP) return hip_pairs(a, ms);
   if (cuda_raw_enter(a->b->raw) != 0) return -1;
   int result = raw_pairs(a, kind, ms);
   cuda_raw_leave(a->b->raw);
@@ -346,9 +364,10 @@ static int run_size(alloc *a, size_t index) {
   bool on[KINDS];
   for (int k = 0; k < KINDS; k++)
     on[k] = !is_raw((enum kind)k) ||
-            (b->raw != NULL &&
-             ((k != RAW_KILN_STREAM && k != RAW_CHECKED) ||
-              a->kiln_cu_stream != NULL));
+            (k == RAW_HIP ? a->hip != NULL
+                          : b->raw != NULL &&
+                                ((k != RAW_KILN_STREAM && k != RAW_CHECKED) ||
+                                 a->kiln_cu_stream != NULL));
   if (result == 0) result = measure(a, on, us, a->loop_us[index]);
   for (int k = 0; k < KINDS && result == 0; k++) {
     if (us[k] < 0.0) continue;
@@ -505,6 +524,18 @@ static void goals(alloc *a, double busy_async_us) {
                     GOAL_VULKAN_ASYNC);
     bench_goal_line(b->out, "sync pair", us[KILN_SYNC], "us",
                     GOAL_VULKAN_SYNC);
+  } else if (backend == KILN_BACKEND_HIP) {
+    /* Where the raw HIP pair could not be had, the goal line says
+     * "not measured" rather than hold HIP to CUDA's driver. */
+    bench_goal_line(b->out, "async pair, kiln / raw hipMallocFromPoolAsync",
+                    us[RAW_HIP] > 0.0 ? us[KILN_ASYNC] / us[RAW_HIP] : -1.0,
+                    "x", GOAL_RATIO);
+    if (us[RAW_HIP] > 0.0)
+      fprintf(b->out, "  (kiln %.3f us, raw HIP %.3f us a pair)\n",
+              us[KILN_ASYNC], us[RAW_HIP]);
+    if (us[RAW_ASYNC] > 0.0)
+      fprintf(b->out, "  (kiln / raw CUDA's cuMemAllocAsync: %.3f x)\n",
+              us[KILN_ASYNC] / us[RAW_ASYNC]);
   } else {
     bench_goal_line(b->out, "async pair, kiln / raw cuMemAllocAsync",
                     us[RAW_ASYNC] > 0.0 ? us[KILN_ASYNC] / us[RAW_ASYNC]
@@ -599,7 +630,15 @@ int bench_alloc(bench *b) {
     if (kept != 0) return -1;
   }
 
+  if (b->props.backend == KILN_BACKEND_HIP) {
+    char why[256];
+    a.hip = hip_raw_open(b->ctx, b->stream, why, sizeof why);
+    if (a.hip == NULL)
+      fprintf(stderr, "kiln-bench: alloc: no raw HIP comparator: %s\n", why);
+  }
+
   int result = run(&a);
+  hip_raw_close(a.hip);
 
   if (b->raw != NULL && cuda_raw_enter(b->raw) == 0) {
     uint64_t ignored;
