@@ -33,6 +33,7 @@
   X(CreateCommandPool)             \
   X(DestroyCommandPool)            \
   X(AllocateCommandBuffers)        \
+  X(ResetCommandPool)              \
   X(BeginCommandBuffer)            \
   X(EndCommandBuffer)              \
   X(CmdBindPipeline)               \
@@ -61,6 +62,11 @@ struct vulkan_raw {
   VkPipeline pipeline;
   VkCommandPool pool;
   VkCommandBuffer cmd[VULKAN_RAW_ORDERS];
+  VkCommandBuffer again; /* of `pool`, recorded at each run */
+  /* A pool of one command buffer, reset whole before each recording
+   * (vulkan_raw_repool_run). */
+  VkCommandPool whole;
+  VkCommandBuffer whole_cmd;
   VkSemaphore timeline;   /* signalled once per submission */
   uint64_t submitted;     /* the value the last submission signals */
   const char *failed;     /* the entry point that failed last */
@@ -153,8 +159,9 @@ static VkResult create_pipeline(vulkan_raw *r, const kiln_module_image *image,
  * has them, also begun for simultaneous use (a replay may be submitted
  * while earlier ones run), behind that barrier first and ending with the
  * barrier to the host stage, as kiln records a graph. */
-static VkResult record(vulkan_raw *r, vulkan_raw_order order,
-                       unsigned level, const void *args, uint32_t arg_bytes,
+static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
+                       vulkan_raw_order order, bool once, unsigned level,
+                       const void *args, uint32_t arg_bytes,
                        unsigned dispatches) {
   const VkMemoryBarrier barrier = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -166,15 +173,18 @@ static VkResult record(vulkan_raw *r, vulkan_raw_order order,
   };
   const VkPipelineStageFlags stages =
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
-  VkCommandBuffer cmd = r->cmd[order];
   const bool as_kiln = order == VULKAN_RAW_LEVELS_AS_KILN;
   const unsigned every = order == VULKAN_RAW_ORDERED ? 1
                          : order == VULKAN_RAW_LEVELS || as_kiln ? level
                                                                   : 0;
-  /* Otherwise no SIMULTANEOUS_USE: every run waits for its submission. */
+  /* Otherwise no SIMULTANEOUS_USE: every run waits for its submission. A
+   * buffer recorded for one submission (`once`) is begun as kiln begins a
+   * stream's batch. */
   VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-      .flags = as_kiln ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT : 0,
+      .flags = once     ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT
+               : as_kiln ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
+                         : 0,
   };
   VK_TRY(r, BeginCommandBuffer, (cmd, &begin));
   r->vk.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipeline);
@@ -220,10 +230,19 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
       .commandBufferCount = VULKAN_RAW_ORDERS,
   };
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, r->cmd));
+  alloc.commandBufferCount = 1;
+  VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->again));
   for (int order = 0; order < VULKAN_RAW_ORDERS; order++)
-    if ((result = record(r, (vulkan_raw_order)order, level, args, arg_bytes,
-                         dispatches)) != VK_SUCCESS)
+    if ((result = record(r, r->cmd[order], (vulkan_raw_order)order, false,
+                         level, args, arg_bytes, dispatches)) != VK_SUCCESS)
       return result;
+  VkCommandPoolCreateInfo whole = {
+      .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+      .queueFamilyIndex = queue_family,
+  };
+  VK_TRY(r, CreateCommandPool, (r->device, &whole, NULL, &r->whole));
+  alloc.commandPool = r->whole;
+  VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->whole_cmd));
   VkSemaphoreTypeCreateInfo type = {
       .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
       .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
@@ -304,6 +323,7 @@ void vulkan_raw_close(vulkan_raw *r) {
   }
   /* Destroying the pool frees its command buffers. */
   r->vk.DestroyCommandPool(r->device, r->pool, NULL);
+  r->vk.DestroyCommandPool(r->device, r->whole, NULL);
   r->vk.DestroySemaphore(r->device, r->timeline, NULL);
   r->vk.DestroyPipeline(r->device, r->pipeline, NULL);
   r->vk.DestroyPipelineLayout(r->device, r->layout, NULL);
@@ -340,7 +360,7 @@ static VkResult wait_for(vulkan_raw *r, uint64_t value) {
   return VK_SUCCESS;
 }
 
-static VkResult submit_and_wait(vulkan_raw *r, vulkan_raw_order order) {
+static VkResult submit_and_wait(vulkan_raw *r, VkCommandBuffer cmd) {
   const uint64_t value = r->submitted + 1;
   VkTimelineSemaphoreSubmitInfo timeline = {
       .sType = VK_STRUCTURE_TYPE_TIMELINE_SEMAPHORE_SUBMIT_INFO,
@@ -351,7 +371,7 @@ static VkResult submit_and_wait(vulkan_raw *r, vulkan_raw_order order) {
       .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO,
       .pNext = &timeline,
       .commandBufferCount = 1,
-      .pCommandBuffers = &r->cmd[order],
+      .pCommandBuffers = &cmd,
       .signalSemaphoreCount = 1,
       .pSignalSemaphores = &r->timeline,
   };
@@ -361,7 +381,7 @@ static VkResult submit_and_wait(vulkan_raw *r, vulkan_raw_order order) {
 }
 
 int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
-  VkResult result = submit_and_wait(r, order);
+  VkResult result = submit_and_wait(r, r->cmd[order]);
   if (result == VK_SUCCESS) return 0;
   fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
           (int)result);
@@ -369,9 +389,28 @@ int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
 }
 
 int vulkan_raw_rerecord_run(vulkan_raw *r, vulkan_raw_order order) {
-  VkResult result =
-      record(r, order, r->level, r->args, r->arg_bytes, r->dispatches);
-  if (result == VK_SUCCESS) result = submit_and_wait(r, order);
+  VkResult result = record(r, r->again, order, true, r->level, r->args,
+                           r->arg_bytes, r->dispatches);
+  if (result == VK_SUCCESS) result = submit_and_wait(r, r->again);
+  if (result == VK_SUCCESS) return 0;
+  fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
+          (int)result);
+  return -1;
+}
+
+/* The comparator's earlier submissions are done when this runs (each run
+ * waits for its own), so the pool may be reset. */
+static VkResult repool(vulkan_raw *r) {
+  VK_TRY(r, ResetCommandPool, (r->device, r->whole, 0));
+  return VK_SUCCESS;
+}
+
+int vulkan_raw_repool_run(vulkan_raw *r, vulkan_raw_order order) {
+  VkResult result = repool(r);
+  if (result == VK_SUCCESS)
+    result = record(r, r->whole_cmd, order, true, r->level, r->args,
+                    r->arg_bytes, r->dispatches);
+  if (result == VK_SUCCESS) result = submit_and_wait(r, r->whole_cmd);
   if (result == VK_SUCCESS) return 0;
   fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
           (int)result);

@@ -70,4 +70,9 @@ int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order);
  * submission and the wait. */
 int vulkan_raw_rerecord_run(vulkan_raw *r, vulkan_raw_order order);
 
+/* The same, recorded into a command buffer of a pool of its own that is
+ * reset whole first (vkResetCommandPool) rather than reset alone by its
+ * begin: which of the two ways of recording again costs the driver less. */
+int vulkan_raw_repool_run(vulkan_raw *r, vulkan_raw_order order);
+
 #endif /* KILN_BENCH_VULKAN_RAW_H */
