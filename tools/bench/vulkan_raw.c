@@ -380,22 +380,23 @@ static VkResult submit_and_wait(vulkan_raw *r, VkCommandBuffer cmd) {
   return wait_for(r, value);
 }
 
-int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
-  VkResult result = submit_and_wait(r, r->cmd[order]);
+/* 0, or -1 with the failure printed. */
+static int reported(const vulkan_raw *r, VkResult result) {
   if (result == VK_SUCCESS) return 0;
   fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
           (int)result);
   return -1;
 }
 
+int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
+  return reported(r, submit_and_wait(r, r->cmd[order]));
+}
+
 int vulkan_raw_rerecord_run(vulkan_raw *r, vulkan_raw_order order) {
   VkResult result = record(r, r->again, order, true, r->level, r->args,
                            r->arg_bytes, r->dispatches);
   if (result == VK_SUCCESS) result = submit_and_wait(r, r->again);
-  if (result == VK_SUCCESS) return 0;
-  fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
-          (int)result);
-  return -1;
+  return reported(r, result);
 }
 
 /* The comparator's earlier submissions are done when this runs (each run
@@ -411,10 +412,7 @@ int vulkan_raw_repool_run(vulkan_raw *r, vulkan_raw_order order) {
     result = record(r, r->whole_cmd, order, true, r->level, r->args,
                     r->arg_bytes, r->dispatches);
   if (result == VK_SUCCESS) result = submit_and_wait(r, r->whole_cmd);
-  if (result == VK_SUCCESS) return 0;
-  fprintf(stderr, "kiln-bench: raw Vulkan: %s failed: VkResult %d\n", r->failed,
-          (int)result);
-  return -1;
+  return reported(r, result);
 }
 
 /* Written by tools/kiln-embed at build time: kiln_bench_empty per backend. */
