@@ -1,6 +1,9 @@
 /* The bad-input suite's cases for modules, compiling from source and
  * files, launches and the built-in kernels (see bad_input.h;
- * test_bad_input.c runs them). */
+ * test_bad_input.c runs them).
+ *
+ * Over 600 lines: a few lines per bad input of each function, and a
+ * function's cases kept together. */
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>

@@ -1,5 +1,8 @@
 /* The core's argument checks, one test per class of bad input. Each checks
- * the status and that a message was left; none may reach the backend. */
+ * the status and that a message was left; none may reach the backend.
+ *
+ * Over 600 lines: one short test per class of bad input, all on one fake
+ * backend's set-up. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

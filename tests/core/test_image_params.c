@@ -6,7 +6,10 @@
  * whatever those hold, each call must return KILN_OK (or, for lack of
  * memory, OUT_OF_HOST_MEMORY with an empty table) and a well-formed table,
  * and never read outside the image, which the sanitizer build checks (each
- * image is read from a block of exactly its size). */
+ * image is read from a block of exactly its size).
+ *
+ * Over 600 lines: the real images, the hand-written PTX and the mutation
+ * loops share the table checks here. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
