@@ -18,33 +18,13 @@ kiln_status kiln_object_check_in(const void *obj, kiln_object_type type,
                                  const kiln_context *ctx, const char *fn,
                                  const char *what);
 
-/* Marks the context lost, `why` becoming the message of every later call,
- * unless it already is. */
-void kiln_context_mark_lost(kiln_context *ctx, const char *why);
-
-/* The three checks below run on every call that queues work; they are
- * inline, with their failures out of line, because the calls themselves
- * (and the code they pull into the cache after a driver call) were a
- * measurable part of a stream-ordered create + release (issue 29). */
-
-/* KILN_ERROR_DEVICE_LOST with the original fault's message. */
-kiln_status kiln_context_lost_error(kiln_context *ctx);
-
 /* KILN_ERROR_DEVICE_LOST (with the original fault's message) once the
  * context has been marked lost, else KILN_OK. */
-static inline kiln_status kiln_context_check_usable(kiln_context *ctx) {
-  if (!atomic_load_explicit(&ctx->lost, memory_order_acquire)) return KILN_OK;
-  return kiln_context_lost_error(ctx);
-}
+kiln_status kiln_context_check_usable(kiln_context *ctx);
 
 /* Passes a backend result through, marking the context lost on
  * KILN_ERROR_DEVICE_LOST. */
-static inline kiln_status kiln_context_result(kiln_context *ctx,
-                                              kiln_status status) {
-  if (status == KILN_ERROR_DEVICE_LOST)
-    kiln_context_mark_lost(ctx, kiln_last_error());
-  return status;
-}
+kiln_status kiln_context_result(kiln_context *ctx, kiln_status status);
 
 /* Passes `status` through; a failure's message, worded by a backend or an
  * inner call, is led by "fn: " (unless it already is), so that it names
@@ -89,6 +69,10 @@ kiln_status kiln_struct_out_check(const char *fn, const char *what,
 void kiln_struct_out(void *caller, size_t caller_size, const void *full,
                      size_t full_size);
 
+/* Marks the context lost, `why` becoming the message of every later call,
+ * unless it already is. */
+void kiln_context_mark_lost(kiln_context *ctx, const char *why);
+
 /* Allocates a zeroed object of `size` bytes with its header filled in,
  * registers it as live and links it into ctx's live list (contexts and
  * kernels excepted). NULL (and the error set) if out of memory. */
@@ -99,16 +83,10 @@ void *kiln_object_alloc(kiln_context *ctx, kiln_object_type type, size_t size,
  * frees it (after a spell in quarantine, see core/base/object.c). */
 void kiln_object_free(void *obj);
 
-/* KILN_ERROR_INVALID_STATE, naming fn and what, for o held by a graph. */
-kiln_status kiln_held_error(const void *o, const char *fn, const char *what);
-
 /* KILN_ERROR_INVALID_STATE, naming fn and what, while a graph holds o
  * (its graph_refs, core/api/graph.c). */
-static inline kiln_status kiln_check_not_held(const void *o, const char *fn,
-                                              const char *what) {
-  if (atomic_load(&((const kiln_object *)o)->graph_refs) == 0) return KILN_OK;
-  return kiln_held_error(o, fn, what);
-}
+kiln_status kiln_check_not_held(const void *o, const char *fn,
+                                const char *what);
 
 /* Removes the object from the registry only: its handle is invalid from
  * now on, its memory stays (an abandoned context's objects). */

@@ -320,7 +320,9 @@ kiln_status kiln_object_check_in(const void *obj, kiln_object_type type,
   return KILN_OK;
 }
 
-kiln_status kiln_context_lost_error(kiln_context *ctx) {
+kiln_status kiln_context_check_usable(kiln_context *ctx) {
+  if (!atomic_load_explicit(&ctx->lost, memory_order_acquire))
+    return KILN_OK;
   return kiln_set_error(KILN_ERROR_DEVICE_LOST,
                         "the context is unusable after an earlier device "
                         "fault (%s); destroy it and create a new one",
@@ -335,6 +337,12 @@ void kiln_context_mark_lost(kiln_context *ctx, const char *why) {
     atomic_compare_exchange_strong(&ctx->lost, &expected, true);
   }
   pthread_mutex_unlock(&ctx->lock);
+}
+
+kiln_status kiln_context_result(kiln_context *ctx, kiln_status status) {
+  if (status == KILN_ERROR_DEVICE_LOST)
+    kiln_context_mark_lost(ctx, kiln_last_error());
+  return status;
 }
 
 /* The list of ctx's that an object of `type` is on (docs in backend.h):
@@ -395,10 +403,8 @@ void kiln_object_free(void *obj) {
   POISON(o, bytes);
   prefetch_next_locked();
   pthread_mutex_unlock(&reg.lock);
-  if (out) {
-    UNPOISON(out, out_bytes);
-    free(out);
-  }
+  if (out) UNPOISON(out, out_bytes);
+  free(out);
 }
 
 kiln_status kiln_stream_resolve(kiln_stream *stream, kiln_context *ctx,
@@ -426,9 +432,10 @@ kiln_status kiln_check_range(size_t offset, size_t size, size_t total,
   return KILN_OK;
 }
 
-kiln_status kiln_held_error(const void *o, const char *fn,
-                            const char *what) {
-  const unsigned n = atomic_load(&((const kiln_object *)o)->graph_refs);
+kiln_status kiln_check_not_held(const void *o, const char *fn,
+                                const char *what) {
+  unsigned n = atomic_load(&((const kiln_object *)o)->graph_refs);
+  if (n == 0) return KILN_OK;
   return kiln_set_error(KILN_ERROR_INVALID_STATE,
                         "%s: the %s is used by %u captured operation%s of a "
                         "graph; destroy the graph (kiln_graph_destroy) "
