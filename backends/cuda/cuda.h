@@ -274,23 +274,11 @@ kiln_status kiln_cuda_context_get_limit(kiln_context *ctx, kiln_limit limit,
 kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *k,
                              const kiln_launch_config *config,
                              const kiln_packed_args *args);
-/* Raises kernel k's dynamic shared memory limit to `bytes` (launch.c);
- * `fn` names the public call in a refusal. Through kiln_cuda_need_shared. */
-kiln_status kiln_cuda_allow_shared(kiln_cuda_kernel *k,
-                                   const kiln_context *ctx, size_t bytes,
-                                   const char *fn);
-
 /* Lets kernel k take `bytes` of dynamic shared memory: up to the device's
  * default every kernel may, beyond it the kernel must opt in first, once
- * per larger size; inline, for the launch path that asks every time. */
-static inline kiln_status kiln_cuda_need_shared(kiln_cuda_kernel *k,
-                                                const kiln_context *ctx,
-                                                size_t bytes, const char *fn) {
-  if (bytes <= ctx->properties.max_shared_memory_per_block ||
-      bytes <= atomic_load_explicit(&k->shared_limit, memory_order_acquire))
-    return KILN_OK;
-  return kiln_cuda_allow_shared(k, ctx, bytes, fn);
-}
+ * per larger size (launch.c); `fn` names the public call in a refusal. */
+kiln_status kiln_cuda_need_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
+                                  size_t bytes, const char *fn);
 /* attributes.c */
 kiln_status kiln_cuda_kernel_attributes(kiln_kernel *k,
                                         kiln_kernel_attributes *out);

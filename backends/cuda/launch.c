@@ -26,9 +26,8 @@ static pthread_mutex_t raise_locks[RAISE_LOCKS] = {
  * limit the driver does not have yet. A request that cannot fit next to the
  * kernel's static shared memory is refused in words, before the driver
  * would refuse it (an API error in compute-sanitizer's report). */
-kiln_status kiln_cuda_allow_shared(kiln_cuda_kernel *k,
-                                   const kiln_context *ctx, size_t bytes,
-                                   const char *fn) {
+static kiln_status allow_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
+                                size_t bytes, const char *fn) {
   pthread_mutex_t *lock = &raise_locks[((uintptr_t)k >> 6) % RAISE_LOCKS];
   pthread_mutex_lock(lock);
   kiln_status st = KILN_OK;
@@ -61,6 +60,14 @@ kiln_status kiln_cuda_allow_shared(kiln_cuda_kernel *k,
   }
   pthread_mutex_unlock(lock);
   return st;
+}
+
+kiln_status kiln_cuda_need_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
+                                  size_t bytes, const char *fn) {
+  if (bytes <= ctx->properties.max_shared_memory_per_block ||
+      bytes <= atomic_load_explicit(&k->shared_limit, memory_order_acquire))
+    return KILN_OK;
+  return allow_shared(k, ctx, bytes, fn);
 }
 
 kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,

@@ -419,18 +419,9 @@ void kiln_hip_kernel_deinit(kiln_kernel *k);
 kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
                             const kiln_launch_config *config,
                             const kiln_packed_args *args);
-/* Raises kernel hk's dynamic shared memory limit to `bytes` (launch.c).
- * Through kiln_hip_need_shared. */
-kiln_status kiln_hip_allow_shared(kiln_hip_kernel *hk, size_t bytes);
-
 /* Lets kernel hk take `bytes` of dynamic shared memory, raising its limit
- * once per larger size; inline, for the launch path that asks every time. */
-static inline kiln_status kiln_hip_need_shared(kiln_hip_kernel *hk,
-                                               size_t bytes) {
-  if (bytes <= atomic_load_explicit(&hk->shared_limit, memory_order_acquire))
-    return KILN_OK;
-  return kiln_hip_allow_shared(hk, bytes);
-}
+ * once per larger size (launch.c). */
+kiln_status kiln_hip_need_shared(kiln_hip_kernel *hk, size_t bytes);
 /* attributes.c */
 kiln_status kiln_hip_kernel_attributes(kiln_kernel *k,
                                        kiln_kernel_attributes *out);

@@ -26,7 +26,7 @@ static pthread_mutex_t raise_locks[RAISE_LOCKS] = {
  * static shared memory leaves too little: KILN_ERROR_OUT_OF_RANGE, as on
  * CUDA. Only HIP on NVIDIA gets here: an AMD GPU gives a block all of its
  * LDS without opting in. */
-kiln_status kiln_hip_allow_shared(kiln_hip_kernel *hk, size_t bytes) {
+static kiln_status allow_shared(kiln_hip_kernel *hk, size_t bytes) {
   pthread_mutex_t *lock = &raise_locks[((uintptr_t)hk >> 6) % RAISE_LOCKS];
   pthread_mutex_lock(lock);
   kiln_status st = KILN_OK;
@@ -45,6 +45,12 @@ kiln_status kiln_hip_allow_shared(kiln_hip_kernel *hk, size_t bytes) {
   }
   pthread_mutex_unlock(lock);
   return st;
+}
+
+kiln_status kiln_hip_need_shared(kiln_hip_kernel *hk, size_t bytes) {
+  if (bytes <= atomic_load_explicit(&hk->shared_limit, memory_order_acquire))
+    return KILN_OK;
+  return allow_shared(hk, bytes);
 }
 
 kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
