@@ -1,45 +1,8 @@
 /* Contexts: a HIP device ordinal. The HIP runtime owns one implicit context
  * per device for the whole process, so a kiln context adds no state of its
- * own; it only makes its device current around the calls that need it. */
+ * own; its device is made current around the calls that need it
+ * (kiln_hip_device_enter, device.c). */
 #include "backends/hip/hip.h"
-
-/* Makes ctx's device current; on failure *out_call names the call. */
-static hipError_t enter(const kiln_context *ctx, kiln_hip_device_scope *scope,
-                        const char **out_call) {
-  int device = kiln_hip_context_cast_const(ctx)->device;
-  scope->switched = false;
-  *out_call = "hipGetDevice";
-  hipError_t err = kiln_hip_api.hipGetDevice(&scope->previous);
-  if (err != hipSuccess || scope->previous == device) return err;
-  *out_call = "hipSetDevice";
-  err = kiln_hip_api.hipSetDevice(device);
-  scope->switched = err == hipSuccess;
-  return err;
-}
-
-kiln_status kiln_hip_device_enter(const kiln_context *ctx,
-                                  kiln_hip_device_scope *scope) {
-  const char *call = NULL;
-  hipError_t err = enter(ctx, scope, &call);
-  if (err != hipSuccess) return kiln_hip_error(err, "%s", call);
-  return KILN_OK;
-}
-
-bool kiln_hip_device_enter_for_deinit(const kiln_context *ctx,
-                                      kiln_hip_device_scope *scope,
-                                      const char *what) {
-  const char *call = NULL;
-  hipError_t err = enter(ctx, scope, &call);
-  if (err != hipSuccess) kiln_hip_warn(err, "%s before %s", call, what);
-  return err == hipSuccess;
-}
-
-void kiln_hip_device_leave(const kiln_hip_device_scope *scope) {
-  if (!scope->switched) return;
-  hipError_t err = kiln_hip_api.hipSetDevice(scope->previous);
-  if (err != hipSuccess)
-    kiln_hip_warn(err, "hipSetDevice back to the thread's device");
-}
 
 /* Kiln's priorities count up from the runtime's default (0) towards its
  * greatest, which HIP numbers downwards; AMD's priorities below the

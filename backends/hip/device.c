@@ -1,6 +1,7 @@
-/* Probing the HIP runtime, and device properties from attribute and name
+/* Probing the HIP runtime, device properties from attribute and name
  * queries (hipDeviceProp_t's layout changed between ROCm releases, so kiln
- * reads nothing from it by offset). */
+ * reads nothing from it by offset), and the scope in which a context's
+ * device is the thread's current one (hip.h says why). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,4 +238,42 @@ kiln_status kiln_hip_device_properties(size_t index,
                  sizeof out->driver_version);
   kiln_features_from_architecture(out);
   return KILN_OK;
+}
+
+/* Makes ctx's device current; on failure *out_call names the call. */
+static hipError_t enter(const kiln_context *ctx, kiln_hip_device_scope *scope,
+                        const char **out_call) {
+  int device = kiln_hip_context_cast_const(ctx)->device;
+  scope->switched = false;
+  *out_call = "hipGetDevice";
+  hipError_t err = kiln_hip_api.hipGetDevice(&scope->previous);
+  if (err != hipSuccess || scope->previous == device) return err;
+  *out_call = "hipSetDevice";
+  err = kiln_hip_api.hipSetDevice(device);
+  scope->switched = err == hipSuccess;
+  return err;
+}
+
+kiln_status kiln_hip_device_enter(const kiln_context *ctx,
+                                  kiln_hip_device_scope *scope) {
+  const char *call = NULL;
+  hipError_t err = enter(ctx, scope, &call);
+  if (err != hipSuccess) return kiln_hip_error(err, "%s", call);
+  return KILN_OK;
+}
+
+bool kiln_hip_device_enter_for_deinit(const kiln_context *ctx,
+                                      kiln_hip_device_scope *scope,
+                                      const char *what) {
+  const char *call = NULL;
+  hipError_t err = enter(ctx, scope, &call);
+  if (err != hipSuccess) kiln_hip_warn(err, "%s before %s", call, what);
+  return err == hipSuccess;
+}
+
+void kiln_hip_device_leave(const kiln_hip_device_scope *scope) {
+  if (!scope->switched) return;
+  hipError_t err = kiln_hip_api.hipSetDevice(scope->previous);
+  if (err != hipSuccess)
+    kiln_hip_warn(err, "hipSetDevice back to the thread's device");
 }

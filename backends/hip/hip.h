@@ -228,7 +228,8 @@ KILN_BACKEND_CAST(kiln_hip_context, kiln_context, kiln_hip_context_cast)
  * HIP keeps a current device per thread, and allocations, streams, events
  * and module loads go to it. kiln makes its context's device current for
  * such calls and then gives the thread back the device it had, so a program
- * that also calls HIP itself never finds its current device changed.
+ * that also calls HIP itself never finds its current device changed
+ * (device.c: the context's other parts all use it, and it uses none).
  */
 typedef struct kiln_hip_device_scope {
   int previous;
