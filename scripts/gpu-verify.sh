@@ -86,9 +86,12 @@ conf_run() {
   local rc=$?
   echo "-- conformance $be [$groups]: rc=$rc, $(grep -c 'OK \]' "$log") OK, $(grep -c '^\[  FAILED  \] [a-z]' "$log") failed$(grep -q '^STUCK' "$log" && echo ', STUCK')"
   grep -E '^\[  FAILED  \] [a-z]' "$log" | sort -u
-  # The groups that took 10 s or more (main.c times each).
+  # The groups that took 10 s or more (main.c times each), and the tests
+  # that took 5 s or more (printed between their RUN and OK lines).
   grep -oE 'group [a-z-]+ took [0-9.]+ s' "$log" |
     awk '$4 >= 10 { printf "   %s %s s\n", $2, $4 }'
+  awk '/^kiln-conformance: test took / { s = $4; next }
+       s != "" && /^\[ *(OK|FAILED) *\] / { printf "     %s %s s\n", $NF, s; s = "" }' "$log"
   # Also in the log: a run in the background cannot set `status`.
   echo "conf_run rc=$rc" >> "$log"
   [ $rc -eq 0 ] || status=1

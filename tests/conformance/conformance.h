@@ -137,8 +137,13 @@ kiln_status conf_release_module(void);
 /* ---- Validation messages ------------------------------------------------- */
 
 /* A cmocka teardown that fails the test if the Vulkan validation layer
- * reported anything during it. */
+ * reported anything during it, and prints how long the test took when
+ * that was CONF_SLOW_TEST_NS or more (CONF_TEST's tests, timed from the
+ * previous one's teardown or from conf_test_clock_start). */
 int conf_check_validation(void **state);
+#define CONF_SLOW_TEST_NS UINT64_C(5000000000)
+/* Starts the clock of a group's first test (main.c, before each group). */
+void conf_test_clock_start(void);
 void conf_install_log_handler(void);
 int conf_validation_messages(void);
 /* While `message` is not NULL, a validation message of exactly that text

@@ -172,6 +172,7 @@ int main(void) {
   for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
     if (only && *only && !in_list(only, groups[i].name)) continue;
     const uint64_t t0 = conf_now_ns();
+    conf_test_clock_start();
     failed += groups[i].run();
     printf("kiln-conformance: group %s took %.1f s\n", groups[i].name,
            (double)(conf_now_ns() - t0) * 1e-9);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "conformance.h"
+#include "timing.h"
 
 conf_suite conf;
 
@@ -287,8 +288,21 @@ int conf_validation_messages(void) {
   return n;
 }
 
+/* When the test now ending began: the last teardown, or its group's start
+ * (conf_test_clock_start); 0 before any. */
+static uint64_t test_began_ns;
+
+void conf_test_clock_start(void) { test_began_ns = conf_now_ns(); }
+
 int conf_check_validation(void **state) {
   (void)state;
+  /* Printed between the test's RUN and OK lines, which name it: the GPU
+   * machine's minutes are few, and a slow test shows where they go. */
+  const uint64_t now = conf_now_ns();
+  if (test_began_ns && now - test_began_ns >= CONF_SLOW_TEST_NS)
+    printf("kiln-conformance: test took %.1f s\n",
+           (double)(now - test_began_ns) * 1e-9);
+  test_began_ns = now;
   int n = conf_validation_messages();
   if (n == validation_seen) return 0;
   print_error("the Vulkan validation layer reported %d message(s) during "
