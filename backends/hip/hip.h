@@ -129,6 +129,13 @@ typedef struct hipUUID_t {
 /* Opaque to kiln: its layout differs between ROCm releases (see device.c). */
 typedef struct hipDeviceProp_t hipDeviceProp_t;
 
+/* The names the runtime is looked for under when KILN_HIP_LIBRARY names
+ * none (loader.c), newest soname first: a machine with several ROCm
+ * releases gets the one it would give a program built today. Here, in the
+ * API part, so that kiln-bench's raw comparator finds the same one. */
+#define KILN_HIP_RUNTIME_NAMES \
+  "libamdhip64.so.6", "libamdhip64.so.5", "libamdhip64.so"
+
 #ifndef KILN_HIP_API_ONLY
 
 #include "core/images/params.h"

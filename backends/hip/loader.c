@@ -15,13 +15,7 @@ kiln_hip_api_table kiln_hip_api;
 static void *library;
 static char library_name[4096];
 
-/* Newest soname first: a machine with several ROCm releases gets the one it
- * would give a program built today. */
-static const char *const default_names[] = {
-    "libamdhip64.so.6",
-    "libamdhip64.so.5",
-    "libamdhip64.so",
-};
+static const char *const default_names[] = {KILN_HIP_RUNTIME_NAMES};
 
 static void *open_library(const char **out_name, char *reason,
                           size_t reason_size) {

@@ -18,6 +18,7 @@
 
 /* The entry points used, X(name, parameters). */
 #define HIP_RAW_ENTRY_POINTS(X)                                              \
+  X(hipGetDevice, (int *device))                                             \
   X(hipSetDevice, (int device))                                              \
   X(hipMemPoolCreate, (hipMemPool_t * pool, const hipMemPoolProps *props))   \
   X(hipMemPoolDestroy, (hipMemPool_t pool))                                  \
@@ -37,12 +38,13 @@ struct hip_raw {
   hipMemPool_t pool;
 };
 
-/* The runtime kiln loaded, found as backends/hip/loader.c finds it, and
- * only if already loaded: another copy would be another runtime. */
+/* The runtime kiln loaded, looked for under the names backends/hip/
+ * loader.c tries, and only if already loaded: another copy would be
+ * another runtime. */
 static void *loaded_runtime(void) {
   const char *named = getenv("KILN_HIP_LIBRARY");
   if (named && *named) return dlopen(named, RTLD_NOW | RTLD_NOLOAD);
-  static const char *const names[] = {"libamdhip64.so.6", "libamdhip64.so.5"};
+  static const char *const names[] = {KILN_HIP_RUNTIME_NAMES};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     void *lib = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
     if (lib) return lib;
@@ -75,9 +77,14 @@ hip_raw *hip_raw_open(kiln_context *ctx, kiln_stream *stream, char *why,
     return NULL;
   }
   const char *missing = NULL;
-#define HIP_RAW_LOAD(name, params)                                \
-  if (!missing && !(*(void **)&r->name = dlsym(lib, #name)))     \
-    missing = #name;
+  /* Copied, not cast: ISO C has no conversion from void * to a function
+   * pointer. */
+#define HIP_RAW_LOAD(name, params)                                   \
+  if (!missing) {                                                    \
+    void *symbol = dlsym(lib, #name);                                \
+    if (symbol) memcpy(&r->name, &symbol, sizeof symbol);            \
+    else missing = #name;                                            \
+  }
   HIP_RAW_ENTRY_POINTS(HIP_RAW_LOAD)
 #undef HIP_RAW_LOAD
   /* kiln holds the runtime loaded until the process ends. */
@@ -97,8 +104,15 @@ hip_raw *hip_raw_open(kiln_context *ctx, kiln_stream *stream, char *why,
   props.location.id = r->device;
   uint64_t keep = UINT64_MAX;
   int no = 0;
-  hipError_t err = r->hipSetDevice(r->device);
-  const char *failed = "hipSetDevice";
+  /* The pool is made on kiln's device, as kiln makes its own inside its
+   * device scope. */
+  int was = 0;
+  hipError_t err = r->hipGetDevice(&was);
+  const char *failed = "hipGetDevice";
+  if (err == hipSuccess) {
+    failed = "hipSetDevice";
+    err = r->hipSetDevice(r->device);
+  }
   if (err == hipSuccess) {
     failed = "hipMemPoolCreate";
     err = r->hipMemPoolCreate(&r->pool, &props);
@@ -113,6 +127,7 @@ hip_raw *hip_raw_open(kiln_context *ctx, kiln_stream *stream, char *why,
   if (err == hipSuccess)
     err = r->hipMemPoolSetAttribute(
         r->pool, hipMemPoolReuseAllowInternalDependencies, &no);
+  if (was != r->device) r->hipSetDevice(was);
   if (err != hipSuccess) {
     snprintf(why, why_size, "%s failed: hipError_t %d", failed, (int)err);
     hip_raw_close(r);
@@ -123,17 +138,30 @@ hip_raw *hip_raw_open(kiln_context *ctx, kiln_stream *stream, char *why,
 
 void hip_raw_close(hip_raw *r) {
   if (!r) return;
+  hipError_t err = hipSuccess;
+  const char *failed = NULL;
   if (r->pool) {
-    r->hipStreamSynchronize(r->stream);
-    r->hipMemPoolDestroy(r->pool);
+    failed = "hipStreamSynchronize";
+    err = r->hipStreamSynchronize(r->stream);
+    if (err == hipSuccess) {
+      failed = "hipMemPoolDestroy";
+      err = r->hipMemPoolDestroy(r->pool);
+    }
   }
+  if (err != hipSuccess)
+    fprintf(stderr,
+            "kiln-bench: raw HIP: %s failed: hipError_t %d (the "
+            "comparator's pool may be left behind)\n",
+            failed, (int)err);
   free(r);
 }
 
 int hip_raw_pairs(hip_raw *r, size_t size, unsigned pairs, double *loop_s) {
+  /* No device is selected around the pairs: kiln's stream-ordered pair
+   * selects none either, the stream and the pool naming the device. */
   const double t0 = bench_now();
-  hipError_t err = r->hipSetDevice(r->device);
-  const char *failed = "hipSetDevice";
+  hipError_t err = hipSuccess;
+  const char *failed = NULL;
   for (unsigned i = 0; i < pairs && err == hipSuccess; i++) {
     void *p = NULL;
     err = r->hipMallocFromPoolAsync(&p, size, r->pool, r->stream);

@@ -24,9 +24,8 @@ hip_raw *hip_raw_open(kiln_context *ctx, kiln_stream *stream, char *why,
 void hip_raw_close(hip_raw *r);
 
 /* `pairs` times hipMallocFromPoolAsync of `size` bytes then hipFreeAsync,
- * on kiln's stream, with the device selected once before them; then, after
- * *loop_s (the host's loop alone, seconds) is taken, hipStreamSynchronize.
- * A failure is printed and returns -1. */
+ * on kiln's stream; then, after *loop_s (the host's loop alone, seconds)
+ * is taken, hipStreamSynchronize. A failure is printed and returns -1. */
 int hip_raw_pairs(hip_raw *r, size_t size, unsigned pairs, double *loop_s);
 
 #endif /* KILN_BENCH_HIP_RAW_H */
