@@ -206,6 +206,27 @@ size_t kiln_hip_device_count(void);
 kiln_status kiln_hip_device_properties(size_t index,
                                        kiln_device_properties *out);
 
+/*
+ * HIP keeps a current device per thread, and allocations, streams, events
+ * and module loads go to it. kiln makes its context's device current for
+ * such calls and then gives the thread back the device it had, so a program
+ * that also calls HIP itself never finds its current device changed
+ * (device.c: the context's other parts all use it, and it uses none).
+ */
+typedef struct kiln_hip_device_scope {
+  int previous;
+  bool switched;
+} kiln_hip_device_scope;
+
+kiln_status kiln_hip_device_enter(const kiln_context *ctx,
+                                  kiln_hip_device_scope *scope);
+void kiln_hip_device_leave(const kiln_hip_device_scope *scope);
+/* kiln_hip_device_enter for a deinit op: a failure is logged (see
+ * kiln_hip_warn), and false then means the release must be skipped. */
+bool kiln_hip_device_enter_for_deinit(const kiln_context *ctx,
+                                      kiln_hip_device_scope *scope,
+                                      const char *what);
+
 /* ---- Contexts (context.c) ---------------------------------------------------- */
 
 typedef struct kiln_hip_context {
@@ -230,27 +251,6 @@ typedef struct kiln_hip_context {
 } kiln_hip_context;
 
 KILN_BACKEND_CAST(kiln_hip_context, kiln_context, kiln_hip_context_cast)
-
-/*
- * HIP keeps a current device per thread, and allocations, streams, events
- * and module loads go to it. kiln makes its context's device current for
- * such calls and then gives the thread back the device it had, so a program
- * that also calls HIP itself never finds its current device changed
- * (device.c: the context's other parts all use it, and it uses none).
- */
-typedef struct kiln_hip_device_scope {
-  int previous;
-  bool switched;
-} kiln_hip_device_scope;
-
-kiln_status kiln_hip_device_enter(const kiln_context *ctx,
-                                  kiln_hip_device_scope *scope);
-void kiln_hip_device_leave(const kiln_hip_device_scope *scope);
-/* kiln_hip_device_enter for a deinit op: a failure is logged (see
- * kiln_hip_warn), and false then means the release must be skipped. */
-bool kiln_hip_device_enter_for_deinit(const kiln_context *ctx,
-                                      kiln_hip_device_scope *scope,
-                                      const char *what);
 
 kiln_status kiln_hip_context_init(kiln_context *ctx);
 void kiln_hip_context_deinit(kiln_context *ctx);
