@@ -298,12 +298,13 @@ static int policy_round_trip(bench *b, kiln_sync_policy policy,
 #define VULKAN_RAW_GOAL 1.10
 
 /* The raw round trips beside kiln's: the plain one the goal is held to;
- * the same with the barriers kiln's batch holds (one before its first
- * command, one to the host at its end); and that recorded again each time,
- * as kiln records each launch, into a buffer begun again (as kiln's are)
- * or into one whose pool is reset whole. The differences between them say
- * where kiln's extra time goes: barriers, recording, or kiln's own work,
- * and whether another way of recording would cost less. */
+ * kiln's stream batch of it (the barrier before its first command and the
+ * one to the host at its end), recorded once; and that recorded again each
+ * time, as kiln records each launch, into a buffer begun again (as kiln's
+ * are) or into one whose pool is reset whole (vulkan_raw.h). The
+ * differences between them say where kiln's extra time goes: barriers,
+ * recording, or kiln's own work, and whether another way of recording
+ * would cost less. */
 enum { VK_TRIP_KILN, VK_TRIP_RAW, VK_TRIP_BARRIERS, VK_TRIP_RECORDED,
        VK_TRIP_REPOOLED, VK_TRIPS };
 
@@ -311,15 +312,31 @@ static int vulkan_trip(kiln_launcher *k, vulkan_raw *r, int which) {
   switch (which) {
   case VK_TRIP_KILN: return kiln_launch_one(k) || kiln_wait(k);
   case VK_TRIP_RAW: return vulkan_raw_run(r, VULKAN_RAW_ORDERED);
-  case VK_TRIP_BARRIERS: return vulkan_raw_run(r, VULKAN_RAW_LEVELS_AS_KILN);
+  case VK_TRIP_BARRIERS: return vulkan_raw_batch_run(r, VULKAN_RAW_BATCH_ONCE);
   case VK_TRIP_RECORDED:
-    return vulkan_raw_rerecord_run(r, VULKAN_RAW_LEVELS_AS_KILN);
-  default: return vulkan_raw_repool_run(r, VULKAN_RAW_LEVELS_AS_KILN);
+    return vulkan_raw_batch_run(r, VULKAN_RAW_BATCH_AGAIN);
+  default: return vulkan_raw_batch_run(r, VULKAN_RAW_BATCH_POOL_RESET);
   }
 }
 
-/* kiln's round trip and the raw Vulkan ones, taking turns in rotating
- * order, opt.repeat * trips samples each; the medians, in us. */
+/* The order of sample i's turns: a shuffle (a fixed LCG, so runs repeat),
+ * so that no round trip always follows the same other one, whose wait or
+ * recording would leave the driver in a state that favours or hurts it. */
+static void trip_order(size_t i, int order[VK_TRIPS]) {
+  uint64_t x = 0x9e3779b97f4a7c15u * (i + 1);
+  for (int j = 0; j < VK_TRIPS; j++) order[j] = j;
+  for (int j = VK_TRIPS - 1; j > 0; j--) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    const int pick = (int)((x >> 33) % (uint64_t)(j + 1));
+    const int held = order[j];
+    order[j] = order[pick];
+    order[pick] = held;
+  }
+}
+
+/* kiln's round trip and the raw Vulkan ones, taking turns in shuffled
+ * order (trip_order), opt.repeat * trips samples each; the medians, in
+ * us. */
 static int vulkan_round_trips(bench *b, kiln_launcher *k,
                               const kiln_buffer *buf, unsigned trips) {
   vulkan_raw *r = vulkan_raw_open_empty(b, buf, BLOCK, 1, 1, "launch");
@@ -334,8 +351,10 @@ static int vulkan_round_trips(bench *b, kiln_launcher *k,
     for (int j = 0; result == 0 && j < VK_TRIPS; j++)
       result = vulkan_trip(k, r, j);
   for (size_t i = 0; result == 0 && i < samples; i++) {
+    int order[VK_TRIPS];
+    trip_order(i, order);
     for (int turn = 0; result == 0 && turn < VK_TRIPS; turn++) {
-      const int j = (int)((i + (size_t)turn) % VK_TRIPS);
+      const int j = order[turn];
       const double t0 = bench_now();
       result = vulkan_trip(k, r, j);
       t[j * samples + i] = (bench_now() - t0) * 1e6;

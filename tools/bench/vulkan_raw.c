@@ -62,15 +62,16 @@ struct vulkan_raw {
   VkPipeline pipeline;
   VkCommandPool pool;
   VkCommandBuffer cmd[VULKAN_RAW_ORDERS];
-  VkCommandBuffer again; /* of `pool`, recorded at each run */
-  /* A pool of one command buffer, reset whole before each recording
-   * (vulkan_raw_repool_run). */
-  VkCommandPool whole;
-  VkCommandBuffer whole_cmd;
+  /* kiln's stream batch (vulkan_raw_batch_run): recorded once, in `pool`;
+   * recorded at each run into a buffer its begin resets, of a pool of its
+   * own made for that; and into one whose pool is reset whole first. */
+  VkCommandBuffer batch;
+  VkCommandPool again_pool, whole;
+  VkCommandBuffer again, whole_cmd;
   VkSemaphore timeline;   /* signalled once per submission */
   uint64_t submitted;     /* the value the last submission signals */
   const char *failed;     /* the entry point that failed last */
-  /* What was recorded, for vulkan_raw_rerecord_run. */
+  /* What was recorded, for vulkan_raw_batch_run. */
   unsigned level, dispatches;
   uint32_t arg_bytes;
   unsigned char args[128];
@@ -160,7 +161,8 @@ static VkResult create_pipeline(vulkan_raw *r, const kiln_module_image *image,
  * while earlier ones run), behind that barrier first and ending with the
  * barrier to the host stage, as kiln records a graph. */
 static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
-                       vulkan_raw_order order, bool once, unsigned level,
+                       vulkan_raw_order order,
+                       VkCommandBufferUsageFlags usage, unsigned level,
                        const void *args, uint32_t arg_bytes,
                        unsigned dispatches) {
   const VkMemoryBarrier barrier = {
@@ -177,14 +179,9 @@ static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
   const unsigned every = order == VULKAN_RAW_ORDERED ? 1
                          : order == VULKAN_RAW_LEVELS || as_kiln ? level
                                                                   : 0;
-  /* Otherwise no SIMULTANEOUS_USE: every run waits for its submission. A
-   * buffer recorded for one submission (`once`) is begun as kiln begins a
-   * stream's batch. */
   VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-      .flags = once     ? VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT
-               : as_kiln ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
-                         : 0,
+      .flags = usage,
   };
   VK_TRY(r, BeginCommandBuffer, (cmd, &begin));
   r->vk.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipeline);
@@ -215,14 +212,15 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
                        unsigned dispatches, unsigned level) {
   VkResult result = create_pipeline(r, image, entry, block_x, arg_bytes);
   if (result != VK_SUCCESS) return result;
-  /* Each command buffer may be recorded again, as kiln records each
-   * launch into a buffer it had before. */
   VkCommandPoolCreateInfo pool = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-      .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
       .queueFamilyIndex = queue_family,
   };
   VK_TRY(r, CreateCommandPool, (r->device, &pool, NULL, &r->pool));
+  VK_TRY(r, CreateCommandPool, (r->device, &pool, NULL, &r->whole));
+  /* As kiln's streams make theirs: each buffer may be begun again. */
+  pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+  VK_TRY(r, CreateCommandPool, (r->device, &pool, NULL, &r->again_pool));
   VkCommandBufferAllocateInfo alloc = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
       .commandPool = r->pool,
@@ -231,18 +229,23 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
   };
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, r->cmd));
   alloc.commandBufferCount = 1;
+  VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->batch));
+  alloc.commandPool = r->again_pool;
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->again));
-  for (int order = 0; order < VULKAN_RAW_ORDERS; order++)
-    if ((result = record(r, r->cmd[order], (vulkan_raw_order)order, false,
-                         level, args, arg_bytes, dispatches)) != VK_SUCCESS)
-      return result;
-  VkCommandPoolCreateInfo whole = {
-      .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
-      .queueFamilyIndex = queue_family,
-  };
-  VK_TRY(r, CreateCommandPool, (r->device, &whole, NULL, &r->whole));
   alloc.commandPool = r->whole;
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->whole_cmd));
+  /* A graph's buffer is begun for simultaneous use (a replay may be
+   * submitted while earlier ones run); the others wait for each run. */
+  for (int order = 0; order < VULKAN_RAW_ORDERS; order++)
+    if ((result = record(r, r->cmd[order], (vulkan_raw_order)order,
+                         order == VULKAN_RAW_LEVELS_AS_KILN
+                             ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
+                             : 0,
+                         level, args, arg_bytes, dispatches)) != VK_SUCCESS)
+      return result;
+  if ((result = record(r, r->batch, VULKAN_RAW_LEVELS_AS_KILN, 0, level, args,
+                       arg_bytes, dispatches)) != VK_SUCCESS)
+    return result;
   VkSemaphoreTypeCreateInfo type = {
       .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
       .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE,
@@ -323,6 +326,7 @@ void vulkan_raw_close(vulkan_raw *r) {
   }
   /* Destroying the pool frees its command buffers. */
   r->vk.DestroyCommandPool(r->device, r->pool, NULL);
+  r->vk.DestroyCommandPool(r->device, r->again_pool, NULL);
   r->vk.DestroyCommandPool(r->device, r->whole, NULL);
   r->vk.DestroySemaphore(r->device, r->timeline, NULL);
   r->vk.DestroyPipeline(r->device, r->pipeline, NULL);
@@ -392,13 +396,6 @@ int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
   return reported(r, submit_and_wait(r, r->cmd[order]));
 }
 
-int vulkan_raw_rerecord_run(vulkan_raw *r, vulkan_raw_order order) {
-  VkResult result = record(r, r->again, order, true, r->level, r->args,
-                           r->arg_bytes, r->dispatches);
-  if (result == VK_SUCCESS) result = submit_and_wait(r, r->again);
-  return reported(r, result);
-}
-
 /* The comparator's earlier submissions are done when this runs (each run
  * waits for its own), so the pool may be reset. */
 static VkResult repool(vulkan_raw *r) {
@@ -406,12 +403,18 @@ static VkResult repool(vulkan_raw *r) {
   return VK_SUCCESS;
 }
 
-int vulkan_raw_repool_run(vulkan_raw *r, vulkan_raw_order order) {
-  VkResult result = repool(r);
-  if (result == VK_SUCCESS)
-    result = record(r, r->whole_cmd, order, true, r->level, r->args,
-                    r->arg_bytes, r->dispatches);
-  if (result == VK_SUCCESS) result = submit_and_wait(r, r->whole_cmd);
+int vulkan_raw_batch_run(vulkan_raw *r, vulkan_raw_batch how) {
+  /* Recorded for one submission, each begun as kiln begins a batch. */
+  const VkCommandBufferUsageFlags once =
+      VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  VkCommandBuffer cmd = how == VULKAN_RAW_BATCH_ONCE     ? r->batch
+                        : how == VULKAN_RAW_BATCH_AGAIN ? r->again
+                                                         : r->whole_cmd;
+  VkResult result = how == VULKAN_RAW_BATCH_POOL_RESET ? repool(r) : VK_SUCCESS;
+  if (result == VK_SUCCESS && how != VULKAN_RAW_BATCH_ONCE)
+    result = record(r, cmd, VULKAN_RAW_LEVELS_AS_KILN, once, r->level,
+                    r->args, r->arg_bytes, r->dispatches);
+  if (result == VK_SUCCESS) result = submit_and_wait(r, cmd);
   return reported(r, result);
 }
 

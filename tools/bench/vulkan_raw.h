@@ -2,12 +2,13 @@
  * dispatched through the Vulkan driver directly, on kiln's own VkDevice and
  * the queue of a kiln stream, so that what the driver itself costs per
  * dispatch shows beside what kiln's replay costs. The dispatches are
- * recorded once into three command buffers: "ordered", with the barrier
+ * recorded once into four command buffers: "ordered", with the barrier
  * kiln records between two commands of a stream, "unordered", with none,
  * and "in levels", with that barrier only between levels of `level`
  * dispatches (as kiln replays a graph of that many branches), plainly and
  * as kiln records a graph (for simultaneous use, a barrier first and one
- * to the host at the end).
+ * to the host at the end); and as a stream's batch, once or at each run
+ * (vulkan_raw_batch_run).
  *
  * The queue is one kiln submits to too, and Vulkan wants a queue's
  * submissions externally synchronized: vulkan_raw_run must be called from
@@ -65,14 +66,19 @@ void vulkan_raw_close(vulkan_raw *r);
  * failure is printed, with the VkResult, and returns -1. */
 int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order);
 
-/* vulkan_raw_run after recording that order's command buffer again, as
- * kiln records each launch: what recording costs shows beside the
- * submission and the wait. */
-int vulkan_raw_rerecord_run(vulkan_raw *r, vulkan_raw_order order);
+/* kiln's stream batch of the dispatches (the barrier first and the one to
+ * the host at the end, as VULKAN_RAW_LEVELS_AS_KILN, begun as a stream's
+ * batch is rather than for simultaneous use): recorded once at open;
+ * recorded again before each run into a buffer its begin resets, as kiln
+ * records each launch; or into a buffer whose pool is reset whole first
+ * (vkResetCommandPool), which may cost the driver less. */
+typedef enum vulkan_raw_batch {
+  VULKAN_RAW_BATCH_ONCE,
+  VULKAN_RAW_BATCH_AGAIN,
+  VULKAN_RAW_BATCH_POOL_RESET
+} vulkan_raw_batch;
 
-/* The same, recorded into a command buffer of a pool of its own that is
- * reset whole first (vkResetCommandPool) rather than reset alone by its
- * begin: which of the two ways of recording again costs the driver less. */
-int vulkan_raw_repool_run(vulkan_raw *r, vulkan_raw_order order);
+/* Submits that batch and waits as vulkan_raw_run does. */
+int vulkan_raw_batch_run(vulkan_raw *r, vulkan_raw_batch how);
 
 #endif /* KILN_BENCH_VULKAN_RAW_H */
