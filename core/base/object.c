@@ -202,10 +202,15 @@ static kiln_object *reuse_locked(size_t size) {
  * next, after its own work and the checks of the next call, which hide
  * part of the miss. */
 static void prefetch_next_locked(void) {
+  /* A buffer's or a stream's block: the few lines the next create writes
+   * first, not a whole context's. */
+  enum { LINE = 64, MOST = 4 * LINE };
   const char *next = reg.quarantine[reg.next_out];
   if (!next) return;
   const uint32_t bytes = reg.quarantine_bytes[reg.next_out];
-  for (uint32_t at = 0; at < bytes; at += 64) __builtin_prefetch(next + at, 1);
+  const uint32_t reach = bytes < MOST ? bytes : MOST;
+  for (uint32_t at = 0; at < reach; at += LINE)
+    __builtin_prefetch(next + at, 1);
   const table *t = atomic_load_explicit(&reg.current, memory_order_relaxed);
   if (t) __builtin_prefetch(&t->slot[home(t, (uintptr_t)next)], 1);
 }
