@@ -90,8 +90,10 @@ conf_run() {
   # that took 5 s or more (printed between their RUN and OK lines).
   grep -oE 'group [a-z-]+ took [0-9.]+ s' "$log" |
     awk '$4 >= 10 { printf "   %s %s s\n", $2, $4 }'
-  awk '/^kiln-conformance: test took / { s = $4; next }
-       s != "" && /^\[ *(OK|FAILED) *\] / { printf "     %s %s s\n", $NF, s; s = "" }' "$log"
+  awk '/^\[ RUN / { s = ""; next }
+       /^kiln-conformance: test took / { s = $4; next }
+       s != "" && /^\[ *(OK|FAILED|ERROR|SKIPPED) *\] / {
+         printf "     %s %s s\n", $NF, s; s = "" }' "$log"
   # Also in the log: a run in the background cannot set `status`.
   echo "conf_run rc=$rc" >> "$log"
   [ $rc -eq 0 ] || status=1
