@@ -71,7 +71,7 @@ struct vulkan_raw {
   VkSemaphore timeline;   /* signalled once per submission */
   uint64_t submitted;     /* the value the last submission signals */
   const char *failed;     /* the entry point that failed last */
-  /* What was recorded, for vulkan_raw_batch_run. */
+  /* What every command buffer records (record). */
   unsigned level, dispatches;
   uint32_t arg_bytes;
   unsigned char args[128];
@@ -157,14 +157,13 @@ static VkResult create_pipeline(vulkan_raw *r, const kiln_module_image *image,
  * of a stream, the very same, so that the difference between the command
  * buffers is what kiln's stream order costs the driver; in levels, that
  * barrier before every `level`-th dispatch only; in levels as kiln's graph
- * has them, also begun for simultaneous use (a replay may be submitted
- * while earlier ones run), behind that barrier first and ending with the
- * barrier to the host stage, as kiln records a graph. */
+ * has them, behind that barrier first and ending with the barrier to the
+ * host stage, as kiln records a graph or a stream's batch. Begun with
+ * `usage`: how the buffer will be submitted. */
 static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
                        vulkan_raw_order order,
-                       VkCommandBufferUsageFlags usage, unsigned level,
-                       const void *args, uint32_t arg_bytes,
-                       unsigned dispatches) {
+                       VkCommandBufferUsageFlags usage) {
+  const unsigned level = r->level;
   const VkMemoryBarrier barrier = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
       .srcAccessMask =
@@ -185,12 +184,12 @@ static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
   };
   VK_TRY(r, BeginCommandBuffer, (cmd, &begin));
   r->vk.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipeline);
-  for (unsigned i = 0; i < dispatches; i++) {
+  for (unsigned i = 0; i < r->dispatches; i++) {
     if (every && (i % every == 0) && (i > 0 || as_kiln))
       r->vk.CmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, NULL, 0,
                                NULL);
     r->vk.CmdPushConstants(cmd, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                           arg_bytes, args);
+                           r->arg_bytes, r->args);
     r->vk.CmdDispatch(cmd, 1, 1, 1);
   }
   if (as_kiln) {
@@ -208,9 +207,8 @@ static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
 
 static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
                        const kiln_module_image *image, const char *entry,
-                       uint32_t block_x, const void *args, uint32_t arg_bytes,
-                       unsigned dispatches, unsigned level) {
-  VkResult result = create_pipeline(r, image, entry, block_x, arg_bytes);
+                       uint32_t block_x) {
+  VkResult result = create_pipeline(r, image, entry, block_x, r->arg_bytes);
   if (result != VK_SUCCESS) return result;
   VkCommandPoolCreateInfo pool = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -240,11 +238,10 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
     if ((result = record(r, r->cmd[order], (vulkan_raw_order)order,
                          order == VULKAN_RAW_LEVELS_AS_KILN
                              ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
-                             : 0,
-                         level, args, arg_bytes, dispatches)) != VK_SUCCESS)
+                             : 0)) != VK_SUCCESS)
       return result;
-  if ((result = record(r, r->batch, VULKAN_RAW_LEVELS_AS_KILN, 0, level, args,
-                       arg_bytes, dispatches)) != VK_SUCCESS)
+  if ((result = record(r, r->batch, VULKAN_RAW_LEVELS_AS_KILN, 0)) !=
+      VK_SUCCESS)
     return result;
   VkSemaphoreTypeCreateInfo type = {
       .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
@@ -302,8 +299,7 @@ vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
     free(r);
     return NULL;
   }
-  VkResult result = set_up(r, ns.vk_queue_family, image, entry, block_x, args,
-                           arg_bytes, dispatches, r->level);
+  VkResult result = set_up(r, ns.vk_queue_family, image, entry, block_x);
   if (result != VK_SUCCESS) {
     snprintf(why, why_size, "%s failed: VkResult %d", r->failed, (int)result);
     vulkan_raw_close(r);
@@ -412,8 +408,7 @@ int vulkan_raw_batch_run(vulkan_raw *r, vulkan_raw_batch how) {
                                                          : r->whole_cmd;
   VkResult result = how == VULKAN_RAW_BATCH_POOL_RESET ? repool(r) : VK_SUCCESS;
   if (result == VK_SUCCESS && how != VULKAN_RAW_BATCH_ONCE)
-    result = record(r, cmd, VULKAN_RAW_LEVELS_AS_KILN, once, r->level,
-                    r->args, r->arg_bytes, r->dispatches);
+    result = record(r, cmd, VULKAN_RAW_LEVELS_AS_KILN, once);
   if (result == VK_SUCCESS) result = submit_and_wait(r, cmd);
   return reported(r, result);
 }
