@@ -231,7 +231,7 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
             VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
         const bool printf_asked = mode_is("printf");
         g.printf_on = printf_asked && features;
-        sync_validation = !mode_is("core") && !printf_asked;
+        sync_validation = features && !mode_is("core") && !printf_asked;
         if (printf_asked && !features)
           snprintf(g.validation_problem, sizeof g.validation_problem,
                    "KILN_VULKAN_VALIDATION=printf, but the validation layer "
@@ -241,7 +241,6 @@ kiln_status kiln_vulkan_instance_create(uint32_t loader_version, char *reason,
                    VK_API_VERSION_MINOR(layer_version),
                    VK_API_VERSION_PATCH(layer_version),
                    VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-        sync_validation = sync_validation && features;
         if (features && (sync_validation || g.printf_on))
           enabled[enabled_count++] = VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME;
       }
