@@ -372,7 +372,7 @@ static int run_size(alloc *a, size_t index) {
   for (int k = 0; k < KINDS && result == 0; k++) {
     if (us[k] < 0.0) continue;
     bench_result r = {"alloc", kind_names[k], kind_impls[k], a->size,
-                      us[k] * 1e-3, us[k], "us"};
+                      us[k] * 1e-3, us[k], "us", 0};
     result = bench_record(b, &r);
   }
   if (result != 0) return -1;
@@ -586,11 +586,11 @@ static int run(alloc *a) {
   double async_us = -1.0, sync_us = -1.0;
   if (release_while_busy(a, &async_us, &sync_us) != 0) return -1;
   bench_result busy = {"alloc", "busy-stream", "kiln", a->gemms, a->busy_ms,
-                       a->busy_ms, "ms"};
+                       a->busy_ms, "ms", 0};
   bench_result r1 = {"alloc", "release-while-busy", "kiln-async", BUSY_SIZE,
-                     async_us * 1e-3, async_us, "us"};
+                     async_us * 1e-3, async_us, "us", 0};
   bench_result r2 = {"alloc", "release-while-busy", "kiln-sync", BUSY_SIZE,
-                     sync_us * 1e-3, sync_us, "us"};
+                     sync_us * 1e-3, sync_us, "us", 0};
   if (bench_record(b, &busy) != 0 || bench_record(b, &r1) != 0 ||
       bench_record(b, &r2) != 0)
     return -1;

@@ -53,6 +53,10 @@ typedef struct bench_result {
   double ms;           /* median time of one operation */
   double value;        /* in `unit` */
   const char *unit;    /* "GB/s", "GFLOP/s", "us", "ms", "x" */
+  /* The device memory a figure's batch runs over, in bytes: for a figure
+   * of device bandwidth, what decides whether its bytes can come from the
+   * cache (ceilings.c). 0 for every other figure. */
+  size_t footprint;
 } bench_result;
 
 typedef struct bench {
@@ -231,6 +235,42 @@ void bench_goal_line(FILE *out, const char *what, double value,
 
 /* Prints the ratios the goals of issue 5 name, and their JSON lines. */
 void bench_ratios(bench *b);
+
+/* ---- ceilings (ceilings.c) ----------------------------------------------- */
+
+/* What a figure of device bandwidth is held to. A batch whose footprint
+ * is past BENCH_PAST_CACHE times the L2 cannot be served from the cache,
+ * so it cannot outrun a copy (the copy ceiling, measured past the cache)
+ * by more than BENCH_DRAM_SLACK; one within it is held to the fastest the
+ * raw CUDA comparator's kernels reached within it (the cache's effect, as
+ * measured), with BENCH_CACHE_SLACK. */
+typedef struct bench_ceilings {
+  size_t l2;    /* bytes; 0: unknown, nothing is held */
+  double dram;  /* GB/s; <= 0: unknown, no figure past the cache is held */
+  double cache; /* GB/s; <= 0: unknown, no figure within it is held */
+} bench_ceilings;
+
+#define BENCH_PAST_CACHE 4u
+#define BENCH_DRAM_SLACK 1.10
+#define BENCH_CACHE_SLACK 1.25
+
+/* The fastest raw CUDA kernel within the cache among `results`, or the
+ * DRAM ceiling where that is faster: the cache ceiling. 0 where no raw
+ * kernel ran within the cache. */
+double bench_cache_ceiling(const bench_result *results, size_t count,
+                           size_t l2, double dram);
+
+/* The first of results[from..count) above its ceiling, its limit in
+ * *out_limit; count when there is none. The raw kernels within the cache
+ * are not held to the ceiling they define. */
+size_t bench_above_ceiling(const bench_result *results, size_t count,
+                           size_t from, const bench_ceilings *c,
+                           double *out_limit);
+
+/* Measures the ceilings and holds every figure of device bandwidth to
+ * them: one above fails the run, named (report.c). Says what it could not
+ * check and why. */
+void bench_check_ceilings(bench *b);
 
 /* Prints the run's set-up as a JSON line (with --json). */
 void bench_json_info(const bench *b, const char *raw_status,

@@ -712,7 +712,7 @@ static int measure_pipelines(compile_state *s, compile_figures *f) {
 
 static int record(bench *b, const char *name, const char *impl, double ms) {
   if (ms < 0.0) return 0;
-  bench_result r = {"compile", name, impl, 1, ms, ms, "ms"};
+  bench_result r = {"compile", name, impl, 1, ms, ms, "ms", 0};
   return bench_record(b, &r);
 }
 

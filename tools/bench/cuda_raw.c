@@ -46,6 +46,8 @@ typedef struct raw_pool_props {
 /* CUmemPool_attribute with an int value. */
 #define RAW_POOL_REUSE_ALLOW_INTERNAL_DEPENDENCIES 3
 #define RAW_POOL_USED_MEM_CURRENT 7
+/* CUdevice_attribute */
+#define RAW_DEVICE_L2_CACHE_SIZE 38
 
 /* The entry points used, by their exported (versioned) names. */
 typedef struct cuda_api {
@@ -55,6 +57,7 @@ typedef struct cuda_api {
   CUresult (*DeviceGetCount)(int *);
   CUresult (*DeviceGet)(CUdevice *, int);
   CUresult (*DeviceGetName)(char *, int, CUdevice);
+  CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
   CUresult (*DeviceGetUuid)(unsigned char *, CUdevice);
   CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*DevicePrimaryCtxRelease)(CUdevice);
@@ -119,6 +122,7 @@ static const struct {
     RAW_SYMBOL(DeviceGetCount, "cuDeviceGetCount", NULL),
     RAW_SYMBOL(DeviceGet, "cuDeviceGet", NULL),
     RAW_SYMBOL(DeviceGetName, "cuDeviceGetName", NULL),
+    RAW_SYMBOL(DeviceGetAttribute, "cuDeviceGetAttribute", NULL),
     RAW_SYMBOL(DeviceGetUuid, "cuDeviceGetUuid_v2", "cuDeviceGetUuid"),
     RAW_SYMBOL(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", NULL),
     RAW_SYMBOL(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2",
@@ -348,6 +352,13 @@ void cuda_raw_close(cuda_raw *r) {
 }
 
 const char *cuda_raw_description(const cuda_raw *r) { return r->description; }
+
+int cuda_raw_l2_bytes(cuda_raw *r, size_t *out) {
+  int bytes = 0;
+  RAW_CALL(r, DeviceGetAttribute(&bytes, RAW_DEVICE_L2_CACHE_SIZE, r->device));
+  *out = bytes > 0 ? (size_t)bytes : 0;
+  return 0;
+}
 
 int cuda_raw_enter(cuda_raw *r) {
   RAW_CALL(r, CtxPushCurrent(r->context));

@@ -31,6 +31,9 @@ void cuda_raw_close(cuda_raw *r);
 /* "driver 13.0, device 0: NVIDIA H100 80GB HBM3"; owned by r. */
 const char *cuda_raw_description(const cuda_raw *r);
 
+/* The device's L2 cache in bytes (0 where the driver says none). */
+int cuda_raw_l2_bytes(cuda_raw *r, size_t *out);
+
 int cuda_raw_enter(cuda_raw *r);
 void cuda_raw_leave(cuda_raw *r);
 

@@ -336,18 +336,19 @@ static int run_shape(gemm_state *g, const shape *s, const char *name,
   if (bench_measure_kiln(b, sgemm_op, g, &ms) != 0 || check_timed(g, s) != 0)
     return -1;
   kiln_gflops = flops / (ms * 1e6);
-  bench_result r = {"gemm", name, "kiln", s->k, ms, kiln_gflops, "GFLOP/s"};
+  bench_result r = {"gemm", name, "kiln", s->k, ms, kiln_gflops, "GFLOP/s", 0};
   if (bench_record(b, &r) != 0) return -1;
   if (b->blas != NULL) {
     if (measure_cublas(b, s, &ms) != 0) return -1;
     blas_gflops = flops / (ms * 1e6);
-    bench_result c = {"gemm", name, "cublas", s->k, ms, blas_gflops, "GFLOP/s"};
+    bench_result c = {"gemm", name, "cublas", s->k, ms, blas_gflops,
+                      "GFLOP/s", 0};
     if (bench_record(b, &c) != 0) return -1;
     if (b->props.backend == KILN_BACKEND_CUDA && s->m == s->k && s->n == s->k) {
       if (measure_cublas_on_kiln(g, s->n, &ms) != 0) return -1;
       on_kiln_gflops = flops / (ms * 1e6);
       bench_result k = {"gemm", name,           "cublas-on-kiln", s->k,
-                        ms,     on_kiln_gflops, "GFLOP/s"};
+                        ms,     on_kiln_gflops, "GFLOP/s", 0};
       if (bench_record(b, &k) != 0) return -1;
     }
   }

@@ -210,7 +210,7 @@ static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
     if (us[i] < 0.0) continue;
     bench_result res = {
         "graph", names[i], impls[i], kernels, us[i] * kernels * 1e-3,
-        us[i],   "us"};
+        us[i],   "us", 0};
     if (bench_record(b, &res) != 0) return -1;
   }
   fprintf(b->out,

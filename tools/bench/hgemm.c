@@ -169,13 +169,14 @@ static int run_shape(hgemm_state *g, const shape *s) {
   if (bench_measure_kiln(b, hgemm_op, g, &ms) != 0 || check(g, false) != 0)
     return -1;
   const double kiln_gflops = flops / (ms * 1e6);
-  bench_result r = {"hgemm", "hgemm", "kiln", s->k, ms, kiln_gflops, "GFLOP/s"};
+  bench_result r = {"hgemm", "hgemm", "kiln", s->k, ms, kiln_gflops,
+                    "GFLOP/s", 0};
   if (bench_record(b, &r) != 0) return -1;
   if (b->blas != NULL && cublas_has_hgemm(b->blas)) {
     if (measure_cublas(b, s, &ms) != 0) return -1;
     blas_gflops = flops / (ms * 1e6);
     bench_result c = {"hgemm", "hgemm",     "cublas", s->k,
-                      ms,      blas_gflops, "GFLOP/s"};
+                      ms,      blas_gflops, "GFLOP/s", 0};
     if (bench_record(b, &c) != 0) return -1;
   }
   fprintf(b->out, "%7u", s->n);

@@ -230,11 +230,11 @@ static int check_output(bench *b, const kiln_buffer *buf) {
 static int record(bench *b, const char *impl, unsigned count,
                   const launch_figures *f) {
   bench_result host = {"launch", "host", impl, count, f->host_us * 1e-3,
-                       f->host_us, "us"};
+                       f->host_us, "us", 0};
   bench_result batch = {"launch", "batch", impl, count, f->batch_ms,
-                        f->batch_ms, "ms"};
+                        f->batch_ms, "ms", 0};
   bench_result trip = {"launch", "round-trip", impl, 1,
-                       f->round_trip_us * 1e-3, f->round_trip_us, "us"};
+                       f->round_trip_us * 1e-3, f->round_trip_us, "us", 0};
   if (bench_record(b, &host) != 0 || bench_record(b, &batch) != 0 ||
       bench_record(b, &trip) != 0)
     return -1;
@@ -369,7 +369,7 @@ static int vulkan_round_trips(bench *b, kiln_launcher *k,
     for (int j = 0; j < VK_TRIPS && result == 0; j++) {
       us[j] = bench_median(t + j * samples, samples);
       bench_result br = {"launch", "round-trip-vulkan-turns", names[j], 1,
-                         us[j] * 1e-3, us[j], "us"};
+                         us[j] * 1e-3, us[j], "us", 0};
       if (bench_record(b, &br) != 0) result = -1;
     }
     fprintf(b->out,
@@ -404,7 +404,7 @@ static int policy_round_trips(bench *b) {
     double us = -1.0;
     if (policy_round_trip(b, policies[i].policy, &us) != 0) return -1;
     bench_result r = {"launch", policies[i].record, "kiln", 1, us * 1e-3, us,
-                      "us"};
+                      "us", 0};
     if (bench_record(b, &r) != 0) return -1;
     fprintf(b->out, " %s %.2f%s", policies[i].name, us,
             i + 1 < sizeof policies / sizeof policies[0] ? "," : "\n");
@@ -501,11 +501,11 @@ static int run_beside_raw(bench *b, kiln_module *module, kiln_buffer *buf) {
   bench_result beside = {
       "launch", "round-trip-cuda-idle",    "kiln",
       1,        idle.round_trip_us * 1e-3, idle.round_trip_us,
-      "us"};
+      "us", 0};
   bench_result shared = {
       "launch", "round-trip-cuda-turns",    "kiln",
       1,        turns.round_trip_us * 1e-3, turns.round_trip_us,
-      "us"};
+      "us", 0};
   if (bench_record(b, &beside) != 0 ||
       (turns.round_trip_us >= 0.0 && bench_record(b, &shared) != 0))
     return -1;

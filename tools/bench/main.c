@@ -243,6 +243,7 @@ static int run(bench *b) {
       return -1;
     }
   }
+  bench_check_ceilings(b);
   bench_ratios(b);
   return 0;
 }

@@ -90,7 +90,7 @@ static int measure(peer_state *p, enum way way, double *gbps) {
       0)
     return -1;
   *gbps = 2.0 * (double)p->size / (ms * 1e6);
-  bench_result r = {"peer", "copy", impls[way], p->size, ms, *gbps, "GB/s"};
+  bench_result r = {"peer", "copy", impls[way], p->size, ms, *gbps, "GB/s", 0};
   return bench_record(p->b, &r);
 }
 

@@ -81,13 +81,14 @@ static int run_size(reduce_state *s, size_t n, const bench_sums *sums) {
       check_sum(s, n, sums, "") != 0)
     return -1;
   kiln_gbps = bytes / (ms * 1e6);
-  bench_result r = {"reduce", "sum", "kiln", n, ms, kiln_gbps, "GB/s"};
+  bench_result r = {"reduce", "sum", "kiln", n, ms, kiln_gbps, "GB/s",
+                    (size_t)bytes};
   if (bench_record(b, &r) != 0) return -1;
   if (s->function != NULL) {
     if (measure_raw(s, n, &ms) != 0) return -1;
     raw_gbps = bytes / (ms * 1e6);
     bench_result raw = {"reduce", "sum", "cuda-raw", n, ms, raw_gbps,
-                        "GB/s"};
+                        "GB/s", (size_t)bytes};
     if (bench_record(b, &raw) != 0) return -1;
   }
   if (bench_ceiling(b, n, &ceiling) != 0) return -1;

@@ -168,7 +168,7 @@ int bench_ceiling(bench *b, size_t n, double *gbps) {
   if (result != 0) return -1;
   *gbps = 2.0 * (double)c.bytes / (ms * 1e6);
   bench_result r = {"stream", "ceiling", "cuMemcpyDtoD", n, ms, *gbps,
-                    "GB/s"};
+                    "GB/s", 2 * c.bytes};
   return bench_record(b, &r);
 }
 
@@ -258,7 +258,7 @@ static int run_size(stream_state *s, size_t n, bench_sums *sums) {
     if (bench_measure_kiln(b, kiln_op, &k, &ms) != 0) return -1;
     kiln_gbps[op] = bytes / (ms * 1e6);
     bench_result r = {"stream", ops[op].name, "kiln", n, ms, kiln_gbps[op],
-                      "GB/s"};
+                      "GB/s", (size_t)bytes};
     if (bench_record(b, &r) != 0) return -1;
 
     /* The timed runs left their last result to check. */
@@ -282,7 +282,7 @@ static int run_size(stream_state *s, size_t n, bench_sums *sums) {
     if (result != 0) return -1;
     raw_gbps[op] = bytes / (ms * 1e6);
     bench_result raw = {"stream", ops[op].name, "cuda-raw", n, ms,
-                        raw_gbps[op], "GB/s"};
+                        raw_gbps[op], "GB/s", (size_t)bytes};
     if (bench_record(b, &raw) != 0) return -1;
   }
   if (bench_ceiling(b, n, &ceiling) != 0) return -1;

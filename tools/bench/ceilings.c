@@ -1,0 +1,66 @@
+/* Figures of device bandwidth held to what the memory system can give
+ * (issue 31). A batch that runs over more than a few times the L2 has its
+ * bytes come from DRAM, and no kernel moves those faster than a copy does;
+ * one that fits is served by the cache, whose speed the raw CUDA
+ * comparator's own kernels measure. A figure past either is a measurement
+ * gone wrong (bytes counted that were not moved, a batch timed short), as
+ * the 306 GB/s "over" a 55 GB/s link was. Kept apart from the sections so
+ * that tools/bench/test_ceilings.c can hold the rules to made-up figures
+ * without a device. */
+#include <string.h>
+
+#include "bench.h"
+
+static bool device_bandwidth(const bench_result *r) {
+  return r->footprint != 0 && strcmp(r->unit, "GB/s") == 0;
+}
+
+static bool past_cache(const bench_result *r, size_t l2) {
+  return r->footprint / BENCH_PAST_CACHE >= l2;
+}
+
+/* The comparator's own kernels, which define the cache ceiling: they are
+ * launched with the driver's call and timed with its events, apart from
+ * every path of kiln's. */
+static bool raw_kernel(const bench_result *r) {
+  return strcmp(r->impl, "cuda-raw") == 0 &&
+         (strcmp(r->section, "stream") == 0 ||
+          strcmp(r->section, "reduce") == 0);
+}
+
+double bench_cache_ceiling(const bench_result *results, size_t count,
+                           size_t l2, double dram) {
+  double best = 0.0;
+  for (size_t i = 0; i < count; i++) {
+    const bench_result *r = &results[i];
+    if (device_bandwidth(r) && raw_kernel(r) && !past_cache(r, l2) &&
+        r->value > best)
+      best = r->value;
+  }
+  /* Without a raw kernel within the cache its effect is unmeasured: the
+   * copy past it says nothing of what the cache gives. */
+  return best > 0.0 && dram > best ? dram : best;
+}
+
+size_t bench_above_ceiling(const bench_result *results, size_t count,
+                           size_t from, const bench_ceilings *c,
+                           double *out_limit) {
+  if (c->l2 == 0) return count;
+  for (size_t i = from; i < count; i++) {
+    const bench_result *r = &results[i];
+    if (!device_bandwidth(r)) continue;
+    double limit;
+    if (past_cache(r, c->l2)) {
+      if (c->dram <= 0.0) continue;
+      limit = c->dram * BENCH_DRAM_SLACK;
+    } else {
+      if (c->cache <= 0.0 || raw_kernel(r)) continue;
+      limit = c->cache * BENCH_CACHE_SLACK;
+    }
+    if (r->value > limit) {
+      *out_limit = limit;
+      return i;
+    }
+  }
+  return count;
+}
