@@ -9,9 +9,11 @@
  * streams together. The raw CUDA comparator runs the same work, with the
  * same kernels from the same fatbin, on two streams of its own: the SGEMM
  * kernel and launch shape kiln_sgemm_f32 chose for the size, learnt from a
- * trace of one call (the comparator once launched the 128 x 256 kernel
- * at every size: 32 blocks for 1024^2 on an H200's 132 SMs, and lost to
- * kiln 2.5 times in the pipeline). */
+ * trace of one call; on another backend, from a call in a CUDA context of
+ * kiln's own on the same device (the comparator once launched the 128 x
+ * 256 kernel at every size: 32 blocks for 1024^2 on an H200's 132 SMs, and
+ * lost to kiln 2.5 times in the pipeline; on Vulkan it still did until
+ * the context was added). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,17 +174,85 @@ static void on_gemm_launch(const kiln_trace_command *c, void *user) {
   g->block = c->block;
 }
 
-/* What kiln_sgemm_f32 launches for the overlap's size: traced on CUDA,
- * whose kernels the comparator runs (another backend's choice is for its
- * own kernels). */
+/* One kiln_sgemm_f32 of the overlap's size on s, its launches traced. */
+static kiln_status traced_gemm(uint32_t n, kiln_stream *s, kiln_buffer *a,
+                               kiln_buffer *bm, kiln_buffer *c,
+                               gemm_choice *g) {
+  kiln_set_trace_handler(on_gemm_launch, g);
+  kiln_status st = kiln_sgemm_f32(s, n, n, n, 1.0f, a, 0, n, bm, 0, n, 0.0f,
+                                  c, 0, n);
+  kiln_set_trace_handler(NULL, NULL);
+  if (st == KILN_OK) st = kiln_stream_synchronize(s);
+  return st;
+}
+
+/* The CUDA device that is the bench's, by UUID; -1 where none is (or the
+ * device has no UUID to match). */
+static int cuda_twin(const bench *b, size_t *out) {
+  static const uint8_t zero[16];
+  size_t count = 0;
+  if (memcmp(b->props.uuid, zero, sizeof zero) == 0 ||
+      kiln_device_count(KILN_BACKEND_CUDA, &count) != KILN_OK)
+    return -1;
+  for (size_t i = 0; i < count; i++) {
+    kiln_device_properties p;
+    if (kiln_device_get_properties(KILN_BACKEND_CUDA, i, &p) == KILN_OK &&
+        memcmp(p.uuid, b->props.uuid, sizeof p.uuid) == 0) {
+      *out = i;
+      return 0;
+    }
+  }
+  return -1;
+}
+
+/* On another backend, what kiln's CUDA backend launches for the size, in
+ * a CUDA context of kiln's own on the same device: the comparator runs
+ * CUDA kernels, and the bench's backend chooses among its own. Without
+ * that context the choice stays unknown (g->launches 0). */
+static int trace_gemm_on_cuda(overlap *o, gemm_choice *g) {
+  kiln_context_options opt = kiln_context_options_default();
+  opt.backend = KILN_BACKEND_CUDA;
+  if (cuda_twin(o->b, &opt.device_index) != 0) return 0;
+  kiln_context *ctx = NULL;
+  kiln_status st = kiln_context_create(&opt, &ctx);
+  if (st != KILN_OK) {
+    fprintf(o->b->out, "  (no CUDA context of kiln's to learn its SGEMM "
+            "choice from: %s)\n", kiln_last_error());
+    return 0;
+  }
+  const size_t bytes = (size_t)o->gemm_n * o->gemm_n * 4;
+  kiln_buffer *m[3] = {NULL, NULL, NULL};
+  kiln_stream *s = NULL;
+  st = kiln_stream_create(ctx, &s);
+  for (int i = 0; i < 3 && st == KILN_OK; i++)
+    st = kiln_buffer_create(ctx, bytes, KILN_BUFFER_ZERO, &m[i]);
+  if (st == KILN_OK) st = traced_gemm(o->gemm_n, s, m[0], m[1], m[2], g);
+  /* Every one is tried; the first failure is reported. */
+  kiln_status released = KILN_OK, r;
+  for (int i = 0; i < 3; i++)
+    if (m[i] && (r = kiln_buffer_destroy(m[i])) != KILN_OK &&
+        released == KILN_OK)
+      released = r;
+  if (s && (r = kiln_stream_destroy(s)) != KILN_OK && released == KILN_OK)
+    released = r;
+  if ((r = kiln_context_destroy(ctx)) != KILN_OK && released == KILN_OK)
+    released = r;
+  if (st != KILN_OK) return bench_kiln_error("kiln_sgemm_f32 on CUDA", st);
+  if (released != KILN_OK)
+    return bench_kiln_error("releasing the CUDA context of the trace",
+                            released);
+  return 0;
+}
+
+/* What kiln_sgemm_f32 launches for the overlap's size on CUDA, whose
+ * kernels the comparator runs. */
 static int trace_gemm(overlap *o, gemm_choice *g) {
   memset(g, 0, sizeof *g);
-  if (o->b->props.backend != KILN_BACKEND_CUDA) return 0;
-  kiln_set_trace_handler(on_gemm_launch, g);
-  kiln_status st = gemms(o, o->b->stream, 1);
-  kiln_set_trace_handler(NULL, NULL);
+  if (o->b->props.backend != KILN_BACKEND_CUDA)
+    return trace_gemm_on_cuda(o, g);
+  kiln_status st =
+      traced_gemm(o->gemm_n, o->b->stream, o->ma, o->mb, o->mc, g);
   if (st != KILN_OK) return bench_kiln_error("kiln_sgemm_f32", st);
-  BENCH_CHECK(kiln_stream_synchronize(o->b->stream));
   return 0;
 }
 
@@ -403,17 +473,17 @@ static int run(overlap *o) {
   const double figure = (kernel_ms + copy_ms) / both_ms;
   const double gbps = (double)o->bytes / (pipe_ms * 1e6);
   bench_result r1 = {"overlap", "kernel-and-copy", "kiln", o->bytes,
-                     both_ms, figure, "x"};
+                     both_ms, figure, "x", 0};
   bench_result r2 = {"overlap", "pipeline", "kiln", o->bytes, pipe_ms, gbps,
-                     "GB/s"};
+                     "GB/s", 0};
   if (bench_record(b, &r1) != 0 || bench_record(b, &r2) != 0) return -1;
   double raw_figure, raw_gbps;
   if (run_raw(o, &raw_figure, &raw_gbps) != 0) return -1;
   if (raw_figure > 0.0) {
     bench_result r3 = {"overlap", "kernel-and-copy", "cuda-raw", o->bytes,
-                       0.0, raw_figure, "x"};
+                       0.0, raw_figure, "x", 0};
     bench_result r4 = {"overlap", "pipeline", "cuda-raw", o->bytes, 0.0,
-                       raw_gbps, "GB/s"};
+                       raw_gbps, "GB/s", 0};
     if (bench_record(b, &r3) != 0 || bench_record(b, &r4) != 0) return -1;
   }
   char size[32];
