@@ -4,7 +4,11 @@
  * its own. Drivers cap the number of live allocations (4096 on several)
  * and each one is slow (321 µs for a create and destroy on NVIDIA's);
  * a range of a block is neither. suballoc.c keeps the books of each
- * memory type's blocks, behind that type's pool lock. */
+ * memory type's blocks, behind that type's pool lock. Each type has two
+ * pools: one of ordinary blocks, and one of blocks allocated exportable,
+ * for the buffers of a context that shares its GPU with another (peer.c
+ * imports them there); a buffer bound to exported memory must have been
+ * made for it, so the two never mix. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +68,11 @@ static void range_release(void *arg, kiln_vulkan_suballoc_range *range) {
 
 static void block_drop(void *arg, kiln_vulkan_suballoc_block *block) {
   kiln_vulkan_context *vc = arg;
+  /* Other contexts' imports of it go first: a later block may get the
+   * same handle. */
+  if ((block->flags & KILN_VULKAN_BLOCK_EXPORTED) &&
+      vc->memory.exported_block_gone)
+    vc->memory.exported_block_gone(vc, block);
   /* Freeing mapped memory unmaps it. */
   vc->vk.vkFreeMemory(vc->device, FROM_U64(VkDeviceMemory, block->memory),
                       NULL);
@@ -74,16 +83,31 @@ static kiln_vulkan_suballoc_owner owner_of(kiln_vulkan_context *vc) {
                                       block_drop, vc};
 }
 
+/* Both pools of every memory type. */
+static uint32_t pool_count(const kiln_vulkan_context *vc) {
+  return 2 * vc->phys->memory.memoryTypeCount;
+}
+
+static struct kiln_vulkan_pool *pool_for(kiln_vulkan_context *vc,
+                                         uint32_t type, bool exported) {
+  return &vc->memory.pools[type + (exported ? pool_count(vc) / 2 : 0)];
+}
+
+static struct kiln_vulkan_pool *
+pool_of(kiln_vulkan_context *vc, const kiln_vulkan_suballoc_block *b) {
+  return pool_for(vc, b->type, b->flags & KILN_VULKAN_BLOCK_EXPORTED);
+}
+
 /* ---- Pools ---------------------------------------------------------------- */
 
 kiln_status kiln_vulkan_memory_init(kiln_vulkan_context *vc) {
   const VkPhysicalDeviceMemoryProperties *mem = &vc->phys->memory;
-  vc->memory.pools = calloc(mem->memoryTypeCount ? mem->memoryTypeCount : 1,
+  vc->memory.pools = calloc(mem->memoryTypeCount ? pool_count(vc) : 1,
                             sizeof *vc->memory.pools);
   if (!vc->memory.pools)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "out of host memory creating a Vulkan context");
-  for (uint32_t i = 0; i < mem->memoryTypeCount; i++) {
+  for (uint32_t i = 0; i < pool_count(vc); i++) {
     struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
     if (pthread_mutex_init(&pool->lock, NULL) != 0) {
       while (i-- > 0) pthread_mutex_destroy(&vc->memory.pools[i].lock);
@@ -94,8 +118,9 @@ kiln_status kiln_vulkan_memory_init(kiln_vulkan_context *vc) {
                             "pool");
     }
     kiln_vulkan_suballoc_init(&pool->books);
+    const uint32_t type = i % mem->memoryTypeCount;
     const VkDeviceSize heap =
-        mem->memoryHeaps[mem->memoryTypes[i].heapIndex].size;
+        mem->memoryHeaps[mem->memoryTypes[type].heapIndex].size;
     VkDeviceSize block = BLOCK_BYTES;
     while (block > 16 * G && block > heap / 8) block /= 2;
     if (block > vc->phys->max_allocation_bytes)
@@ -109,7 +134,7 @@ kiln_status kiln_vulkan_memory_init(kiln_vulkan_context *vc) {
 void kiln_vulkan_memory_deinit(kiln_vulkan_context *vc) {
   if (!vc->memory.pools) return;
   const kiln_vulkan_suballoc_owner owner = owner_of(vc);
-  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+  for (uint32_t i = 0; i < pool_count(vc); i++) {
     kiln_vulkan_suballoc_deinit(&vc->memory.pools[i].books, &owner);
     pthread_mutex_destroy(&vc->memory.pools[i].lock);
   }
@@ -122,7 +147,7 @@ void kiln_vulkan_memory_deinit(kiln_vulkan_context *vc) {
  * again. */
 static void give_back_cached(kiln_vulkan_context *vc) {
   const kiln_vulkan_suballoc_owner owner = owner_of(vc);
-  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+  for (uint32_t i = 0; i < pool_count(vc); i++) {
     struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
     pthread_mutex_lock(&pool->lock);
     kiln_vulkan_suballoc_reclaim(&pool->books, &owner, false);
@@ -133,7 +158,7 @@ static void give_back_cached(kiln_vulkan_context *vc) {
 
 void kiln_vulkan_memory_put(kiln_vulkan_context *vc,
                             kiln_vulkan_allocation *alloc) {
-  struct kiln_vulkan_pool *pool = &vc->memory.pools[alloc->range->block->type];
+  struct kiln_vulkan_pool *pool = pool_of(vc, alloc->range->block);
   const kiln_vulkan_suballoc_owner owner = owner_of(vc);
   pthread_mutex_lock(&pool->lock);
   if (alloc->host_use) pool->host_used -= alloc->range->size;
@@ -147,7 +172,7 @@ void kiln_vulkan_memory_put_after(kiln_vulkan_context *vc,
                                   kiln_vulkan_allocation *alloc,
                                   kiln_vulkan_timeline *timeline,
                                   uint64_t value) {
-  struct kiln_vulkan_pool *pool = &vc->memory.pools[alloc->range->block->type];
+  struct kiln_vulkan_pool *pool = pool_of(vc, alloc->range->block);
   atomic_fetch_add(&timeline->refs, 1);
   pthread_mutex_lock(&pool->lock);
   if (alloc->host_use) pool->host_used -= alloc->range->size;
@@ -161,7 +186,7 @@ void kiln_vulkan_memory_put_after(kiln_vulkan_context *vc,
 void kiln_vulkan_memory_usage(kiln_vulkan_context *vc, size_t *out_reserved,
                               size_t *out_used) {
   uint64_t reserved = 0, used = 0;
-  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+  for (uint32_t i = 0; i < pool_count(vc); i++) {
     struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
     uint64_t r, u;
     pthread_mutex_lock(&pool->lock);
@@ -177,7 +202,7 @@ void kiln_vulkan_memory_usage(kiln_vulkan_context *vc, size_t *out_reserved,
 
 void kiln_vulkan_memory_set_keep(kiln_vulkan_context *vc, uint64_t bytes) {
   const kiln_vulkan_suballoc_owner owner = owner_of(vc);
-  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+  for (uint32_t i = 0; i < pool_count(vc); i++) {
     struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
     pthread_mutex_lock(&pool->lock);
     pool->keep = bytes;
@@ -190,7 +215,7 @@ void kiln_vulkan_memory_forget_timeline(kiln_vulkan_context *vc,
                                        kiln_vulkan_timeline *timeline) {
   if (!vc->memory.pools) return;
   const kiln_vulkan_suballoc_owner owner = owner_of(vc);
-  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+  for (uint32_t i = 0; i < pool_count(vc); i++) {
     struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
     pthread_mutex_lock(&pool->lock);
     kiln_vulkan_suballoc_reclaim_key(&pool->books, &owner, timeline);
@@ -200,7 +225,7 @@ void kiln_vulkan_memory_forget_timeline(kiln_vulkan_context *vc,
 
 void kiln_vulkan_memory_trim(kiln_vulkan_context *vc, uint64_t keep) {
   const kiln_vulkan_suballoc_owner owner = owner_of(vc);
-  for (uint32_t i = 0; i < vc->phys->memory.memoryTypeCount; i++) {
+  for (uint32_t i = 0; i < pool_count(vc); i++) {
     struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
     pthread_mutex_lock(&pool->lock);
     kiln_vulkan_suballoc_reclaim(&pool->books, &owner, false);
@@ -262,6 +287,7 @@ typedef struct request {
   kiln_vulkan_memory_use use;
   bool own;
   const void *next;
+  bool exported; /* its block from the exportable pool */
   bool budget_read, budgeted; /* read when memory is first allocated */
   VkPhysicalDeviceMemoryBudgetPropertiesEXT budget;
   bool tried;         /* some vkAllocateMemory was made or refused */
@@ -299,10 +325,15 @@ static VkResult allocate(kiln_vulkan_context *vc, request *rq,
       (type != vc->memory.test_type || bytes > vc->memory.test_limit ||
        pool->books.block_bytes > vc->memory.test_limit - bytes))
     return rq->last = VK_ERROR_OUT_OF_DEVICE_MEMORY;
+  VkExportMemoryAllocateInfo export = {
+      .sType = VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+      .pNext = next,
+      .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+  };
   /* Every block may hold buffers with device addresses. */
   VkMemoryAllocateFlagsInfo flags = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO,
-      .pNext = next,
+      .pNext = rq->exported ? (const void *)&export : next,
       .flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT,
   };
   VkMemoryAllocateInfo info = {
@@ -368,6 +399,10 @@ static outcome place_in(kiln_vulkan_context *vc, request *rq, uint32_t type,
       vc->vk.vkFreeMemory(vc->device, memory, NULL);
       return FAILED;
     }
+    if (rq->exported)
+      out->range->block->flags =
+          KILN_VULKAN_BLOCK_EXPORTED |
+          (rq->next ? KILN_VULKAN_BLOCK_DEDICATED : 0);
     return PLACED;
   }
   *st =
@@ -386,12 +421,14 @@ static outcome place_in(kiln_vulkan_context *vc, request *rq, uint32_t type,
     bytes = half;
   }
   if (r != VK_SUCCESS) return no_room(r);
+  kiln_vulkan_suballoc_block *added = NULL;
   *st = kiln_vulkan_suballoc_add_block(&pool->books, bytes, TO_U64(memory), map,
-                                       type, NULL);
+                                       type, &added);
   if (*st != KILN_OK) {
     vc->vk.vkFreeMemory(vc->device, memory, NULL);
     return FAILED;
   }
+  if (rq->exported) added->flags = KILN_VULKAN_BLOCK_EXPORTED;
   *st =
       kiln_vulkan_suballoc_take(&pool->books, size, align, &owner, &out->range);
   if (*st == KILN_OK && !out->range)
@@ -419,7 +456,7 @@ static outcome place(kiln_vulkan_context *vc, request *rq,
           memory_rank(vc->phys, type->propertyFlags, rq->use) != rank ||
           mem->memoryHeaps[type->heapIndex].size < rq->req->size)
         continue;
-      struct kiln_vulkan_pool *pool = &vc->memory.pools[i];
+      struct kiln_vulkan_pool *pool = pool_for(vc, i, rq->exported);
       pthread_mutex_lock(&pool->lock);
       outcome o = place_in(vc, rq, i, pool, out, st);
       if (o == PLACED && rq->use != KILN_VULKAN_MEMORY_DEVICE)
@@ -441,11 +478,15 @@ static outcome place(kiln_vulkan_context *vc, request *rq,
 kiln_status kiln_vulkan_memory_get(kiln_vulkan_context *vc,
                                    const VkMemoryRequirements *req,
                                    kiln_vulkan_memory_use use, bool own,
-                                   const void *next,
+                                   const void *next, bool exported,
                                    kiln_vulkan_allocation *out,
                                    uint32_t *out_type) {
-  request rq = {
-      .req = req, .use = use, .own = own, .next = next, .full_heap = -1};
+  request rq = {.req = req,
+                .use = use,
+                .own = own,
+                .next = next,
+                .exported = exported,
+                .full_heap = -1};
   kiln_status st = KILN_OK;
   outcome o = place(vc, &rq, out, out_type, &st);
   if (o == NO_ROOM && (rq.tried || rq.full_heap >= 0)) {

@@ -91,14 +91,19 @@ static kiln_status choose_transfer(kiln_vulkan_context *vc) {
 }
 
 /* KILN_VULKAN_PEER: auto (two contexts on one GPU share device memory for
- * copies between them where the driver can), or host (they go through
- * host memory, as between two GPUs: that way, testable on one device). */
-static kiln_status choose_peer_memory(bool *share) {
+ * copies between them where the driver can: the destination imports the
+ * source's own blocks, or copies through slots both see), slots (only
+ * the slots: the way a buffer made before the second context goes, that
+ * way testable alone), or host (they go through host memory, as between
+ * two GPUs: that way, testable on one device). */
+static kiln_status choose_peer_memory(bool *share, bool *blocks) {
   const char *v = kiln_getenv("KILN_VULKAN_PEER");
-  *share = !v || strcmp(v, "auto") == 0;
+  *blocks = !v || strcmp(v, "auto") == 0;
+  *share = *blocks || strcmp(v, "slots") == 0;
   if (*share || strcmp(v, "host") == 0) return KILN_OK;
   return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
-                        "KILN_VULKAN_PEER=\"%s\" is not one of auto or host",
+                        "KILN_VULKAN_PEER=\"%s\" is not one of auto, slots "
+                        "or host",
                         v);
 }
 
@@ -106,9 +111,10 @@ static kiln_status create_device(kiln_vulkan_context *vc) {
   const kiln_vulkan_physical *p = vc->phys;
   kiln_status st = choose_transfer(vc);
   if (st != KILN_OK) return st;
-  bool share = false;
-  if ((st = choose_peer_memory(&share)) != KILN_OK) return st;
+  bool share = false, blocks = false;
+  if ((st = choose_peer_memory(&share, &blocks)) != KILN_OK) return st;
   share = share && p->memory_fd;
+  vc->memory.export_blocks = share && blocks && !p->memory_fd_dedicated;
   vc->queues.compute_count = p->queue_count < KILN_VULKAN_MAX_QUEUES
                                  ? p->queue_count
                                  : KILN_VULKAN_MAX_QUEUES;
@@ -291,9 +297,11 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
     st = kiln_set_error(KILN_ERROR_UNSUPPORTED,
                         "the Vulkan device has no "
                         "vkGetBufferMemoryRequirements2 (Vulkan 1.1)");
+  vc->memory.exported_block_gone = kiln_vulkan_peer_forget_block;
   if (st == KILN_OK) memory = (st = kiln_vulkan_memory_init(vc)) == KILN_OK;
   atomic_init(&vc->queues.next_compute, 0);
   atomic_init(&vc->queues.next_transfer, 0);
+  atomic_init(&vc->exporting, false);
   atomic_init(&vc->streams.busy, 0);
   bool streams_lock = false;
   if (st == KILN_OK) st = kiln_vulkan_pipeline_cache_create(vc);
@@ -342,8 +350,10 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
     if (memory) kiln_vulkan_memory_deinit(vc);
     destroy_queues(vc, queues, transfers);
     if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
+    return st;
   }
-  return st;
+  kiln_vulkan_peer_join(vc);
+  return KILN_OK;
 }
 
 void kiln_vulkan_context_deinit(kiln_context *ctx) {

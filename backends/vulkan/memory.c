@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backends/vulkan/suballoc.h"
 #include "backends/vulkan/vulkan.h"
 
 /* A transfer-source and -destination VkBuffer of `size` bytes, used by both
@@ -47,6 +48,15 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
   if (device_address)
     info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                   VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
+  /* Read once: the buffer and its block must agree. */
+  const bool exported = use == KILN_VULKAN_MEMORY_DEVICE &&
+                        atomic_load_explicit(&vc->exporting,
+                                             memory_order_relaxed);
+  VkExternalMemoryBufferCreateInfo external = {
+      .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+      .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+  };
+  if (exported) info.pNext = &external;
   VkResult r = vc->vk.vkCreateBuffer(vc->device, &info, NULL, &out->buffer);
   if (r != VK_SUCCESS) {
     out->buffer = VK_NULL_HANDLE;
@@ -70,7 +80,7 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
   uint32_t type;
   kiln_status st =
       kiln_vulkan_memory_get(vc, &req2.memoryRequirements, use, own,
-                             own ? &own_info : NULL, out, &type);
+                             own ? &own_info : NULL, exported, out, &type);
   if (st == KILN_OK &&
       (r = vc->vk.vkBindBufferMemory(vc->device, out->buffer, out->memory,
                                      out->memory_offset)) != VK_SUCCESS)
@@ -206,10 +216,11 @@ static kiln_status bind_shared(kiln_vulkan_context *vc,
  * is closed on failure. An opaque fd is imported with the allocation size
  * and memory type it was exported with (VUID-VkMemoryAllocateInfo-
  * allocationSize-01742): one index names one type on one physical
- * device. */
+ * device; and as a dedicated allocation where it was exported as one. */
 static kiln_status import_shared(kiln_vulkan_context *to, int fd,
                                  VkDeviceSize size, VkDeviceSize bytes,
-                                 uint32_t type, kiln_vulkan_allocation *out) {
+                                 uint32_t type, bool dedicated_import,
+                                 kiln_vulkan_allocation *out) {
   VkMemoryRequirements req;
   kiln_status st = shared_buffer(to, size, out, &req);
   if (st == KILN_OK && (!(req.memoryTypeBits >> type & 1) || req.size > bytes))
@@ -230,7 +241,7 @@ static kiln_status import_shared(kiln_vulkan_context *to, int fd,
   };
   VkImportMemoryFdInfoKHR import = {
       .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
-      .pNext = to->phys->memory_fd_dedicated ? &dedicated : NULL,
+      .pNext = dedicated_import ? &dedicated : NULL,
       .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
       .fd = fd,
   };
@@ -259,6 +270,19 @@ static kiln_status import_shared(kiln_vulkan_context *to, int fd,
   return st;
 }
 
+/* An opaque fd of `memory`, which from allocated exportable; the caller
+ * owns it. */
+static kiln_status export_fd(kiln_vulkan_context *from, VkDeviceMemory memory,
+                             int *out_fd) {
+  VkMemoryGetFdInfoKHR get = {
+      .sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
+      .memory = memory,
+      .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
+  };
+  VkResult r = from->memory.vkGetMemoryFdKHR(from->device, &get, out_fd);
+  return r == VK_SUCCESS ? KILN_OK : kiln_vulkan_error(r, "vkGetMemoryFdKHR");
+}
+
 kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
                                      kiln_vulkan_context *to, VkDeviceSize size,
                                      kiln_vulkan_allocation *on_from,
@@ -278,21 +302,28 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
   };
   uint32_t type = 0;
   st = kiln_vulkan_memory_get(from, &req, KILN_VULKAN_MEMORY_DEVICE, true,
-                              &export, on_from, &type);
+                              &export, false, on_from, &type);
   if (st == KILN_OK) st = bind_shared(from, on_from);
   int fd = -1;
-  if (st == KILN_OK) {
-    VkMemoryGetFdInfoKHR get = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR,
-        .memory = on_from->memory,
-        .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
-    };
-    VkResult r = from->memory.vkGetMemoryFdKHR(from->device, &get, &fd);
-    if (r != VK_SUCCESS) st = kiln_vulkan_error(r, "vkGetMemoryFdKHR");
-  }
-  if (st == KILN_OK) st = import_shared(to, fd, size, req.size, type, on_to);
+  if (st == KILN_OK) st = export_fd(from, on_from->memory, &fd);
+  if (st == KILN_OK)
+    st = import_shared(to, fd, size, req.size, type,
+                       to->phys->memory_fd_dedicated, on_to);
   if (st != KILN_OK) kiln_vulkan_free(from, on_from);
   return st;
+}
+
+kiln_status kiln_vulkan_import_block(kiln_vulkan_context *from,
+                                     const kiln_vulkan_allocation *in,
+                                     kiln_vulkan_context *to,
+                                     kiln_vulkan_allocation *out) {
+  memset(out, 0, sizeof *out);
+  const kiln_vulkan_suballoc_block *block = in->range->block;
+  int fd = -1;
+  kiln_status st = export_fd(from, in->memory, &fd);
+  if (st != KILN_OK) return st;
+  return import_shared(to, fd, block->size, block->size, block->type,
+                       block->flags & KILN_VULKAN_BLOCK_DEDICATED, out);
 }
 
 void kiln_vulkan_free(kiln_vulkan_context *vc, kiln_vulkan_allocation *alloc) {

@@ -44,8 +44,10 @@
  *
  * Locks, always taken in this order: the context's streams.lock, then a
  * stream's lock, then the context's reorder.lock or a memory pool's lock,
- * then a queue's lock or the context's writes.lock (a pool reclaiming a
- * range may release a timeline, which drains the queues). No kiln core
+ * then a queue's lock, the context's writes.lock (a pool reclaiming a
+ * range may release a timeline, which drains the queues) or peer.c's
+ * lock (a pool freeing an exported block frees other contexts' imports
+ * of it), which is held only over peer.c's lists. No kiln core
  * function that takes the context lock is called while a stream lock is
  * held.
  *
@@ -347,6 +349,10 @@ typedef struct kiln_vulkan_wait {
   uint64_t value;
 } kiln_vulkan_wait;
 
+/* suballoc.h's, which blocks.c, memory.c and peer.c look into. */
+struct kiln_vulkan_suballoc_range;
+struct kiln_vulkan_suballoc_block;
+
 typedef struct kiln_vulkan_context {
   kiln_context base;
 
@@ -410,6 +416,17 @@ typedef struct kiln_vulkan_context {
      * that one context exports and another of the same GPU imports
      * carries copies between them. */
     PFN_vkGetMemoryFdKHR vkGetMemoryFdKHR;
+    /* With it, the blocks of a context that shares its GPU may be made
+     * exportable, for other contexts to import (not under
+     * KILN_VULKAN_PEER=slots, nor where the driver exports only
+     * dedicated allocations). */
+    bool export_blocks;
+    /* Called as an exportable block is freed, its pool's lock held:
+     * peer.c's kiln_vulkan_peer_forget_block, which frees other contexts'
+     * imports of it, set by context.c. blocks.c stands below peer.c and
+     * reaches it only through this. */
+    void (*exported_block_gone)(struct kiln_vulkan_context *ctx,
+                                const struct kiln_vulkan_suballoc_block *block);
     /* Vulkan 1.1's, which says whether a buffer wants memory of its own
      * (VkMemoryDedicatedRequirements). */
     PFN_vkGetBufferMemoryRequirements2 vkGetBufferMemoryRequirements2;
@@ -425,6 +442,12 @@ typedef struct kiln_vulkan_context {
     VkDeviceSize test_limit;
     uint32_t test_type;
   } memory;
+
+  /* Whether another live context shares this one's GPU and can import
+   * its memory (peer.c keeps it, at each context's creation and
+   * destruction): then new device buffers go to exportable blocks, which
+   * a copy to that context reads directly. */
+  atomic_bool exporting;
 
   /* The pipeline cache (pipeline_cache.c). The handle is created at setup
    * and destroyed at deinit; Vulkan synchronizes pipeline creation's use
@@ -488,7 +511,6 @@ typedef enum kiln_vulkan_memory_use {
   KILN_VULKAN_MEMORY_HOST,
 } kiln_vulkan_memory_use;
 
-struct kiln_vulkan_suballoc_range;
 
 /* A VkBuffer and the memory bound to it, mapped when the memory allows. */
 typedef struct kiln_vulkan_allocation {
@@ -552,6 +574,14 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
                                      kiln_vulkan_context *to, VkDeviceSize size,
                                      kiln_vulkan_allocation *on_from,
                                      kiln_vulkan_allocation *on_to);
+/* Imports the block `in` lies in, exportable memory of `from`'s
+ * (KILN_VULKAN_BLOCK_EXPORTED), into `to` (kiln_vulkan_can_share_memory(
+ * from, to)): a VkBuffer with a device address over the whole block,
+ * *out, which `to` frees; the memory lives on until both have freed it. */
+kiln_status kiln_vulkan_import_block(kiln_vulkan_context *from,
+                                     const kiln_vulkan_allocation *in,
+                                     kiln_vulkan_context *to,
+                                     kiln_vulkan_allocation *out);
 
 /* ---- Device memory (blocks.c)
  * ------------------------------------------------------------ */
@@ -560,10 +590,18 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
  * every allocation. */
 kiln_status kiln_vulkan_memory_init(kiln_vulkan_context *ctx);
 void kiln_vulkan_memory_deinit(kiln_vulkan_context *ctx);
+/* What blocks.c notes of a block (kiln_vulkan_suballoc_block's flags):
+ * allocated exportable (as an opaque fd), and as a dedicated allocation
+ * (which an import must be too). */
+#define KILN_VULKAN_BLOCK_EXPORTED 1u
+#define KILN_VULKAN_BLOCK_DEDICATED 2u
+
 /* Memory for a resource that needs `req`, of the type that serves `use`
  * best within the heaps' budgets: a range of a block, or with `own` (or
  * for a large request) a whole block of its own, allocated with `next`
- * chained. Sets out->memory, memory_offset, range, map and cached, and
+ * chained; with `exported`, of the exportable pool, for a resource made
+ * for external memory (VkExternalMemoryBufferCreateInfo, opaque fd).
+ * Sets out->memory, memory_offset, range, map and cached, and
  * *out_type. When no heap has room, empty blocks kept and the ranges
  * whose work is done are given back to the driver, and the whole tried
  * once more: then KILN_ERROR_OUT_OF_DEVICE_MEMORY (of host memory for
@@ -571,7 +609,7 @@ void kiln_vulkan_memory_deinit(kiln_vulkan_context *ctx);
 kiln_status kiln_vulkan_memory_get(kiln_vulkan_context *ctx,
                                    const VkMemoryRequirements *req,
                                    kiln_vulkan_memory_use use, bool own,
-                                   const void *next,
+                                   const void *next, bool exported,
                                    kiln_vulkan_allocation *out,
                                    uint32_t *out_type);
 /* Gives alloc->range back at once; its buffer is destroyed already. */
@@ -966,9 +1004,18 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
                                          const kiln_buffer *src,
                                          size_t src_off, size_t size);
 
+/* Counts ctx among the live contexts, and sets `exporting` on it and on
+ * the others that share its GPU (peer.c); at its creation. */
+void kiln_vulkan_peer_join(kiln_vulkan_context *ctx);
 /* Frees the memory (host or shared device memory) kept for copies between
- * `ctx` and other contexts (peer.c), before its device goes. */
+ * `ctx` and other contexts, and the imports of its memory and into it,
+ * and takes it out of the live contexts (peer.c), before its device
+ * goes. */
 void kiln_vulkan_peer_forget(kiln_vulkan_context *ctx);
+/* Frees other contexts' imports of `block`, ctx's, before it is freed:
+ * called with its pool's lock held (blocks.c). */
+void kiln_vulkan_peer_forget_block(
+    kiln_vulkan_context *ctx, const struct kiln_vulkan_suballoc_block *block);
 /* Whether copies between a and b go device to device: where the two
  * contexts share device memory (kiln_vulkan_can_share_memory). */
 kiln_status kiln_vulkan_peer_direct(const kiln_context *a,

@@ -165,26 +165,60 @@ static void copy_there_and_back(kiln_context *ca, kiln_context *cb, size_t size,
   check_ok(kiln_buffer_destroy(b));
 }
 
+/* Two more contexts, made under KILN_VULKAN_PEER=`peer` (Vulkan's way of
+ * copying between them; other backends ignore it). */
+static void contexts_with_peer(const char *peer, kiln_context **a,
+                               kiln_context **b) {
+  static const char env[] = "KILN_VULKAN_PEER";
+  const char *was = getenv(env);
+  char *saved = was ? strdup(was) : NULL;
+  setenv(env, peer, 1);
+  *a = second_context();
+  *b = second_context();
+  if (saved) {
+    setenv(env, saved, 1);
+    free(saved);
+  } else {
+    unsetenv(env);
+  }
+}
+
 /* Larger than the chunks a staged copy goes in (Vulkan: 16 MiB), back at
- * offsets that are not multiples of 4. */
+ * offsets that are not multiples of 4. On Vulkan, two contexts on one GPU
+ * copy out of the source's own memory; then two made with
+ * KILN_VULKAN_PEER=slots copy through the slots both see, as buffers made
+ * before the second context do. */
 static void copy_large(void **state) {
   (void)state;
+  const size_t size = ((size_t)33 << 20) + 4097;
   kiln_context *cb = second_context();
-  copy_there_and_back(conf.ctx, cb, ((size_t)33 << 20) + 4097,
-                      "copies of 33 MiB + 4097 bytes");
+  copy_there_and_back(conf.ctx, cb, size, "copies of 33 MiB + 4097 bytes");
   check_ok(kiln_context_destroy(cb));
+  kiln_context *sa, *sb;
+  contexts_with_peer("slots", &sa, &sb);
+  copy_there_and_back(sa, sb, size,
+                      "copies of 33 MiB + 4097 bytes through the slots");
+  check_ok(kiln_context_destroy(sa));
+  check_ok(kiln_context_destroy(sb));
 }
 
 /* Larger than all the memory a copy between contexts goes through
  * together (Vulkan, two contexts on one GPU: one slot of 256 MiB of device
  * memory), so that the slot is filled again, both ways, its last chunk
- * smaller than the copy kernel takes. */
+ * smaller than the copy kernel takes; and so, out of the source's own
+ * memory, larger than Vulkan's largest shared block. */
 static void copy_larger_than_the_slots(void **state) {
   (void)state;
+  const size_t size = ((size_t)257 << 20) + 5;
   kiln_context *cb = second_context();
-  copy_there_and_back(conf.ctx, cb, ((size_t)257 << 20) + 5,
-                      "copies of 257 MiB + 5 bytes");
+  copy_there_and_back(conf.ctx, cb, size, "copies of 257 MiB + 5 bytes");
   check_ok(kiln_context_destroy(cb));
+  kiln_context *sa, *sb;
+  contexts_with_peer("slots", &sa, &sb);
+  copy_there_and_back(sa, sb, size,
+                      "copies of 257 MiB + 5 bytes through the slots");
+  check_ok(kiln_context_destroy(sa));
+  check_ok(kiln_context_destroy(sb));
 }
 
 /* On Vulkan, two contexts made with KILN_VULKAN_PEER=host copy through
@@ -193,17 +227,8 @@ static void copy_larger_than_the_slots(void **state) {
  * (4 of 8 MiB) too. Other backends ignore the variable. */
 static void copy_through_host_memory(void **state) {
   (void)state;
-  static const char env[] = "KILN_VULKAN_PEER";
-  const char *was = getenv(env);
-  char *saved = was ? strdup(was) : NULL;
-  setenv(env, "host", 1);
-  kiln_context *ca = second_context(), *cb = second_context();
-  if (saved) {
-    setenv(env, saved, 1);
-    free(saved);
-  } else {
-    unsetenv(env);
-  }
+  kiln_context *ca, *cb;
+  contexts_with_peer("host", &ca, &cb);
   if (conf.backend == KILN_BACKEND_VULKAN) {
     bool direct = true;
     check_ok(kiln_context_can_copy_peer(ca, cb, &direct));
@@ -258,6 +283,43 @@ static void copies_between_contexts_that_come_and_go(void **state) {
   check_ok(kiln_buffer_destroy(a));
   free(ma);
   free(mb);
+}
+
+/* Copies out of memory that is freed and handed out again in between,
+ * both ways. Where the destination reads the source's own memory (Vulkan
+ * on one GPU imports the source's block into the destination's device),
+ * an import kept past its block's release would read that block's old
+ * bytes: each round's source is new, with bytes that differ from every
+ * earlier round's at each position, and large enough for memory of its
+ * own (past Vulkan's largest shared block), which goes with it. */
+static void copies_out_of_reused_memory(void **state) {
+  (void)state;
+  const size_t n = ((size_t)129 << 20) + 256;
+  kiln_context *other = second_context();
+  kiln_context *ends[2] = {conf.ctx, other};
+  unsigned char *want = conf_alloc(n), *got = conf_alloc(n);
+  for (int round = 0; round < 4; round++) {
+    kiln_context *from = ends[round / 2], *to = ends[1 - round / 2];
+    for (size_t i = 0; i < n; i++)
+      want[i] = (unsigned char)(((i >> 2) * 2654435761u >> 24) + 37u * round);
+    kiln_buffer *src, *dst;
+    check_ok(kiln_buffer_create(from, n, 0, &src));
+    check_ok(kiln_buffer_create(to, n, 0, &dst));
+    check_ok(kiln_buffer_write(NULL, src, 0, want, n));
+    check_ok(kiln_buffer_copy_peer(NULL, dst, 0, NULL, src, 0, n));
+    check_ok(kiln_buffer_read(NULL, dst, 0, got, n));
+    char what[96];
+    snprintf(what, sizeof what, "round %d's copy of %zu bytes between "
+             "contexts", round, n);
+    conf_check_bytes(got, want, n, what);
+    /* The source last: its memory is the last freed when the next
+     * round's source, made first, asks for the same again. */
+    check_ok(kiln_buffer_destroy(dst));
+    check_ok(kiln_buffer_destroy(src));
+  }
+  free(want);
+  free(got);
+  check_ok(kiln_context_destroy(other));
 }
 
 static void launch(kiln_stream *s, kiln_kernel *k, kiln_buffer *buf,
@@ -419,6 +481,7 @@ int conf_run_peer_tests(void) {
       CONF_TEST(copy_larger_than_the_slots),
       CONF_TEST(copy_through_host_memory),
       CONF_TEST(copies_between_contexts_that_come_and_go),
+      CONF_TEST(copies_out_of_reused_memory),
       CONF_TEST(copy_ordered_with_launches),
       CONF_TEST(copy_refused),
   };

@@ -403,15 +403,15 @@ static void transfer_modes_from_the_environment(void **state) {
   free(got);
 }
 
-/* KILN_VULKAN_PEER takes auto or host; anything else fails the context
+/* KILN_VULKAN_PEER takes auto, slots or host; anything else fails the context
  * with words (the copies of each mode are checked in the conformance
  * suite's peers group). */
 static void peer_mode_from_the_environment(void **state) {
   (void)state;
   kiln_context_options o = kiln_context_options_default();
   o.backend = KILN_BACKEND_VULKAN;
-  static const char *const good[] = {"auto", "host"};
-  for (size_t m = 0; m < 2; m++) {
+  static const char *const good[] = {"auto", "slots", "host"};
+  for (size_t m = 0; m < 3; m++) {
     setenv("KILN_VULKAN_PEER", good[m], 1);
     kiln_context *c = NULL;
     check_ok(kiln_context_create(&o, &c));
@@ -422,7 +422,7 @@ static void peer_mode_from_the_environment(void **state) {
   assert_int_equal(kiln_context_create(&o, &c), KILN_ERROR_INVALID_ARGUMENT);
   assert_null(c);
   assert_non_null(strstr(kiln_last_error(), "KILN_VULKAN_PEER=\"pigeon\""));
-  assert_non_null(strstr(kiln_last_error(), "auto or host"));
+  assert_non_null(strstr(kiln_last_error(), "auto, slots or host"));
   unsetenv("KILN_VULKAN_PEER");
 }
 
