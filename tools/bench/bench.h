@@ -268,8 +268,8 @@ size_t bench_above_ceiling(const bench_result *results, size_t count,
                            double *out_limit);
 
 /* Measures the ceilings and holds every figure of device bandwidth to
- * them: one above fails the run, named (report.c). Says what it could not
- * check and why. */
+ * them: one above fails the run, named (plausible.c). Says what it could
+ * not check and why. */
 void bench_check_ceilings(bench *b);
 
 /* Prints the run's set-up as a JSON line (with --json). */
