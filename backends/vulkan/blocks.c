@@ -371,6 +371,16 @@ static VkDeviceSize block_for(const kiln_vulkan_context *vc,
 
 typedef enum outcome { PLACED, NO_ROOM, FAILED } outcome;
 
+/* Notes an exportable block, with a number no other block of the
+ * process gets: imports are kept by it, and a block made where a freed
+ * one was must not find the freed one's. */
+static void mark_exported(kiln_vulkan_suballoc_block *b, bool dedicated) {
+  static atomic_uint_fast64_t serials;
+  b->flags = KILN_VULKAN_BLOCK_EXPORTED |
+             (dedicated ? KILN_VULKAN_BLOCK_DEDICATED : 0);
+  b->serial = atomic_fetch_add(&serials, 1) + 1;
+}
+
 static outcome no_room(VkResult r) {
   return r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY
              ? NO_ROOM
@@ -400,9 +410,7 @@ static outcome place_in(kiln_vulkan_context *vc, request *rq, uint32_t type,
       return FAILED;
     }
     if (rq->exported)
-      out->range->block->flags =
-          KILN_VULKAN_BLOCK_EXPORTED |
-          (rq->next ? KILN_VULKAN_BLOCK_DEDICATED : 0);
+      mark_exported(out->range->block, rq->next != NULL);
     return PLACED;
   }
   *st =
@@ -428,7 +436,7 @@ static outcome place_in(kiln_vulkan_context *vc, request *rq, uint32_t type,
     vc->vk.vkFreeMemory(vc->device, memory, NULL);
     return FAILED;
   }
-  if (rq->exported) added->flags = KILN_VULKAN_BLOCK_EXPORTED;
+  if (rq->exported) mark_exported(added, false);
   *st =
       kiln_vulkan_suballoc_take(&pool->books, size, align, &owner, &out->range);
   if (*st == KILN_OK && !out->range)

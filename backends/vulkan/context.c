@@ -297,7 +297,7 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
     st = kiln_set_error(KILN_ERROR_UNSUPPORTED,
                         "the Vulkan device has no "
                         "vkGetBufferMemoryRequirements2 (Vulkan 1.1)");
-  vc->memory.exported_block_gone = kiln_vulkan_peer_forget_block;
+  vc->memory.exported_block_gone = kiln_vulkan_imports_forget_block;
   if (st == KILN_OK) memory = (st = kiln_vulkan_memory_init(vc)) == KILN_OK;
   atomic_init(&vc->queues.next_compute, 0);
   atomic_init(&vc->queues.next_transfer, 0);
@@ -352,7 +352,7 @@ kiln_status kiln_vulkan_context_setup(kiln_vulkan_context *vc) {
     if (vc->owns_device) vc->vk.vkDestroyDevice(vc->device, NULL);
     return st;
   }
-  kiln_vulkan_peer_join(vc);
+  kiln_vulkan_imports_join(vc);
   return KILN_OK;
 }
 

@@ -48,8 +48,9 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
   if (device_address)
     info.usage |= VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
                   VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
-  /* Read once: the buffer and its block must agree. */
-  const bool exported = use == KILN_VULKAN_MEMORY_DEVICE &&
+  /* Read once: the buffer and its block must agree. Only buffers of
+   * KILN_VULKAN_SHARED_USAGE, the usage device.c found exportable. */
+  const bool exported = use == KILN_VULKAN_MEMORY_DEVICE && device_address &&
                         atomic_load_explicit(&vc->exporting,
                                              memory_order_relaxed);
   VkExternalMemoryBufferCreateInfo external = {
@@ -81,6 +82,17 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
   kiln_status st =
       kiln_vulkan_memory_get(vc, &req2.memoryRequirements, use, own,
                              own ? &own_info : NULL, exported, out, &type);
+  /* A buffer made for external memory may be bound to ordinary memory:
+   * where exportable memory cannot be had, it is a buffer like others,
+   * which copies between contexts take through the slots. */
+  if (st != KILN_OK && exported) {
+    kiln_log(KILN_LOG_INFO,
+             "vulkan: a buffer of %llu bytes gets memory that is not "
+             "exportable: %s",
+             (unsigned long long)size, kiln_last_error());
+    st = kiln_vulkan_memory_get(vc, &req2.memoryRequirements, use, own,
+                                own ? &own_info : NULL, false, out, &type);
+  }
   if (st == KILN_OK &&
       (r = vc->vk.vkBindBufferMemory(vc->device, out->buffer, out->memory,
                                      out->memory_offset)) != VK_SUCCESS)
@@ -322,8 +334,8 @@ kiln_status kiln_vulkan_import_block(kiln_vulkan_context *from,
   int fd = -1;
   kiln_status st = export_fd(from, in->memory, &fd);
   if (st != KILN_OK) return st;
-  return import_shared(to, fd, block->size, block->size, block->type,
-                       block->flags & KILN_VULKAN_BLOCK_DEDICATED, out);
+  return import_shared(to, fd, block->size, block->size, block->type, false,
+                       out);
 }
 
 void kiln_vulkan_free(kiln_vulkan_context *vc, kiln_vulkan_allocation *alloc) {

@@ -1,18 +1,16 @@
 /* Copies between buffers of two contexts. Two contexts are two VkDevices,
  * which share no memory unless one exports it and the other imports it.
  * On one GPU (one physical device and driver, VK_KHR_external_memory_fd),
- * a context that shares its GPU with another allocates its device buffers
- * in exportable blocks (blocks.c), and a copy out of such a buffer is one
- * copy on the destination's device, from the source's own block imported
- * there: imports are kept per block and destination until the block or
- * either context goes. Other copies go through slots of memory that both
- * devices see, kept per pair of contexts until either is destroyed, the
- * source filling a slot while the destination empties one filled before:
- * device memory one exports and the other imports, on one GPU; else, for
- * copies over PIPELINE_MIN, host memory both import
- * (VK_EXT_external_memory_host), which the DMA engines fill and empty
- * with no copy on the host. Otherwise the bytes go through each stream's
- * staging ring and a host buffer. */
+ * a copy out of a buffer of an exporting context (imports.c) is one copy
+ * on the destination's device, from the source's own block imported
+ * there. Other copies go through slots of memory that both devices see,
+ * kept per pair of contexts until either is destroyed, the source filling
+ * a slot while the destination empties one filled before: device memory
+ * one exports and the other imports, on one GPU; else, for copies over
+ * PIPELINE_MIN, host memory both import (VK_EXT_external_memory_host),
+ * which the DMA engines fill and empty with no copy on the host.
+ * Otherwise the bytes go through each stream's staging ring and a host
+ * buffer. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,159 +57,15 @@ typedef struct shared_slots {
   struct shared_slots *next;
 } shared_slots;
 
-/* A source block imported into a destination context; `users` copies
- * read it now, and one that is `dead` (its block or a context went) is
- * freed by the last. */
-typedef struct block_import {
-  kiln_vulkan_context *from, *to;
-  const kiln_vulkan_suballoc_block *block;
-  kiln_vulkan_allocation alloc; /* on `to` */
-  unsigned users;
-  bool dead;
-  struct block_import *next;
-} block_import;
-
-/* Every pair's slots, for reuse and for kiln_vulkan_peer_forget; every
- * import; and the live contexts, which decide each one's `exporting`. */
+/* Every pair's slots, for reuse and for kiln_vulkan_peer_forget. Slots
+ * taken off the list are freed outside the lock (freeing them takes a
+ * memory pool's lock, which comes first), counted in `slots_freeing`
+ * meanwhile: a context's destruction waits for those frees, which may be
+ * into its device. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slots_freed = PTHREAD_COND_INITIALIZER;
 static shared_slots *cache;
-static block_import *imports;
-static kiln_vulkan_context **live;
-static size_t live_count, live_cap;
-
-/* ---- Which contexts export -------------------------------------------- */
-
-/* Whether a's blocks can be imported by b. */
-static bool can_import(const kiln_vulkan_context *a,
-                       const kiln_vulkan_context *b) {
-  return a != b && a->memory.export_blocks &&
-         kiln_vulkan_can_share_memory(a, b);
-}
-
-/* Sets each live context's `exporting`; cache_lock held. */
-static void decide_exporting(void) {
-  for (size_t i = 0; i < live_count; i++) {
-    bool any = false;
-    for (size_t j = 0; j < live_count && !any; j++)
-      any = can_import(live[i], live[j]);
-    atomic_store(&live[i]->exporting, any);
-  }
-}
-
-void kiln_vulkan_peer_join(kiln_vulkan_context *vc) {
-  pthread_mutex_lock(&cache_lock);
-  if (live_count == live_cap) {
-    size_t cap = live_cap ? 2 * live_cap : 8;
-    kiln_vulkan_context **grown = realloc(live, cap * sizeof *grown);
-    if (!grown) {
-      /* Without a place in the list it never exports: its copies take
-       * the slots, as before exporting existed. */
-      pthread_mutex_unlock(&cache_lock);
-      return;
-    }
-    live = grown;
-    live_cap = cap;
-  }
-  live[live_count++] = vc;
-  decide_exporting();
-  pthread_mutex_unlock(&cache_lock);
-}
-
-/* ---- Imports of source blocks ----------------------------------------- */
-
-/* Unlinks the imports `drop` says go: those no copy reads are moved to
- * *freed, the others marked dead for their last reader. cache_lock
- * held. */
-static void unlink_imports(bool (*drop)(const block_import *, const void *),
-                           const void *arg, block_import **freed) {
-  for (block_import **at = &imports; *at;) {
-    block_import *imp = *at;
-    if (!drop(imp, arg)) {
-      at = &imp->next;
-      continue;
-    }
-    *at = imp->next;
-    if (imp->users) {
-      imp->dead = true;
-    } else {
-      imp->next = *freed;
-      *freed = imp;
-    }
-  }
-}
-
-static void free_imports(block_import *list) {
-  while (list) {
-    block_import *next = list->next;
-    kiln_vulkan_free(list->to, &list->alloc);
-    free(list);
-    list = next;
-  }
-}
-
-static bool of_block(const block_import *imp, const void *block) {
-  return imp->block == block;
-}
-
-void kiln_vulkan_peer_forget_block(
-    kiln_vulkan_context *vc, const kiln_vulkan_suballoc_block *block) {
-  (void)vc;
-  block_import *freed = NULL;
-  pthread_mutex_lock(&cache_lock);
-  unlink_imports(of_block, block, &freed);
-  pthread_mutex_unlock(&cache_lock);
-  free_imports(freed);
-}
-
-/* `in`'s block imported into `to`, made if not yet: give it back with
- * import_give. */
-static kiln_status import_take(kiln_vulkan_context *from,
-                               const kiln_vulkan_allocation *in,
-                               kiln_vulkan_context *to, block_import **out) {
-  const kiln_vulkan_suballoc_block *block = in->range->block;
-  pthread_mutex_lock(&cache_lock);
-  for (block_import *imp = imports; imp; imp = imp->next)
-    if (imp->block == block && imp->to == to) {
-      imp->users++;
-      pthread_mutex_unlock(&cache_lock);
-      *out = imp;
-      return KILN_OK;
-    }
-  pthread_mutex_unlock(&cache_lock);
-  block_import *imp = calloc(1, sizeof *imp);
-  if (!imp)
-    return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
-                          "out of host memory for a copy between contexts");
-  kiln_status s = kiln_vulkan_import_block(from, in, to, &imp->alloc);
-  if (s != KILN_OK) {
-    free(imp);
-    return s;
-  }
-  imp->from = from;
-  imp->to = to;
-  imp->block = block;
-  imp->users = 1;
-  kiln_log(KILN_LOG_DEBUG,
-           "vulkan: a block of %llu bytes imported into another context "
-           "for copies out of it",
-           (unsigned long long)block->size);
-  pthread_mutex_lock(&cache_lock);
-  imp->next = imports;
-  imports = imp;
-  pthread_mutex_unlock(&cache_lock);
-  *out = imp;
-  return KILN_OK;
-}
-
-static void import_give(block_import *imp) {
-  pthread_mutex_lock(&cache_lock);
-  const bool last = --imp->users == 0 && imp->dead;
-  pthread_mutex_unlock(&cache_lock);
-  if (last) {
-    imp->next = NULL;
-    free_imports(imp);
-  }
-}
+static unsigned slots_freeing;
 
 static bool host_importers(const kiln_vulkan_context *a,
                            const kiln_vulkan_context *b) {
@@ -316,47 +170,37 @@ static void slots_release(shared_slots *ss) {
   pthread_mutex_unlock(&cache_lock);
 }
 
-static bool of_context(const block_import *imp, const void *vc) {
-  return imp->from == vc || imp->to == vc;
-}
-
 void kiln_vulkan_peer_forget(kiln_vulkan_context *vc) {
-  block_import *freed = NULL;
-  pthread_mutex_lock(&cache_lock);
-  for (size_t i = 0; i < live_count; i++)
-    if (live[i] == vc) {
-      live[i] = live[--live_count];
-      break;
-    }
-  decide_exporting();
-  unlink_imports(of_context, vc, &freed);
-  /* Freed once the lock is let go: freeing slots takes a memory pool's
-   * lock, and a pool's lock is taken before this one (blocks.c frees an
-   * exported block's imports with it held). */
+  kiln_vulkan_imports_forget(vc);
   shared_slots *gone = NULL;
+  unsigned count = 0;
+  pthread_mutex_lock(&cache_lock);
   for (shared_slots **at = &cache; *at;) {
     shared_slots *ss = *at;
     if (ss->ctx[0] == vc || ss->ctx[1] == vc) {
       *at = ss->next;
       ss->next = gone;
       gone = ss;
+      count++;
     } else {
       at = &ss->next;
     }
   }
-  if (live_count == 0) {
-    free(live);
-    live = NULL;
-    live_cap = 0;
-  }
+  slots_freeing += count;
   pthread_mutex_unlock(&cache_lock);
-  free_imports(freed);
   while (gone) {
     shared_slots *next = gone->next;
     slots_free(gone);
     free(gone);
     gone = next;
   }
+  pthread_mutex_lock(&cache_lock);
+  slots_freeing -= count;
+  pthread_cond_broadcast(&slots_freed);
+  /* The other context of a pair may be freeing their slots now: its
+   * thread took them off the list before this one looked. */
+  while (slots_freeing) pthread_cond_wait(&slots_freed, &cache_lock);
+  pthread_mutex_unlock(&cache_lock);
 }
 
 /* One side of a copy through the slots: its stream, and its context's copy
@@ -488,11 +332,15 @@ static kiln_status pipelined(peer_pipe *p, shared_slots *ss, size_t dst_off,
   return s;
 }
 
+/* The copy kernel counts 32-bit words: a direct copy goes in pieces of at
+ * most this many bytes. */
+#define DIRECT_PIECE ((size_t)1 << 32)
+
 /* The copy out of the source's own block, imported into the destination
- * (imp): after the source stream's work so far, one copy on the
+ * (`from`): after the source stream's work so far, copies on the
  * destination stream, waited for, as the slots' copies are (drain). */
-static kiln_status direct(peer_pipe *p, block_import *imp, size_t dst_off,
-                          size_t src_off, size_t size) {
+static kiln_status direct(peer_pipe *p, const kiln_vulkan_allocation *from,
+                          size_t dst_off, size_t src_off, size_t size) {
   kiln_vulkan_context *dc = p->dst.st->ctx;
   /* Taken before any stream lock: loading takes the context's. */
   if (size >= KERNEL_MIN &&
@@ -503,12 +351,13 @@ static kiln_status direct(peer_pipe *p, block_import *imp, size_t dst_off,
   kiln_status s = kiln_vulkan_stream_flush(src);
   const uint64_t queued = src->submitted;
   kiln_vulkan_stream_unlock(src);
-  uint64_t done = 0;
-  if (s == KILN_OK)
+  const size_t at = p->from->alloc.memory_offset + p->from->offset + src_off;
+  for (size_t done = 0; s == KILN_OK && done < size; done += DIRECT_PIECE) {
+    uint64_t copied = 0;
     s = copy_after(src, queued, &p->dst, &p->to->alloc,
-                   p->to->offset + dst_off, &imp->alloc,
-                   p->from->alloc.memory_offset + p->from->offset + src_off,
-                   size, &done);
+                   p->to->offset + dst_off + done, from, at + done,
+                   min_size(DIRECT_PIECE, size - done), &copied);
+  }
   kiln_status drained = drain(p);
   return s == KILN_OK ? drained : s;
 }
@@ -552,15 +401,19 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
   };
   kiln_vulkan_context *sc = p.src.st->ctx, *dc = p.dst.st->ctx;
   /* The source's own block, where it is exportable, spares the slots'
-   * second copy and the turns the two devices take on the GPU. */
+   * second copy and the turns the two devices take on the GPU. A block of
+   * a dedicated allocation cannot be imported into another buffer (its
+   * import must be for an identical one): it takes the slots. */
   const kiln_vulkan_allocation *in = &p.from->alloc;
   if (sc != dc && in->range &&
       (in->range->block->flags & KILN_VULKAN_BLOCK_EXPORTED) &&
-      p.to->alloc.any_queue && can_import(sc, dc)) {
-    block_import *imp = NULL;
-    if (import_take(sc, in, dc, &imp) == KILN_OK) {
-      kiln_status s = direct(&p, imp, dst_off, src_off, size);
-      import_give(imp);
+      !(in->range->block->flags & KILN_VULKAN_BLOCK_DEDICATED) &&
+      p.to->alloc.any_queue && kiln_vulkan_can_import(sc, dc)) {
+    kiln_vulkan_import *imp = NULL;
+    if (kiln_vulkan_import_take(sc, in, dc, &imp) == KILN_OK) {
+      kiln_status s = direct(&p, kiln_vulkan_import_allocation(imp), dst_off,
+                             src_off, size);
+      kiln_vulkan_import_give(imp);
       return s;
     }
     kiln_log(KILN_LOG_INFO,

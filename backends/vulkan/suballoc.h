@@ -45,6 +45,7 @@ typedef struct kiln_vulkan_suballoc_block {
   unsigned char *map; /* the owner's mapping of the whole block, or NULL */
   uint32_t type;      /* the owner's (the memory type) */
   uint32_t flags;     /* the owner's, 0 when added (blocks.c's BLOCK_*) */
+  uint64_t serial;    /* the owner's, 0 when added */
   /* One range for one resource, never shared (a dedicated allocation):
    * dropped as soon as it is given back. */
   bool whole;

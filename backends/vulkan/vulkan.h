@@ -45,15 +45,16 @@
  * Locks, always taken in this order: the context's streams.lock, then a
  * stream's lock, then the context's reorder.lock or a memory pool's lock,
  * then a queue's lock, the context's writes.lock (a pool reclaiming a
- * range may release a timeline, which drains the queues) or peer.c's
+ * range may release a timeline, which drains the queues) or imports.c's
  * lock (a pool freeing an exported block frees other contexts' imports
- * of it), which is held only over peer.c's lists. No kiln core
+ * of it), which, like peer.c's, is held only over its lists. No kiln core
  * function that takes the context lock is called while a stream lock is
  * held.
  *
  * The files, each calling only files below it, so that no two call each
  * other: interop.c (native handles) over context.c (the device and its
- * queues); peer.c (copies between contexts) and host_buffer.c over
+ * queues); peer.c (copies between contexts, over imports.c: which
+ * contexts export, and imports of their blocks) and host_buffer.c over
  * buffer.c (transfers, copies, fills), event.c and module.c; these over
  * stream.c (streams' lives, context-wide waits), graph.c and launch.c;
  * all of them over submit.c (recording and submitting a stream's
@@ -422,9 +423,9 @@ typedef struct kiln_vulkan_context {
      * dedicated allocations). */
     bool export_blocks;
     /* Called as an exportable block is freed, its pool's lock held:
-     * peer.c's kiln_vulkan_peer_forget_block, which frees other contexts'
-     * imports of it, set by context.c. blocks.c stands below peer.c and
-     * reaches it only through this. */
+     * imports.c's kiln_vulkan_imports_forget_block, which frees other
+     * contexts' imports of it, set by context.c. blocks.c stands below
+     * imports.c and reaches it only through this. */
     void (*exported_block_gone)(struct kiln_vulkan_context *ctx,
                                 const struct kiln_vulkan_suballoc_block *block);
     /* Vulkan 1.1's, which says whether a buffer wants memory of its own
@@ -575,9 +576,11 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
                                      kiln_vulkan_allocation *on_from,
                                      kiln_vulkan_allocation *on_to);
 /* Imports the block `in` lies in, exportable memory of `from`'s
- * (KILN_VULKAN_BLOCK_EXPORTED), into `to` (kiln_vulkan_can_share_memory(
- * from, to)): a VkBuffer with a device address over the whole block,
- * *out, which `to` frees; the memory lives on until both have freed it. */
+ * (KILN_VULKAN_BLOCK_EXPORTED, not dedicated: a dedicated allocation is
+ * imported only for a buffer identical to its own), into `to`
+ * (kiln_vulkan_can_share_memory(from, to)): a VkBuffer with a device
+ * address over the whole block, *out, which `to` frees; the memory lives
+ * on until both have freed it. */
 kiln_status kiln_vulkan_import_block(kiln_vulkan_context *from,
                                      const kiln_vulkan_allocation *in,
                                      kiln_vulkan_context *to,
@@ -591,8 +594,9 @@ kiln_status kiln_vulkan_import_block(kiln_vulkan_context *from,
 kiln_status kiln_vulkan_memory_init(kiln_vulkan_context *ctx);
 void kiln_vulkan_memory_deinit(kiln_vulkan_context *ctx);
 /* What blocks.c notes of a block (kiln_vulkan_suballoc_block's flags):
- * allocated exportable (as an opaque fd), and as a dedicated allocation
- * (which an import must be too). */
+ * allocated exportable (as an opaque fd; its `serial` then names it), and
+ * as a dedicated allocation (which only an identical buffer may import,
+ * so peer.c does not). */
 #define KILN_VULKAN_BLOCK_EXPORTED 1u
 #define KILN_VULKAN_BLOCK_DEDICATED 2u
 
@@ -1004,18 +1008,43 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
                                          const kiln_buffer *src,
                                          size_t src_off, size_t size);
 
-/* Counts ctx among the live contexts, and sets `exporting` on it and on
- * the others that share its GPU (peer.c); at its creation. */
-void kiln_vulkan_peer_join(kiln_vulkan_context *ctx);
 /* Frees the memory (host or shared device memory) kept for copies between
- * `ctx` and other contexts, and the imports of its memory and into it,
- * and takes it out of the live contexts (peer.c), before its device
- * goes. */
+ * `ctx` and other contexts, and the imports of its memory and into it
+ * (kiln_vulkan_imports_forget), before its device goes (peer.c). */
 void kiln_vulkan_peer_forget(kiln_vulkan_context *ctx);
+
+/* ---- Exporting contexts and imports of their blocks (imports.c) --------- */
+
+/* Whether a's blocks can be imported by b: a exports blocks at all
+ * (memory.export_blocks) and b can import what a exports. */
+bool kiln_vulkan_can_import(const kiln_vulkan_context *a,
+                            const kiln_vulkan_context *b);
+/* Counts ctx among the live contexts, and sets `exporting` on it and on
+ * the others that share its GPU; at its creation. */
+void kiln_vulkan_imports_join(kiln_vulkan_context *ctx);
+/* Takes ctx out of the live contexts and frees every import of its blocks
+ * and into its device, waiting for such frees other threads are making;
+ * before its device goes. */
+void kiln_vulkan_imports_forget(kiln_vulkan_context *ctx);
 /* Frees other contexts' imports of `block`, ctx's, before it is freed:
- * called with its pool's lock held (blocks.c). */
-void kiln_vulkan_peer_forget_block(
+ * called with its pool's lock held, through memory.exported_block_gone
+ * (blocks.c). */
+void kiln_vulkan_imports_forget_block(
     kiln_vulkan_context *ctx, const struct kiln_vulkan_suballoc_block *block);
+
+/* An import of a source block into a destination context. */
+typedef struct kiln_vulkan_import kiln_vulkan_import;
+/* The block `in` lies in (exported: KILN_VULKAN_BLOCK_EXPORTED, not
+ * dedicated), imported into `to`, made if not yet; give it back with
+ * kiln_vulkan_import_give. */
+kiln_status kiln_vulkan_import_take(kiln_vulkan_context *from,
+                                    const kiln_vulkan_allocation *in,
+                                    kiln_vulkan_context *to,
+                                    kiln_vulkan_import **out);
+/* The VkBuffer over the whole imported block, on the destination. */
+const kiln_vulkan_allocation *
+kiln_vulkan_import_allocation(const kiln_vulkan_import *imp);
+void kiln_vulkan_import_give(kiln_vulkan_import *imp);
 /* Whether copies between a and b go device to device: where the two
  * contexts share device memory (kiln_vulkan_can_share_memory). */
 kiln_status kiln_vulkan_peer_direct(const kiln_context *a,
