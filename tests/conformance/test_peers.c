@@ -185,23 +185,29 @@ static void contexts_with_peer(const char *peer, kiln_context **a,
   }
 }
 
-/* Larger than the chunks a staged copy goes in (Vulkan: 16 MiB), back at
- * offsets that are not multiples of 4. On Vulkan, two contexts on one GPU
- * copy out of the source's own memory; then two made with
- * KILN_VULKAN_PEER=slots copy through the slots both see, as buffers made
- * before the second context do. */
-static void copy_large(void **state) {
-  (void)state;
-  const size_t size = ((size_t)33 << 20) + 4097;
+/* copy_there_and_back of `size` bytes between conf.ctx and a second
+ * context, then between two contexts made with KILN_VULKAN_PEER=slots:
+ * on Vulkan (one GPU) the first copy out of the source's own memory, the
+ * second through the slots both see, as buffers made before the second
+ * context do. */
+static void copy_both_ways(size_t size, const char *what) {
   kiln_context *cb = second_context();
-  copy_there_and_back(conf.ctx, cb, size, "copies of 33 MiB + 4097 bytes");
+  copy_there_and_back(conf.ctx, cb, size, what);
   check_ok(kiln_context_destroy(cb));
   kiln_context *sa, *sb;
   contexts_with_peer("slots", &sa, &sb);
-  copy_there_and_back(sa, sb, size,
-                      "copies of 33 MiB + 4097 bytes through the slots");
+  char slots[96];
+  snprintf(slots, sizeof slots, "%s through the slots", what);
+  copy_there_and_back(sa, sb, size, slots);
   check_ok(kiln_context_destroy(sa));
   check_ok(kiln_context_destroy(sb));
+}
+
+/* Larger than the chunks a staged copy goes in (Vulkan: 16 MiB), back at
+ * offsets that are not multiples of 4. */
+static void copy_large(void **state) {
+  (void)state;
+  copy_both_ways(((size_t)33 << 20) + 4097, "copies of 33 MiB + 4097 bytes");
 }
 
 /* Larger than all the memory a copy between contexts goes through
@@ -211,16 +217,7 @@ static void copy_large(void **state) {
  * memory, larger than Vulkan's largest shared block. */
 static void copy_larger_than_the_slots(void **state) {
   (void)state;
-  const size_t size = ((size_t)257 << 20) + 5;
-  kiln_context *cb = second_context();
-  copy_there_and_back(conf.ctx, cb, size, "copies of 257 MiB + 5 bytes");
-  check_ok(kiln_context_destroy(cb));
-  kiln_context *sa, *sb;
-  contexts_with_peer("slots", &sa, &sb);
-  copy_there_and_back(sa, sb, size,
-                      "copies of 257 MiB + 5 bytes through the slots");
-  check_ok(kiln_context_destroy(sa));
-  check_ok(kiln_context_destroy(sb));
+  copy_both_ways(((size_t)257 << 20) + 5, "copies of 257 MiB + 5 bytes");
 }
 
 /* On Vulkan, two contexts made with KILN_VULKAN_PEER=host copy through
