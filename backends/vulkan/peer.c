@@ -333,8 +333,9 @@ static kiln_status pipelined(peer_pipe *p, shared_slots *ss, size_t dst_off,
 }
 
 /* The copy kernel counts 32-bit words: a direct copy goes in pieces of at
- * most this many bytes. */
-#define DIRECT_PIECE ((size_t)1 << 32)
+ * most this many bytes (1 GiB: one piece for the usual sizes, and a
+ * constant any size_t holds). */
+#define DIRECT_PIECE ((size_t)1 << 30)
 
 /* The copy out of the source's own block, imported into the destination
  * (`from`): after the source stream's work so far, copies on the
