@@ -195,26 +195,6 @@ static kiln_object *reuse_locked(size_t size) {
   return o;
 }
 
-/* Starts fetching the block reuse_locked would hand out next, and its
- * home slot, for writing (lock held). Last touched QUARANTINE - 1 destroys
- * ago, with the driver's calls in between, it is likely cold; a program
- * that makes and releases buffers in turn (in stream order) asks for it
- * next, after its own work and the checks of the next call, which hide
- * part of the miss. */
-static void prefetch_next_locked(void) {
-  /* A buffer's or a stream's block: the few lines the next create writes
-   * first, not a whole context's. */
-  enum { LINE = 64, MOST = 4 * LINE };
-  const char *next = reg.quarantine[reg.next_out];
-  if (!next) return;
-  const uint32_t bytes = reg.quarantine_bytes[reg.next_out];
-  const uint32_t reach = bytes < MOST ? bytes : MOST;
-  for (uint32_t at = 0; at < reach; at += LINE)
-    __builtin_prefetch(next + at, 1);
-  const table *t = atomic_load_explicit(&reg.current, memory_order_relaxed);
-  if (t) __builtin_prefetch(&t->slot[home(t, (uintptr_t)next)], 1);
-}
-
 static void link_last(kiln_object *head, kiln_object *o) {
   o->prev = head->prev;
   o->next = head;
@@ -406,7 +386,6 @@ void kiln_object_free(void *obj) {
   reg.quarantine_bytes[reg.next_out] = bytes;
   reg.next_out = (reg.next_out + 1) % QUARANTINE;
   POISON(o, bytes);
-  prefetch_next_locked();
   pthread_mutex_unlock(&reg.lock);
   if (out) UNPOISON(out, out_bytes);
   free(out);
