@@ -374,10 +374,9 @@ typedef enum outcome { PLACED, NO_ROOM, FAILED } outcome;
 /* Notes an exportable block, with a number no other block of the
  * process gets: imports are kept by it, and a block made where a freed
  * one was must not find the freed one's. */
-static void mark_exported(kiln_vulkan_suballoc_block *b, bool dedicated) {
+static void mark_exported(kiln_vulkan_suballoc_block *b) {
   static atomic_uint_fast64_t serials;
-  b->flags = KILN_VULKAN_BLOCK_EXPORTED |
-             (dedicated ? KILN_VULKAN_BLOCK_DEDICATED : 0);
+  b->flags = KILN_VULKAN_BLOCK_EXPORTED;
   b->serial = atomic_fetch_add(&serials, 1) + 1;
 }
 
@@ -409,8 +408,7 @@ static outcome place_in(kiln_vulkan_context *vc, request *rq, uint32_t type,
       vc->vk.vkFreeMemory(vc->device, memory, NULL);
       return FAILED;
     }
-    if (rq->exported)
-      mark_exported(out->range->block, rq->next != NULL);
+    if (rq->exported) mark_exported(out->range->block);
     return PLACED;
   }
   *st =
@@ -436,7 +434,7 @@ static outcome place_in(kiln_vulkan_context *vc, request *rq, uint32_t type,
     vc->vk.vkFreeMemory(vc->device, memory, NULL);
     return FAILED;
   }
-  if (rq->exported) mark_exported(added, false);
+  if (rq->exported) mark_exported(added);
   *st =
       kiln_vulkan_suballoc_take(&pool->books, size, align, &owner, &out->range);
   if (*st == KILN_OK && !out->range)

@@ -50,9 +50,8 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
                   VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
   /* Read once: the buffer and its block must agree. Only buffers of
    * KILN_VULKAN_SHARED_USAGE, the usage device.c found exportable. */
-  const bool exported = use == KILN_VULKAN_MEMORY_DEVICE && device_address &&
-                        atomic_load_explicit(&vc->exporting,
-                                             memory_order_relaxed);
+  bool exported = use == KILN_VULKAN_MEMORY_DEVICE && device_address &&
+                  atomic_load_explicit(&vc->exporting, memory_order_relaxed);
   VkExternalMemoryBufferCreateInfo external = {
       .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
       .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
@@ -75,6 +74,11 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
   vc->memory.vkGetBufferMemoryRequirements2(vc->device, &req_info, &req2);
   const bool own = dedicated.prefersDedicatedAllocation ||
                    dedicated.requiresDedicatedAllocation;
+  /* A dedicated allocation may be imported only for a buffer identical to
+   * its own, which another context's copy would not make: such a buffer
+   * gets ordinary memory (its external creation allows that) and copies
+   * through the slots. */
+  exported = exported && !own;
   VkMemoryDedicatedAllocateInfo own_info = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
       .buffer = out->buffer};
@@ -228,11 +232,10 @@ static kiln_status bind_shared(kiln_vulkan_context *vc,
  * is closed on failure. An opaque fd is imported with the allocation size
  * and memory type it was exported with (VUID-VkMemoryAllocateInfo-
  * allocationSize-01742): one index names one type on one physical
- * device; and as a dedicated allocation where it was exported as one. */
+ * device. */
 static kiln_status import_shared(kiln_vulkan_context *to, int fd,
                                  VkDeviceSize size, VkDeviceSize bytes,
-                                 uint32_t type, bool dedicated_import,
-                                 kiln_vulkan_allocation *out) {
+                                 uint32_t type, kiln_vulkan_allocation *out) {
   VkMemoryRequirements req;
   kiln_status st = shared_buffer(to, size, out, &req);
   if (st == KILN_OK && (!(req.memoryTypeBits >> type & 1) || req.size > bytes))
@@ -253,7 +256,7 @@ static kiln_status import_shared(kiln_vulkan_context *to, int fd,
   };
   VkImportMemoryFdInfoKHR import = {
       .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR,
-      .pNext = dedicated_import ? &dedicated : NULL,
+      .pNext = to->phys->memory_fd_dedicated ? &dedicated : NULL,
       .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT,
       .fd = fd,
   };
@@ -319,8 +322,7 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
   int fd = -1;
   if (st == KILN_OK) st = export_fd(from, on_from->memory, &fd);
   if (st == KILN_OK)
-    st = import_shared(to, fd, size, req.size, type,
-                       to->phys->memory_fd_dedicated, on_to);
+    st = import_shared(to, fd, size, req.size, type, on_to);
   if (st != KILN_OK) kiln_vulkan_free(from, on_from);
   return st;
 }
@@ -334,8 +336,9 @@ kiln_status kiln_vulkan_import_block(kiln_vulkan_context *from,
   int fd = -1;
   kiln_status st = export_fd(from, in->memory, &fd);
   if (st != KILN_OK) return st;
-  return import_shared(to, fd, block->size, block->size, block->type, false,
-                       out);
+  /* Exported blocks exist only where the driver exports more than
+   * dedicated allocations (memory.export_blocks): imported as a block. */
+  return import_shared(to, fd, block->size, block->size, block->type, out);
 }
 
 void kiln_vulkan_free(kiln_vulkan_context *vc, kiln_vulkan_allocation *alloc) {

@@ -402,13 +402,10 @@ kiln_status kiln_vulkan_buffer_copy_peer(kiln_stream *dst_s, kiln_buffer *dst,
   };
   kiln_vulkan_context *sc = p.src.st->ctx, *dc = p.dst.st->ctx;
   /* The source's own block, where it is exportable, spares the slots'
-   * second copy and the turns the two devices take on the GPU. A block of
-   * a dedicated allocation cannot be imported into another buffer (its
-   * import must be for an identical one): it takes the slots. */
+   * second copy and the turns the two devices take on the GPU. */
   const kiln_vulkan_allocation *in = &p.from->alloc;
   if (sc != dc && in->range &&
       (in->range->block->flags & KILN_VULKAN_BLOCK_EXPORTED) &&
-      !(in->range->block->flags & KILN_VULKAN_BLOCK_DEDICATED) &&
       p.to->alloc.any_queue && kiln_vulkan_can_import(sc, dc)) {
     kiln_vulkan_import *imp = NULL;
     if (kiln_vulkan_import_take(sc, in, dc, &imp) == KILN_OK) {

@@ -445,7 +445,7 @@ typedef struct kiln_vulkan_context {
   } memory;
 
   /* Whether another live context shares this one's GPU and can import
-   * its memory (peer.c keeps it, at each context's creation and
+   * its memory (imports.c keeps it, at each context's creation and
    * destruction): then new device buffers go to exportable blocks, which
    * a copy to that context reads directly. */
   atomic_bool exporting;
@@ -576,8 +576,7 @@ kiln_status kiln_vulkan_share_memory(kiln_vulkan_context *from,
                                      kiln_vulkan_allocation *on_from,
                                      kiln_vulkan_allocation *on_to);
 /* Imports the block `in` lies in, exportable memory of `from`'s
- * (KILN_VULKAN_BLOCK_EXPORTED, not dedicated: a dedicated allocation is
- * imported only for a buffer identical to its own), into `to`
+ * (KILN_VULKAN_BLOCK_EXPORTED), into `to`
  * (kiln_vulkan_can_share_memory(from, to)): a VkBuffer with a device
  * address over the whole block, *out, which `to` frees; the memory lives
  * on until both have freed it. */
@@ -594,11 +593,10 @@ kiln_status kiln_vulkan_import_block(kiln_vulkan_context *from,
 kiln_status kiln_vulkan_memory_init(kiln_vulkan_context *ctx);
 void kiln_vulkan_memory_deinit(kiln_vulkan_context *ctx);
 /* What blocks.c notes of a block (kiln_vulkan_suballoc_block's flags):
- * allocated exportable (as an opaque fd; its `serial` then names it), and
- * as a dedicated allocation (which only an identical buffer may import,
- * so peer.c does not). */
+ * allocated exportable, as an opaque fd (never as a dedicated allocation,
+ * which only an identical buffer may import); its `serial` then names
+ * it. */
 #define KILN_VULKAN_BLOCK_EXPORTED 1u
-#define KILN_VULKAN_BLOCK_DEDICATED 2u
 
 /* Memory for a resource that needs `req`, of the type that serves `use`
  * best within the heaps' budgets: a range of a block, or with `own` (or
@@ -1034,8 +1032,8 @@ void kiln_vulkan_imports_forget_block(
 
 /* An import of a source block into a destination context. */
 typedef struct kiln_vulkan_import kiln_vulkan_import;
-/* The block `in` lies in (exported: KILN_VULKAN_BLOCK_EXPORTED, not
- * dedicated), imported into `to`, made if not yet; give it back with
+/* The block `in` lies in (exported: KILN_VULKAN_BLOCK_EXPORTED), imported
+ * into `to`, made if not yet; give it back with
  * kiln_vulkan_import_give. */
 kiln_status kiln_vulkan_import_take(kiln_vulkan_context *from,
                                     const kiln_vulkan_allocation *in,
