@@ -74,10 +74,11 @@ typedef struct bench {
   unsigned wrong; /* checks that failed; any makes the exit status 1 */
 } bench;
 
-/* The index of the bench's device among its backend's devices (the
- * environment chose it): the one with its UUID, or its name where the
- * device has no UUID. -1 when none matches. */
-int bench_device_index(const bench *b, size_t *out);
+/* The index of the bench's device (the environment chose it) among
+ * `backend`'s devices, its own backend's or another's that drives the
+ * same GPU: the one with its UUID, or its name where the device has no
+ * UUID. -1 when none matches. */
+int bench_device_index(const bench *b, kiln_backend backend, size_t *out);
 
 /* ---- sections (each returns 0, or -1 after reporting an error) ----------- */
 

@@ -673,7 +673,7 @@ static long long pipeline_cache_bytes(const char *dir) {
 static int measure_pipelines(compile_state *s, compile_figures *f) {
   bench *b = s->b;
   size_t device;
-  if (bench_device_index(b, &device) != 0) {
+  if (bench_device_index(b, b->props.backend, &device) != 0) {
     snprintf(f->pipeline_status, sizeof f->pipeline_status,
              "skipped: no Vulkan device index has this device's UUID");
     return 0;

@@ -186,25 +186,6 @@ static kiln_status traced_gemm(uint32_t n, kiln_stream *s, kiln_buffer *a,
   return st;
 }
 
-/* The CUDA device that is the bench's, by UUID; -1 where none is (or the
- * device has no UUID to match). */
-static int cuda_twin(const bench *b, size_t *out) {
-  static const uint8_t zero[16];
-  size_t count = 0;
-  if (memcmp(b->props.uuid, zero, sizeof zero) == 0 ||
-      kiln_device_count(KILN_BACKEND_CUDA, &count) != KILN_OK)
-    return -1;
-  for (size_t i = 0; i < count; i++) {
-    kiln_device_properties p;
-    if (kiln_device_get_properties(KILN_BACKEND_CUDA, i, &p) == KILN_OK &&
-        memcmp(p.uuid, b->props.uuid, sizeof p.uuid) == 0) {
-      *out = i;
-      return 0;
-    }
-  }
-  return -1;
-}
-
 /* On another backend, what kiln's CUDA backend launches for the size, in
  * a CUDA context of kiln's own on the same device: the comparator runs
  * CUDA kernels, and the bench's backend chooses among its own. Without
@@ -212,7 +193,8 @@ static int cuda_twin(const bench *b, size_t *out) {
 static int trace_gemm_on_cuda(overlap *o, gemm_choice *g) {
   kiln_context_options opt = kiln_context_options_default();
   opt.backend = KILN_BACKEND_CUDA;
-  if (cuda_twin(o->b, &opt.device_index) != 0) return 0;
+  if (bench_device_index(o->b, KILN_BACKEND_CUDA, &opt.device_index) != 0)
+    return 0;
   kiln_context *ctx = NULL;
   kiln_status st = kiln_context_create(&opt, &ctx);
   if (st != KILN_OK) {

@@ -116,7 +116,7 @@ static int run(peer_state *p, size_t largest, float *host) {
   kiln_context_options o = kiln_context_options_default();
   o.backend = b->props.backend;
   size_t own = 0;
-  if (count > 1 && bench_device_index(b, &own) == 0)
+  if (count > 1 && bench_device_index(b, b->props.backend, &own) == 0)
     o.device_index = (own + 1) % count;
   BENCH_CHECK(kiln_context_create(&o, &p->other));
   BENCH_CHECK(kiln_context_default_stream(p->other, &p->other_stream));
