@@ -33,7 +33,6 @@
   X(CreateCommandPool)             \
   X(DestroyCommandPool)            \
   X(AllocateCommandBuffers)        \
-  X(ResetCommandPool)              \
   X(BeginCommandBuffer)            \
   X(EndCommandBuffer)              \
   X(CmdBindPipeline)               \
@@ -63,11 +62,11 @@ struct vulkan_raw {
   VkCommandPool pool;
   VkCommandBuffer cmd[VULKAN_RAW_ORDERS];
   /* kiln's stream batch (vulkan_raw_batch_run): recorded once, in `pool`;
-   * recorded at each run into a buffer its begin resets, of a pool of its
-   * own made for that; and into one whose pool is reset whole first. */
+   * and recorded at each run into a buffer its begin resets, of a pool of
+   * its own made for that. */
   VkCommandBuffer batch;
-  VkCommandPool again_pool, whole;
-  VkCommandBuffer again, whole_cmd;
+  VkCommandPool again_pool;
+  VkCommandBuffer again;
   VkSemaphore timeline;   /* signalled once per submission */
   uint64_t submitted;     /* the value the last submission signals */
   const char *failed;     /* the entry point that failed last */
@@ -215,7 +214,6 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
       .queueFamilyIndex = queue_family,
   };
   VK_TRY(r, CreateCommandPool, (r->device, &pool, NULL, &r->pool));
-  VK_TRY(r, CreateCommandPool, (r->device, &pool, NULL, &r->whole));
   /* As kiln's streams make theirs: each buffer may be begun again. */
   pool.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   VK_TRY(r, CreateCommandPool, (r->device, &pool, NULL, &r->again_pool));
@@ -230,8 +228,6 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->batch));
   alloc.commandPool = r->again_pool;
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->again));
-  alloc.commandPool = r->whole;
-  VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->whole_cmd));
   /* A graph's buffer is begun for simultaneous use (a replay may be
    * submitted while earlier ones run); the others wait for each run. */
   for (int order = 0; order < VULKAN_RAW_ORDERS; order++)
@@ -323,7 +319,6 @@ void vulkan_raw_close(vulkan_raw *r) {
   /* Destroying the pool frees its command buffers. */
   r->vk.DestroyCommandPool(r->device, r->pool, NULL);
   r->vk.DestroyCommandPool(r->device, r->again_pool, NULL);
-  r->vk.DestroyCommandPool(r->device, r->whole, NULL);
   r->vk.DestroySemaphore(r->device, r->timeline, NULL);
   r->vk.DestroyPipeline(r->device, r->pipeline, NULL);
   r->vk.DestroyPipelineLayout(r->device, r->layout, NULL);
@@ -392,22 +387,13 @@ int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order) {
   return reported(r, submit_and_wait(r, r->cmd[order]));
 }
 
-/* The comparator's earlier submissions are done when this runs (each run
- * waits for its own), so the pool may be reset. */
-static VkResult repool(vulkan_raw *r) {
-  VK_TRY(r, ResetCommandPool, (r->device, r->whole, 0));
-  return VK_SUCCESS;
-}
-
 int vulkan_raw_batch_run(vulkan_raw *r, vulkan_raw_batch how) {
   /* Recorded for one submission, each begun as kiln begins a batch. */
   const VkCommandBufferUsageFlags once =
       VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VkCommandBuffer cmd = how == VULKAN_RAW_BATCH_ONCE     ? r->batch
-                        : how == VULKAN_RAW_BATCH_AGAIN ? r->again
-                                                         : r->whole_cmd;
-  VkResult result = how == VULKAN_RAW_BATCH_POOL_RESET ? repool(r) : VK_SUCCESS;
-  if (result == VK_SUCCESS && how != VULKAN_RAW_BATCH_ONCE)
+  VkCommandBuffer cmd = how == VULKAN_RAW_BATCH_ONCE ? r->batch : r->again;
+  VkResult result = VK_SUCCESS;
+  if (how == VULKAN_RAW_BATCH_AGAIN)
     result = record(r, cmd, VULKAN_RAW_LEVELS_AS_KILN, once);
   if (result == VK_SUCCESS) result = submit_and_wait(r, cmd);
   return reported(r, result);

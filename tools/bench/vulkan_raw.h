@@ -68,14 +68,13 @@ int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order);
 
 /* kiln's stream batch of the dispatches (the barrier first and the one to
  * the host at the end, as VULKAN_RAW_LEVELS_AS_KILN, begun as a stream's
- * batch is rather than for simultaneous use): recorded once at open;
+ * batch is rather than for simultaneous use): recorded once at open, or
  * recorded again before each run into a buffer its begin resets, as kiln
- * records each launch; or into a buffer whose pool is reset whole first
- * (vkResetCommandPool), which may cost the driver less. */
+ * records each launch. (A pool reset whole before each recording cost the
+ * same on the H200's driver, 2026-11-29, and was taken out.) */
 typedef enum vulkan_raw_batch {
   VULKAN_RAW_BATCH_ONCE,
-  VULKAN_RAW_BATCH_AGAIN,
-  VULKAN_RAW_BATCH_POOL_RESET
+  VULKAN_RAW_BATCH_AGAIN
 } vulkan_raw_batch;
 
 /* Submits that batch and waits as vulkan_raw_run does. */
