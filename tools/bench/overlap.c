@@ -45,11 +45,16 @@ typedef struct overlap {
   size_t bytes;     /* the copy's size, a multiple of 4 * CHUNKS */
 } overlap;
 
+/* The overlap's SGEMM, c = a b of n x n, on s: the batch's, and the one
+ * traced to learn kiln's choice of kernel. */
+static kiln_status sgemm(uint32_t n, kiln_stream *s, kiln_buffer *a,
+                         kiln_buffer *b, kiln_buffer *c) {
+  return kiln_sgemm_f32(s, n, n, n, 1.0f, a, 0, n, b, 0, n, 0.0f, c, 0, n);
+}
+
 static kiln_status gemms(overlap *o, kiln_stream *s, unsigned count) {
-  const uint32_t n = o->gemm_n;
   for (unsigned i = 0; i < count; i++) {
-    kiln_status st = kiln_sgemm_f32(s, n, n, n, 1.0f, o->ma, 0, n, o->mb, 0, n,
-                                    0.0f, o->mc, 0, n);
+    kiln_status st = sgemm(o->gemm_n, s, o->ma, o->mb, o->mc);
     if (st != KILN_OK) return st;
   }
   return KILN_OK;
@@ -179,8 +184,7 @@ static kiln_status traced_gemm(uint32_t n, kiln_stream *s, kiln_buffer *a,
                                kiln_buffer *bm, kiln_buffer *c,
                                gemm_choice *g) {
   kiln_set_trace_handler(on_gemm_launch, g);
-  kiln_status st = kiln_sgemm_f32(s, n, n, n, 1.0f, a, 0, n, bm, 0, n, 0.0f,
-                                  c, 0, n);
+  kiln_status st = sgemm(n, s, a, bm, c);
   kiln_set_trace_handler(NULL, NULL);
   if (st == KILN_OK) st = kiln_stream_synchronize(s);
   return st;
