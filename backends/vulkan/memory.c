@@ -72,13 +72,16 @@ kiln_status kiln_vulkan_allocate(kiln_vulkan_context *vc, VkDeviceSize size,
       .sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_REQUIREMENTS_INFO_2,
       .buffer = out->buffer};
   vc->memory.vkGetBufferMemoryRequirements2(vc->device, &req_info, &req2);
-  const bool own = dedicated.prefersDedicatedAllocation ||
-                   dedicated.requiresDedicatedAllocation;
   /* A dedicated allocation may be imported only for a buffer identical to
-   * its own, which another context's copy would not make: such a buffer
-   * gets ordinary memory (its external creation allows that) and copies
-   * through the slots. */
-  exported = exported && !own;
+   * its own, which another context's copy would not make. A preference is
+   * only a hint, and NVIDIA's driver prefers it for large buffers (129 MiB
+   * and more, not 1 MiB; driver 580 on an H200): an exported buffer gets a
+   * block of its own instead, as fast to copy and importable. A buffer
+   * that requires it gets ordinary memory (its external creation allows
+   * that) and copies through the slots. */
+  const bool own = dedicated.requiresDedicatedAllocation ||
+                   (dedicated.prefersDedicatedAllocation && !exported);
+  exported = exported && !dedicated.requiresDedicatedAllocation;
   VkMemoryDedicatedAllocateInfo own_info = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
       .buffer = out->buffer};
