@@ -105,7 +105,7 @@ conformance_main() {
   # HIP runs through the HIP-on-CUDA shim.
   step conformance-main
   shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
-  local shared=device,buffers,suballoc,stream-memory,kernels,builtins,hgemm,streams,peers,graphs,branches,sync,interop,vendor,compile,bad-input,guard,globals,trace,printf,attributes,corpus
+  local shared=device,buffers,suballoc,stream-memory,kernels,builtins,hgemm,streams,peers,peer-memory,graphs,branches,sync,interop,vendor,compile,bad-input,guard,globals,trace,printf,attributes,corpus
   for be in cuda hip vulkan; do conf_run $be $shared 400 & done
   wait
   for be in cuda hip vulkan; do
@@ -141,7 +141,7 @@ conformance_reorder() {
   step conformance-reorder
   shim=$(find "$B/tests/hip" -name 'libkiln-hip-shim.so' | head -n 1)
   for be in cuda hip vulkan; do
-    KILN_DEBUG=reorder conf_run $be streams,stream-memory,graphs,branches,sync,peers 300 &
+    KILN_DEBUG=reorder conf_run $be streams,stream-memory,graphs,branches,sync,peers,peer-memory 300 &
   done
   wait
   for be in cuda hip vulkan; do
@@ -181,7 +181,7 @@ sanitize() {
   # and the sync policies' polling meets CUDA_ERROR_NOT_READY. The faults
   # group is left out too (its children fault on purpose), and threads
   # (slow under memcheck, which runs kernels one at a time).
-  KILN_CONF_GROUPS=${KILN_CONF_GROUPS:-device,buffers,kernels,builtins,hgemm,streams,peers,graphs,branches,sync,interop,compile,bad-input,guard,globals,vendor,errors} \
+  KILN_CONF_GROUPS=${KILN_CONF_GROUPS:-device,buffers,kernels,builtins,hgemm,streams,peers,peer-memory,graphs,branches,sync,interop,compile,bad-input,guard,globals,vendor,errors} \
   KILN_BACKEND=cuda compute-sanitizer --tool memcheck --leak-check full \
     --report-api-errors no --error-exitcode 3 \
     "$B/tests/conformance/kiln-conformance" > "$OUT/memcheck.log" 2>&1

@@ -333,9 +333,10 @@ static kiln_status pipelined(peer_pipe *p, shared_slots *ss, size_t dst_off,
 }
 
 /* The copy kernel counts 32-bit words: a direct copy goes in pieces of at
- * most this many bytes (1 GiB: one piece for the usual sizes, and a
- * constant any size_t holds). */
-#define DIRECT_PIECE ((size_t)1 << 30)
+ * most this many bytes (a slot's 256 MiB: each a dispatch of 2^26 words
+ * that takes the GPU for about 0.1 ms, so no cost worth one, and a size a
+ * test on lavapipe's 2 GiB copies in two pieces). */
+#define DIRECT_PIECE ((size_t)256 << 20)
 
 /* The copy out of the source's own block, imported into the destination
  * (`from`): after the source stream's work so far, copies on the

@@ -134,6 +134,17 @@ uint32_t conf_lcg(uint32_t v, uint64_t steps);
 /* Destroys the module, if it was created (main, at the end). */
 kiln_status conf_release_module(void);
 
+/* ---- More contexts ------------------------------------------------------- */
+
+/* A second context on conf.ctx's backend: on the next device where the
+ * backend has several, so that copies cross from one GPU to another; on
+ * the same device otherwise, as on a machine with one GPU. */
+kiln_context *conf_second_context(void);
+/* Two more such contexts, made under KILN_VULKAN_PEER=`peer` (Vulkan's way
+ * of copying between them; other backends ignore it). */
+void conf_contexts_with_peer(const char *peer, kiln_context **a,
+                             kiln_context **b);
+
 /* ---- Validation messages ------------------------------------------------- */
 
 /* A cmocka teardown that fails the test if the Vulkan validation layer
@@ -173,6 +184,7 @@ int conf_run_fault_tests(void);
 int conf_run_graph_tests(void);
 int conf_run_branch_tests(void);
 int conf_run_peer_tests(void);
+int conf_run_peer_memory_tests(void);
 int conf_run_interop_tests(void);
 int conf_run_vendor_tests(void);
 int conf_run_trace_tests(void);

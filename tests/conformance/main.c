@@ -148,6 +148,7 @@ int main(void) {
       {"hgemm", conf_run_hgemm_tests},
       {"streams", conf_run_stream_tests},
       {"peers", conf_run_peer_tests},
+      {"peer-memory", conf_run_peer_memory_tests},
       {"graphs", conf_run_graph_tests},
       {"branches", conf_run_branch_tests},
       {"sync", conf_run_sync_tests},

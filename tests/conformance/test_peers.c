@@ -2,46 +2,17 @@
  * (on two devices where the backend has several, else two on one device)
  * at every edge of offset and size, byte for byte; their order with
  * launches queued before and after on both sides; and the peer query. */
-#include <pthread.h>
 #include <stdio.h>
 
 #include "conformance.h"
-#include "timing.h"
 
 #define LCG_MUL 1664525u
 #define LCG_ADD 1013904223u
 
-/* conf.ctx's device index among the backend's devices, by UUID (the suite
- * may have picked it through KILN_DEVICE). */
-static size_t own_device(size_t count) {
-  for (size_t i = 0; i < count; i++) {
-    kiln_device_properties p;
-    check_ok(kiln_device_get_properties(conf.backend, i, &p));
-    if (memcmp(p.uuid, conf.props.uuid, sizeof p.uuid) == 0 &&
-        strcmp(p.pci_bus_id, conf.props.pci_bus_id) == 0)
-      return i;
-  }
-  return 0;
-}
-
-/* A second context on conf.ctx's backend: on the next device where the
- * backend has several, so that copies cross from one GPU to another; on
- * the same device otherwise, as on a machine with one GPU. */
-static kiln_context *second_context(void) {
-  size_t count = 0;
-  check_ok(kiln_device_count(conf.backend, &count));
-  kiln_context_options o = kiln_context_options_default();
-  o.backend = conf.backend;
-  if (count > 1) o.device_index = (own_device(count) + 1) % count;
-  kiln_context *ctx = NULL;
-  check_ok(kiln_context_create(&o, &ctx));
-  return ctx;
-}
-
 /* Both ways, and between one context and itself. */
 static void peer_query(void **state) {
   (void)state;
-  kiln_context *b = second_context();
+  kiln_context *b = conf_second_context();
   kiln_device_properties pb;
   check_ok(kiln_context_get_properties(b, &pb));
   const bool one_device = memcmp(conf.props.uuid, pb.uuid, sizeof pb.uuid) == 0;
@@ -96,7 +67,7 @@ static void copy_edges(void **state) {
                                  15,  16,   17,   255,  256,  257,  1023,
                                  1024, 1025, 4095, 4096, 4097};
   conf_rng r = conf_rng_for(__func__);
-  kiln_context *cb = second_context();
+  kiln_context *cb = conf_second_context();
   kiln_buffer *a = NULL, *b = NULL;
   kiln_stream *a2 = NULL;
   check_ok(kiln_buffer_create(conf.ctx, N, 0, &a));
@@ -167,35 +138,17 @@ static void copy_there_and_back(kiln_context *ca, kiln_context *cb, size_t size,
   check_ok(kiln_buffer_destroy(b));
 }
 
-/* Two more contexts, made under KILN_VULKAN_PEER=`peer` (Vulkan's way of
- * copying between them; other backends ignore it). */
-static void contexts_with_peer(const char *peer, kiln_context **a,
-                               kiln_context **b) {
-  static const char env[] = "KILN_VULKAN_PEER";
-  const char *was = getenv(env);
-  char *saved = was ? strdup(was) : NULL;
-  setenv(env, peer, 1);
-  *a = second_context();
-  *b = second_context();
-  if (saved) {
-    setenv(env, saved, 1);
-    free(saved);
-  } else {
-    unsetenv(env);
-  }
-}
-
 /* copy_there_and_back of `size` bytes between conf.ctx and a second
  * context, then between two contexts made with KILN_VULKAN_PEER=slots:
  * on Vulkan (one GPU) the first copy out of the source's own memory, the
  * second through the slots both see, as buffers made before the second
  * context do. */
 static void copy_both_ways(size_t size, const char *what) {
-  kiln_context *cb = second_context();
+  kiln_context *cb = conf_second_context();
   copy_there_and_back(conf.ctx, cb, size, what);
   check_ok(kiln_context_destroy(cb));
   kiln_context *sa, *sb;
-  contexts_with_peer("slots", &sa, &sb);
+  conf_contexts_with_peer("slots", &sa, &sb);
   char slots[96];
   snprintf(slots, sizeof slots, "%s through the slots", what);
   copy_there_and_back(sa, sb, size, slots);
@@ -227,7 +180,7 @@ static void copy_larger_than_the_slots(void **state) {
 static void copy_through_host_memory(void **state) {
   (void)state;
   kiln_context *ca, *cb;
-  contexts_with_peer("host", &ca, &cb);
+  conf_contexts_with_peer("host", &ca, &cb);
   if (conf.backend == KILN_BACKEND_VULKAN) {
     bool direct = true;
     check_ok(kiln_context_can_copy_peer(ca, cb, &direct));
@@ -248,14 +201,14 @@ static void copies_between_contexts_that_come_and_go(void **state) {
   (void)state;
   const size_t n = ((size_t)19 << 20) + 12;
   conf_rng r = conf_rng_for(__func__);
-  kiln_context *other[2] = {second_context(), NULL};
+  kiln_context *other[2] = {conf_second_context(), NULL};
   kiln_buffer *a = NULL, *b[2] = {NULL, NULL};
   unsigned char *ma = conf_alloc(n), *mb = conf_alloc(n);
   conf_random_bytes(&r, ma, n);
   check_ok(kiln_buffer_create(conf.ctx, n, 0, &a));
   check_ok(kiln_buffer_write(NULL, a, 0, ma, n));
   for (int round = 0; round < 2; round++) {
-    if (round == 1) other[1] = second_context();
+    if (round == 1) other[1] = conf_second_context();
     kiln_buffer **to = &b[round];
     check_ok(kiln_buffer_create(other[round], n, 0, to));
     conf_random_bytes(&r, mb, n);
@@ -282,151 +235,6 @@ static void copies_between_contexts_that_come_and_go(void **state) {
   check_ok(kiln_buffer_destroy(a));
   free(ma);
   free(mb);
-}
-
-/* The imports kiln's debug log reports (Vulkan): made, and released. */
-static pthread_mutex_t imports_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned imports_made, imports_released;
-
-static void count_imports(kiln_log_level level, const char *message,
-                          void *user) {
-  (void)level;
-  (void)user;
-  pthread_mutex_lock(&imports_lock);
-  if (strstr(message, "imported into another context"))
-    imports_made++;
-  else if (strstr(message, "into another context released"))
-    imports_released++;
-  pthread_mutex_unlock(&imports_lock);
-}
-
-/* Whether copies between conf.ctx and `other` should read the source's
- * own memory: two Vulkan contexts that share device memory, made with
- * KILN_VULKAN_PEER unset or auto. */
-static bool expect_imports(kiln_context *other) {
-  if (conf.backend != KILN_BACKEND_VULKAN) return false;
-  const char *peer = getenv("KILN_VULKAN_PEER");
-  if (peer && strcmp(peer, "auto") != 0) return false;
-  bool direct = false;
-  check_ok(kiln_context_can_copy_peer(conf.ctx, other, &direct));
-  return direct;
-}
-
-/* Copies out of memory that is freed and handed out again in between,
- * both ways. Where the destination reads the source's own memory (Vulkan
- * on one GPU imports the source's block into the destination's device),
- * an import kept past its block's release would read that block's old
- * bytes: each round's source is new, with bytes that differ from every
- * earlier round's at each position, and large enough for memory of its
- * own (past Vulkan's largest shared block, a multiple of 4 bytes for the
- * copy kernel), which goes with it. There, each round must import anew,
- * and release the import when its source goes (kiln's debug log says
- * so): an import kept by the block's address alone would be found again
- * where a new block takes a freed one's place, only where the allocator
- * happens to reuse it. */
-static void copies_out_of_reused_memory(void **state) {
-  (void)state;
-  const size_t n = ((size_t)129 << 20) + 256;
-  kiln_context *other = second_context();
-  kiln_context *ends[2] = {conf.ctx, other};
-  const bool imports = expect_imports(other);
-  const kiln_log_level level = kiln_get_log_level();
-  if (imports) {
-    imports_made = imports_released = 0;
-    kiln_set_log_level(KILN_LOG_DEBUG);
-    kiln_set_log_handler(count_imports, NULL);
-  }
-  unsigned char *want = conf_alloc(n), *got = conf_alloc(n);
-  for (int round = 0; round < 4; round++) {
-    kiln_context *from = ends[round / 2], *to = ends[1 - round / 2];
-    for (size_t i = 0; i < n; i++)
-      want[i] = (unsigned char)(((i >> 2) * 2654435761u >> 24) + 37u * round);
-    kiln_buffer *src, *dst;
-    check_ok(kiln_buffer_create(from, n, 0, &src));
-    check_ok(kiln_buffer_create(to, n, 0, &dst));
-    check_ok(kiln_buffer_write(NULL, src, 0, want, n));
-    check_ok(kiln_buffer_copy_peer(NULL, dst, 0, NULL, src, 0, n));
-    check_ok(kiln_buffer_read(NULL, dst, 0, got, n));
-    char what[96];
-    snprintf(what, sizeof what, "round %d's copy of %zu bytes between "
-             "contexts", round, n);
-    conf_check_bytes(got, want, n, what);
-    /* The source last: its memory is the last freed when the next
-     * round's source, made first, asks for the same again. */
-    check_ok(kiln_buffer_destroy(dst));
-    check_ok(kiln_buffer_destroy(src));
-    if (imports) {
-      pthread_mutex_lock(&imports_lock);
-      const unsigned made = imports_made, released = imports_released;
-      pthread_mutex_unlock(&imports_lock);
-      if (made != (unsigned)round + 1 || released != (unsigned)round + 1) {
-        conf_install_log_handler();
-        kiln_set_log_level(level);
-        fail_msg("after round %d, %u imports of a source's memory were made "
-                 "and %u released (expected %d each: one per copy, released "
-                 "with its source)",
-                 round, made, released, round + 1);
-      }
-    }
-  }
-  if (imports) {
-    conf_install_log_handler();
-    kiln_set_log_level(level);
-  }
-  free(want);
-  free(got);
-  check_ok(kiln_context_destroy(other));
-}
-
-/* Two contexts that copied between each other destroyed at once, on two
- * threads: whatever they keep for each other (Vulkan: slots of shared
- * memory, imports of each other's blocks) is freed by one of them, never
- * into a device the other has destroyed meanwhile. On Vulkan, with the
- * imports and (KILN_VULKAN_PEER=slots) through the slots. 40 rounds: a
- * destruction that did not wait for the other's frees crashed or freed
- * twice in every run of them on lavapipe (plain and under ASan). */
-typedef struct destroyer {
-  kiln_context *ctx;
-  kiln_status status;
-} destroyer;
-
-static void *destroy_context(void *arg) {
-  destroyer *d = arg;
-  d->status = kiln_context_destroy(d->ctx);
-  return NULL;
-}
-
-static void contexts_destroyed_at_once(void **state) {
-  (void)state;
-  const size_t n = ((size_t)2 << 20) + 64;
-  unsigned char *bytes = conf_alloc(n), *got = conf_alloc(n);
-  conf_rng r = conf_rng_for(__func__);
-  for (int round = 0; round < 40; round++) {
-    kiln_context *a, *b;
-    contexts_with_peer(round % 2 ? "slots" : "auto", &a, &b);
-    kiln_buffer *ba, *bb;
-    check_ok(kiln_buffer_create(a, n, 0, &ba));
-    check_ok(kiln_buffer_create(b, n, 0, &bb));
-    conf_random_bytes(&r, bytes, n);
-    check_ok(kiln_buffer_write(NULL, ba, 0, bytes, n));
-    check_ok(kiln_buffer_copy_peer(NULL, bb, 0, NULL, ba, 0, n));
-    check_ok(kiln_buffer_copy_peer(NULL, ba, 0, NULL, bb, 0, n));
-    check_ok(kiln_buffer_read(NULL, ba, 0, got, n));
-    conf_check_bytes(got, bytes, n, "a copy there and back between contexts");
-    check_ok(kiln_buffer_destroy(ba));
-    check_ok(kiln_buffer_destroy(bb));
-    destroyer d[2] = {{a, KILN_ERROR_BACKEND}, {b, KILN_ERROR_BACKEND}};
-    conf_thread *t[2] = {conf_thread_start(destroy_context, &d[0]),
-                         conf_thread_start(destroy_context, &d[1])};
-    conf_thread_join(t[0], "destroying one of two contexts");
-    conf_thread_join(t[1], "destroying the other");
-    for (int i = 0; i < 2; i++)
-      if (d[i].status != KILN_OK)
-        fail_msg("round %d: kiln_context_destroy on a thread of its own: %s",
-                 round, kiln_status_name(d[i].status));
-  }
-  free(bytes);
-  free(got);
 }
 
 static void launch(kiln_stream *s, kiln_kernel *k, kiln_buffer *buf,
@@ -467,7 +275,7 @@ static void copy_ordered_with_launches(void **state) {
   (void)state;
   enum { N = 1 << 16, ROUNDS = 256 };
   conf_rng r = conf_rng_for(__func__);
-  kiln_context *cb = second_context();
+  kiln_context *cb = conf_second_context();
   size_t count;
   const kiln_module_image *images = conf_images(&count);
   kiln_module *mb = NULL;
@@ -548,7 +356,7 @@ static void copy_ordered_with_launches(void **state) {
  * invalid handle. */
 static void copy_refused(void **state) {
   (void)state;
-  kiln_context *cb = second_context();
+  kiln_context *cb = conf_second_context();
   kiln_buffer *a = NULL, *b = NULL;
   kiln_stream *sa = NULL, *sb = NULL;
   check_ok(kiln_buffer_create(conf.ctx, 64, 0, &a));
@@ -588,8 +396,6 @@ int conf_run_peer_tests(void) {
       CONF_TEST(copy_larger_than_the_slots),
       CONF_TEST(copy_through_host_memory),
       CONF_TEST(copies_between_contexts_that_come_and_go),
-      CONF_TEST(copies_out_of_reused_memory),
-      CONF_TEST(contexts_destroyed_at_once),
       CONF_TEST(copy_ordered_with_launches),
       CONF_TEST(copy_refused),
   };

@@ -368,3 +368,46 @@ void conf_gemm_launch(const char *name, uint32_t tile_m, uint32_t tile_n,
   check_ok(kiln_launch(NULL, k, &cfg, args, 14));
   check_ok(kiln_buffer_destroy(work));
 }
+
+/* ---- More contexts ------------------------------------------------------- */
+
+/* conf.ctx's device index among the backend's devices, by UUID (the suite
+ * may have picked it through KILN_DEVICE). */
+static size_t own_device(size_t count) {
+  for (size_t i = 0; i < count; i++) {
+    kiln_device_properties p;
+    check_ok(kiln_device_get_properties(conf.backend, i, &p));
+    if (memcmp(p.uuid, conf.props.uuid, sizeof p.uuid) == 0 &&
+        strcmp(p.pci_bus_id, conf.props.pci_bus_id) == 0)
+      return i;
+  }
+  return 0;
+}
+
+kiln_context *conf_second_context(void) {
+  size_t count = 0;
+  check_ok(kiln_device_count(conf.backend, &count));
+  kiln_context_options o = kiln_context_options_default();
+  o.backend = conf.backend;
+  if (count > 1) o.device_index = (own_device(count) + 1) % count;
+  kiln_context *ctx = NULL;
+  check_ok(kiln_context_create(&o, &ctx));
+  return ctx;
+}
+
+void conf_contexts_with_peer(const char *peer, kiln_context **a,
+                             kiln_context **b) {
+  static const char env[] = "KILN_VULKAN_PEER";
+  const char *was = getenv(env);
+  char *saved = was ? strdup(was) : NULL;
+  setenv(env, peer, 1);
+  *a = conf_second_context();
+  *b = conf_second_context();
+  if (saved) {
+    setenv(env, saved, 1);
+    free(saved);
+  } else {
+    unsetenv(env);
+  }
+}
+
