@@ -155,11 +155,12 @@ static void contexts_destroyed_at_once(void **state) {
   free(got);
 }
 
-/* Byte i of the pattern copy_in_pieces writes: differs from its neighbours
- * within every 4-byte word, and from the bytes a piece off by a word
- * would hold. */
+/* Byte i of the pattern copy_in_pieces writes: the top byte of a product
+ * with an odd 64-bit constant, which every bit of i changes, so that no
+ * stretch repeats at a power of two (a piece read from the wrong place
+ * would then still match). */
 static unsigned char piece_pattern(size_t i) {
-  return (unsigned char)((i * 2654435761u) >> 13 ^ (i >> 20));
+  return (unsigned char)(((uint64_t)i * 0x9e3779b97f4a7c15ull) >> 56);
 }
 
 /* One copy between contexts longer than 256 MiB, the largest piece in
