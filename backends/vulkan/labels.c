@@ -86,6 +86,8 @@ void kiln_vulkan_label_submission(kiln_vulkan_stream *st) {
   st->label_queued = want ? current.ids[want - 1] : 0;
 }
 
+bool kiln_vulkan_label_issuing(void) { return current.depth > 0; }
+
 void kiln_vulkan_label_command(kiln_vulkan_stream *st) {
   if (st->base.building) return;
   const uint32_t want = kept();

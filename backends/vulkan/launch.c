@@ -198,6 +198,36 @@ static kiln_status pipeline_for(kiln_vulkan_context *vc, kiln_vulkan_kernel *vk,
   return cached_pipeline(vc, vk, block, shared, KILN_ERROR_LAUNCH_FAILED, out);
 }
 
+/* A launch that will be a batch of its own (nothing recorded, the stream
+ * idle, no label to carry) is looked up among the batches the stream
+ * kept (solo.c): *out is the one to submit again, or, none kept,
+ * st->solo.pending is set for the flush to keep the batch recorded now.
+ * The stream's lock held. */
+static kiln_status find_kept(kiln_vulkan_stream *st, VkPipeline pipeline,
+                             const kiln_vulkan_kernel *vk,
+                             const kiln_launch_config *config,
+                             const kiln_packed_args *args,
+                             VkCommandBuffer *out) {
+  *out = VK_NULL_HANDLE;
+  st->solo.pending_set = false;
+  if (st->cmd || vk->push_bytes > KILN_VULKAN_SOLO_PUSH ||
+      kiln_vulkan_label_issuing())
+    return KILN_OK;
+  kiln_status s = kiln_vulkan_stream_poll(st);
+  if (s != KILN_OK || st->completed < st->submitted) return s;
+  kiln_vulkan_solo_key *key = &st->solo.pending;
+  key->pipeline = pipeline;
+  key->epoch = atomic_load(&st->ctx->pipeline_epoch);
+  key->grid[0] = config->grid.x;
+  key->grid[1] = config->grid.y;
+  key->grid[2] = config->grid.z;
+  key->push_bytes = vk->push_bytes;
+  memcpy(key->push, args->data, vk->push_bytes);
+  *out = kiln_vulkan_solo_find(st, key);
+  st->solo.pending_set = *out == VK_NULL_HANDLE;
+  return KILN_OK;
+}
+
 kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
                                const kiln_launch_config *config,
                                const kiln_packed_args *args) {
@@ -214,6 +244,16 @@ kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
   const bool printf_on = kiln_vulkan_printf_on();
   const bool printing = printf_on && !s->building;
   kiln_vulkan_stream_lock(st);
+  if (!printf_on && !s->building) {
+    VkCommandBuffer kept;
+    status = find_kept(st, pipeline, vk, config, args, &kept);
+    if (status == KILN_OK && kept)
+      status = kiln_vulkan_stream_submit_external(st, kept);
+    if (status != KILN_OK || kept) {
+      kiln_vulkan_stream_unlock(st);
+      return status;
+    }
+  }
   if (printing) kiln_vulkan_printf_source(vk->base.name);
   VkCommandBuffer cmd;
   status = kiln_vulkan_stream_command(st, KILN_VULKAN_LANE_COMPUTE, &cmd);
@@ -236,6 +276,8 @@ kiln_status kiln_vulkan_launch(kiln_stream *s, kiln_kernel *k,
   } else if (status == KILN_OK && printf_on) {
     status = kiln_vulkan_graph_note_kernel(s->building, vk->base.name);
   }
+  /* Kept only by the flush of this launch's own batch. */
+  st->solo.pending_set = false;
   kiln_vulkan_stream_unlock(st);
   return status;
 }

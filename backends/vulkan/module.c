@@ -196,8 +196,10 @@ kiln_status kiln_vulkan_kernel_init(kiln_kernel *k) {
 void kiln_vulkan_kernel_deinit(kiln_kernel *k) {
   kiln_vulkan_context *vc = kiln_vulkan_context_cast(k->base.context);
   kiln_vulkan_kernel *vk = kiln_vulkan_kernel_cast(k);
-  /* Recorded launches may still use the pipelines. */
+  /* Recorded launches may still use the pipelines; kept batches that name
+   * them are not submitted again (solo.c). */
   kiln_vulkan_quiesce_for_deinit(vc, "destroying a kernel's pipelines");
+  atomic_fetch_add(&vc->pipeline_epoch, 1);
   for (size_t i = 0; i < vk->pipeline_count; i++)
     vc->vk.vkDestroyPipeline(vc->device, vk->pipelines[i].handle, NULL);
   free(vk->pipelines);

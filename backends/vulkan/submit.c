@@ -182,9 +182,10 @@ static kiln_status open_batch(kiln_vulkan_stream *st, kiln_vulkan_lane lane) {
         .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
         .commandBufferCount = 1,
     };
-    /* Every command buffer may end up spare at once. */
+    /* Every command buffer may end up spare at once, kept ones too. */
     VkCommandBuffer *spare =
-        grow(ls->spare, &ls->spare_cap, st->inflight_count, 1, sizeof *spare);
+        grow(ls->spare, &ls->spare_cap,
+             st->inflight_count + KILN_VULKAN_SOLO_KEPT, 1, sizeof *spare);
     if (!spare)
       return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                             "out of host memory recording a command");
@@ -193,9 +194,12 @@ static kiln_status open_batch(kiln_vulkan_stream *st, kiln_vulkan_lane lane) {
     if (r != VK_SUCCESS)
       return kiln_vulkan_error(r, "vkAllocateCommandBuffers");
   }
+  /* A batch that may be kept is submitted more than once. */
   VkCommandBufferBeginInfo begin = {
       .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-      .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+      .flags = st->solo.pending_set
+                   ? 0
+                   : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
   };
   VkResult r = vc->vk.vkBeginCommandBuffer(cmd, &begin);
   if (r == VK_SUCCESS) {
@@ -312,6 +316,7 @@ void kiln_vulkan_stream_discard(kiln_vulkan_stream *st) {
   release_waits(st->ctx, st->waits, st->wait_count);
   st->wait_count = 0;
   st->recorded = 0;
+  st->solo.pending_set = false;
   retire(st);
 }
 
@@ -510,10 +515,16 @@ kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st) {
   /* A submission of waits only goes where the last one went: it needs no
    * wait for the other lane. */
   const kiln_vulkan_lane lane = st->cmd ? st->lane : st->submitted_lane;
-  if ((s = submit_tracked(st, lane, st->cmd, true)) != KILN_OK) {
+  /* The batch of the one launch it was opened for is kept, not recycled
+   * (solo.c). */
+  const bool keep = st->cmd && st->solo.pending_set && st->recorded == 1 &&
+                    lane == KILN_VULKAN_LANE_COMPUTE;
+  if ((s = submit_tracked(st, lane, st->cmd, !keep)) != KILN_OK) {
     kiln_vulkan_stream_discard(st);
     return s;
   }
+  if (keep) kiln_vulkan_solo_keep(st, st->cmd);
+  st->solo.pending_set = false;
   st->cmd = VK_NULL_HANDLE;
   st->recorded = 0;
   return KILN_OK;

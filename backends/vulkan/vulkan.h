@@ -39,6 +39,10 @@
  *    timeline passes a value.
  *  - Freeing a buffer, host buffer or kernel first waits for every stream:
  *    a kernel may reach any buffer through its address.
+ *  - A launch into an idle stream is a batch of one command, submitted at
+ *    once; its command buffer is kept (a few per stream) and submitted
+ *    again, unrecorded, when the same launch comes back to an idle stream
+ *    (solo.c): recording costs more than the submission on NVIDIA.
  *  - KILN_DEBUG=reorder holds every submission back until the host waits
  *    for it, then makes it out of the program's order (reorder.c).
  *
@@ -58,7 +62,8 @@
  * buffer.c (transfers, copies, fills), event.c and module.c; these over
  * stream.c (streams' lives, context-wide waits), graph.c and launch.c;
  * all of them over submit.c (recording and submitting a stream's
- * commands); below it staging.c (the staging ring's books), wait.c (the
+ * commands); below it solo.c (the kept batches of one launch, a
+ * stream's books only), staging.c (the staging ring's books), wait.c (the
  * host's semaphore waits), reorder.c, labels.c (KILN_TRACE=nvtx's debug
  * labels), memory.c (VkBuffers and their
  * memory) over blocks.c (memory types, budgets, blocks) over suballoc.c
@@ -444,6 +449,11 @@ typedef struct kiln_vulkan_context {
     uint32_t test_type;
   } memory;
 
+  /* Counts the kernels whose pipelines were destroyed: a kept batch of
+   * one launch (solo.c) recorded under another count may name a pipeline
+   * whose handle a new one has since taken. */
+  atomic_uint_fast64_t pipeline_epoch;
+
   /* Whether another live context shares this one's GPU and can import
    * its memory (imports.c keeps it, at each context's creation and
    * destruction): then new device buffers go to exportable blocks, which
@@ -692,6 +702,33 @@ typedef struct kiln_vulkan_lane_state {
   size_t spare_count, spare_cap;
 } kiln_vulkan_lane_state;
 
+/* A launch as a kept batch records it (solo.c): the pipeline, the
+ * context's pipeline_epoch then, the grid and the push constants. */
+#define KILN_VULKAN_SOLO_PUSH 256
+typedef struct kiln_vulkan_solo_key {
+  VkPipeline pipeline;
+  uint64_t epoch;
+  uint32_t grid[3];
+  uint32_t push_bytes;
+  unsigned char push[KILN_VULKAN_SOLO_PUSH];
+} kiln_vulkan_solo_key;
+
+/* How many batches of one launch a stream keeps. */
+#define KILN_VULKAN_SOLO_KEPT 4
+
+typedef struct kiln_vulkan_solo {
+  /* The launch that opened the batch being recorded, to be kept with it
+   * if the batch holds only that launch when it is submitted. */
+  kiln_vulkan_solo_key pending;
+  bool pending_set;
+  struct {
+    kiln_vulkan_solo_key key;
+    VkCommandBuffer cmd; /* VK_NULL_HANDLE: an empty place */
+    uint64_t used;       /* `clock` at its last use */
+  } kept[KILN_VULKAN_SOLO_KEPT];
+  uint64_t clock;
+} kiln_vulkan_solo;
+
 /* A submitted command buffer, recycled when `value` is reached. */
 typedef struct kiln_vulkan_batch {
   VkCommandBuffer cmd; /* VK_NULL_HANDLE for a submission of waits only */
@@ -751,6 +788,8 @@ struct kiln_vulkan_stream {
   uint64_t label_open[KILN_VULKAN_LABEL_DEPTH];
   uint32_t label_depth;
   uint64_t label_queued;
+  /* Batches of one launch kept to be submitted again (solo.c). */
+  kiln_vulkan_solo solo;
 };
 
 KILN_BACKEND_CAST(kiln_vulkan_stream, kiln_stream, kiln_vulkan_stream_cast)
@@ -855,6 +894,18 @@ kiln_status kiln_vulkan_stream_end_recording(kiln_vulkan_stream *st);
 kiln_status kiln_vulkan_stream_submit_external(kiln_vulkan_stream *st,
                                                VkCommandBuffer cmd);
 
+/* ---- Kept batches of one launch (solo.c) ---------------------------------- */
+
+/* The kept batch of exactly `key`'s launch, or VK_NULL_HANDLE; drops the
+ * kept batches of an older pipeline_epoch on the way. The stream's lock
+ * held, the stream idle. */
+VkCommandBuffer kiln_vulkan_solo_find(kiln_vulkan_stream *st,
+                                      const kiln_vulkan_solo_key *key);
+/* Keeps `cmd`, the batch of st->solo.pending's launch just submitted, in
+ * place of the least recently used (its command buffer back to the
+ * compute lane's spares). The stream's lock held. */
+void kiln_vulkan_solo_keep(kiln_vulkan_stream *st, VkCommandBuffer cmd);
+
 /* A timeline at 0 with one reference. */
 kiln_status kiln_vulkan_timeline_create(kiln_vulkan_context *ctx,
                                         kiln_vulkan_timeline **out);
@@ -876,6 +927,9 @@ void kiln_vulkan_stream_label_end(kiln_stream *s);
  * begins those it has; on the transfer lane, marks the batch for queue
  * labels. Nothing for a graph's build. */
 void kiln_vulkan_label_command(kiln_vulkan_stream *st);
+/* Whether the calling thread is issuing a labelled command (its batch
+ * would carry the label: solo.c keeps no such batch). */
+bool kiln_vulkan_label_issuing(void);
 /* The stream's next submission is the thread's command's own (a transfer
  * batch, a graph's replay): marks it for queue labels. */
 void kiln_vulkan_label_submission(kiln_vulkan_stream *st);

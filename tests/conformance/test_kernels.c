@@ -1,5 +1,6 @@
 /* Modules, kernels and launches: 3-D grids, every scalar type, dynamic
- * shared memory, the built-in module. */
+ * shared memory, the built-in module, launches repeated alone. */
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "conformance.h"
@@ -306,6 +307,118 @@ static void dynamic_shared_memory(void **state) {
   }
 }
 
+/* Vulkan keeps the batch of a launch into an idle stream and submits it
+ * again when the same launch comes back (backends/vulkan/solo.c); kiln's
+ * debug log says when it keeps one. */
+static atomic_uint batches_kept;
+
+static void count_kept(kiln_log_level level, const char *message,
+                       void *user) {
+  (void)level;
+  (void)user;
+  if (strstr(message, "keeps the batch of a launch")) batches_kept++;
+}
+
+/* conf_add_u32 of variant v (0 to 5) of the launches below: into a or b,
+ * at a word offset, over n words, adding a value; each differs from the
+ * others in one argument or in its grid. */
+typedef struct alone_variant {
+  int buffer;
+  uint32_t word, n, value;
+} alone_variant;
+
+static const alone_variant alone_variants[] = {
+    {0, 0, 256, 1},  {1, 0, 256, 1},  {0, 1, 256, 1},
+    {0, 0, 4096, 1}, {0, 0, 256, 7},  {1, 3, 1000, 5},
+};
+
+/* k is conf_add_u32, or conf_busy (`busy`), whose arguments have the same
+ * shape: v->value is then its rounds. */
+static void launch_alone(kiln_stream *s, kiln_kernel *k, bool busy,
+                         kiln_buffer *b[2], uint32_t *model[2],
+                         const alone_variant *v) {
+  kiln_launch_config c = kiln_launch_config_1d(v->n, 64);
+  const kiln_arg args[3] = {kiln_arg_buffer(b[v->buffer], v->word * 4u),
+                            kiln_arg_u32(v->n), kiln_arg_u32(v->value)};
+  check_ok(kiln_launch(s, k, &c, args, 3));
+  check_ok(kiln_stream_synchronize(s));
+  uint32_t *m = model[v->buffer] + v->word;
+  for (uint32_t i = 0; i < v->n; i++)
+    m[i] = busy ? conf_lcg(m[i], v->value) : m[i] + v->value;
+}
+
+/* Launches each into an idle stream (a synchronize after each), the same
+ * ones again and again among others that differ in one argument or the
+ * grid: every launch counts once, with its own arguments. Then more
+ * launches than a Vulkan stream keeps, in turn, and launches with the
+ * same arguments of conf_add_u32 and conf_busy in turn, each from a module
+ * made for it and destroyed after: a kept batch of a pipeline destroyed
+ * must never run again, even where the other kernel's new pipeline takes
+ * its handle (lavapipe's handles are pointers, which malloc hands out
+ * again). On Vulkan, the first three launches' batches are each kept once
+ * and then reused (the debug log counts 3 kept over 30 launches). */
+static void launches_repeated_alone(void **state) {
+  (void)state;
+  enum { WORDS = 4100 };
+  kiln_buffer *b[2];
+  uint32_t *model[2];
+  for (int i = 0; i < 2; i++) {
+    check_ok(kiln_buffer_create(conf.ctx, WORDS * 4, KILN_BUFFER_ZERO, &b[i]));
+    model[i] = calloc(WORDS, sizeof *model[i]);
+    assert_non_null(model[i]);
+  }
+  kiln_stream *s;
+  check_ok(kiln_stream_create(conf.ctx, &s));
+  kiln_kernel *k = conf_kernel("conf_add_u32");
+  const bool counted = conf.backend == KILN_BACKEND_VULKAN;
+  const kiln_log_level level = kiln_get_log_level();
+  if (counted) {
+    batches_kept = 0;
+    kiln_set_log_level(KILN_LOG_DEBUG);
+    kiln_set_log_handler(count_kept, NULL);
+  }
+  for (int round = 0; round < 10; round++)
+    for (int v = 0; v < 3; v++)
+      launch_alone(s, k, false, b, model, &alone_variants[v]);
+  const unsigned kept = batches_kept;
+  if (counted) {
+    conf_install_log_handler();
+    kiln_set_log_level(level);
+    if (kept != 3)
+      fail_msg("30 launches of 3 kinds into an idle stream kept %u batches "
+               "(expected 3: each kind's first, submitted again after)",
+               kept);
+  }
+  for (int round = 0; round < 3; round++)
+    for (size_t v = 0; v < sizeof alone_variants / sizeof alone_variants[0];
+         v++)
+      launch_alone(s, k, false, b, model, &alone_variants[v]);
+  for (int m = 0; m < 8; m++) {
+    const char *name = m % 2 ? "conf_busy" : "conf_add_u32";
+    size_t count = 0;
+    const kiln_module_image *images = conf_images_with(conf.ctx, name, &count);
+    kiln_module *mod;
+    kiln_kernel *other;
+    check_ok(kiln_module_create(conf.ctx, images, count, &mod));
+    check_ok(kiln_module_get_kernel(mod, name, &other));
+    for (int again = 0; again < 2; again++)
+      launch_alone(s, other, m % 2, b, model, &alone_variants[4]);
+    check_ok(kiln_module_destroy(mod));
+  }
+  for (int i = 0; i < 2; i++) {
+    uint32_t *got = calloc(WORDS, sizeof *got);
+    assert_non_null(got);
+    check_ok(kiln_buffer_read(NULL, b[i], 0, got, WORDS * 4));
+    conf_check_bytes(got, model[i], WORDS * 4,
+                     i ? "the second buffer after launches repeated alone"
+                       : "the first buffer after launches repeated alone");
+    free(got);
+    free(model[i]);
+    check_ok(kiln_buffer_destroy(b[i]));
+  }
+  check_ok(kiln_stream_destroy(s));
+}
+
 int conf_run_kernel_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(module_from_every_backends_images),
@@ -313,6 +426,7 @@ int conf_run_kernel_tests(void) {
       CONF_TEST(three_dimensional_grids),
       CONF_TEST(scalar_arguments),
       CONF_TEST(dynamic_shared_memory),
+      CONF_TEST(launches_repeated_alone),
   };
   return cmocka_run_group_tests_name("kernels", tests, NULL, NULL);
 }
