@@ -18,23 +18,13 @@
 #include <vulkan/vulkan.h>
 
 #include "kiln/kiln.h"
+#include "validation_log.h"
 
 extern const kiln_module_image vk_test_images[];
 extern const size_t vk_test_images_count;
 enum { FIXED_SIZE, LAYOUT, MIXED_ARGS, NO_ARGS, SUBGROUP_SUM };
 
 static kiln_context *ctx;
-static int validation_messages;
-
-static void on_log(kiln_log_level level, const char *message, void *data) {
-  (void)level;
-  (void)data;
-  if (strncmp(message, "Vulkan validation: ", 19) == 0) {
-    validation_messages++;
-    fprintf(stderr, "%s\n", message);
-  }
-}
-
 #define check_ok(call)                                                         \
   do {                                                                         \
     kiln_status st_ = (call);                                                  \
@@ -51,7 +41,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  return kiln_context_destroy(ctx) == KILN_OK && validation_messages == 0 ? 0
+  return kiln_context_destroy(ctx) == KILN_OK && vk_test_validation_messages == 0 ? 0
                                                                           : -1;
 }
 
@@ -427,7 +417,7 @@ static void peer_mode_from_the_environment(void **state) {
 }
 
 int main(void) {
-  kiln_set_log_handler(on_log, NULL);
+  kiln_set_log_handler(vk_test_on_log, NULL);
   if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
   const char *reason;
   if (kiln_backend_available(KILN_BACKEND_VULKAN, &reason) != KILN_OK) {
@@ -448,7 +438,7 @@ int main(void) {
   };
   int failed =
       cmocka_run_group_tests_name("vulkan-backend", tests, setup, teardown);
-  if (validation_messages)
-    fprintf(stderr, "%d Vulkan validation messages\n", validation_messages);
-  return failed || validation_messages ? 1 : 0;
+  if (vk_test_validation_messages)
+    fprintf(stderr, "%d Vulkan validation messages\n", vk_test_validation_messages);
+  return failed || vk_test_validation_messages ? 1 : 0;
 }

@@ -21,22 +21,12 @@
 
 #include "kiln/kiln.h"
 #include "tests/core/kiln_check.h"
+#include "validation_log.h"
 
 extern const kiln_module_image vk_test_images[];
 enum {
   FIXED_SIZE = 0
 }; /* vk_fixed_size, first of tests/vulkan/meson.build's */
-
-static int validation_messages;
-
-static void on_log(kiln_log_level level, const char *message, void *data) {
-  (void)level;
-  (void)data;
-  if (strncmp(message, "Vulkan validation: ", 19) == 0) {
-    validation_messages++;
-    fprintf(stderr, "%s\n", message);
-  }
-}
 
 static const char *log_path(void) {
   const char *path = getenv("KILN_LABEL_LOG");
@@ -272,7 +262,7 @@ static void graph_replay_labels_its_submission(void **state) {
 }
 
 int main(void) {
-  kiln_set_log_handler(on_log, NULL);
+  kiln_set_log_handler(vk_test_on_log, NULL);
   if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
   const char *reason;
   if (kiln_backend_available(KILN_BACKEND_VULKAN, &reason) != KILN_OK) {
@@ -286,7 +276,7 @@ int main(void) {
       cmocka_unit_test(graph_replay_labels_its_submission),
   };
   int failed = cmocka_run_group_tests_name("vulkan-labels", tests, NULL, NULL);
-  if (validation_messages)
-    fprintf(stderr, "%d Vulkan validation messages\n", validation_messages);
-  return failed || validation_messages ? 1 : 0;
+  if (vk_test_validation_messages)
+    fprintf(stderr, "%d Vulkan validation messages\n", vk_test_validation_messages);
+  return failed || vk_test_validation_messages ? 1 : 0;
 }

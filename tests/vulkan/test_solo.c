@@ -19,21 +19,11 @@
 
 #include "backends/vulkan/vulkan.h"
 #include "tests/core/kiln_check.h"
+#include "validation_log.h"
 
 extern const kiln_module_image vk_test_images[];
 extern const size_t vk_test_images_count;
 enum { NO_ARGS = 3 };
-
-static int validation_messages;
-
-static void on_log(kiln_log_level level, const char *message, void *data) {
-  (void)level;
-  (void)data;
-  if (strncmp(message, "Vulkan validation: ", 19) == 0) {
-    validation_messages++;
-    fprintf(stderr, "%s\n", message);
-  }
-}
 
 /* The kept batches' places that hold one. */
 static size_t kept_count(const kiln_vulkan_stream *st) {
@@ -94,11 +84,11 @@ static void kept_batch_outlives_no_pipeline(void **state) {
 
   check_ok(kiln_stream_destroy(s));
   check_ok(kiln_context_destroy(ctx));
-  assert_int_equal(validation_messages, 0);
+  assert_int_equal(vk_test_validation_messages, 0);
 }
 
 int main(void) {
-  kiln_set_log_handler(on_log, NULL);
+  kiln_set_log_handler(vk_test_on_log, NULL);
   size_t count = 0;
   if (kiln_device_count(KILN_BACKEND_VULKAN, &count) != KILN_OK ||
       count == 0) {

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "backends/vulkan/vulkan.h"
+#include "validation_log.h"
 
 /* The image every mutant starts from, compiled by glslangValidator 12
  * (--target-env vulkan1.2 -V -e fuzz --source-entrypoint main) and
@@ -114,18 +115,8 @@ enum {
 };
 
 static kiln_context *ctx;
-static int validation_messages;
 /* Why the launches were not tried, or NULL. */
 static const char *partial;
-
-static void on_log(kiln_log_level level, const char *message, void *data) {
-  (void)level;
-  (void)data;
-  if (strncmp(message, "Vulkan validation: ", 19) == 0) {
-    validation_messages++;
-    fprintf(stderr, "%s\n", message);
-  }
-}
 
 /* splitmix64: the same mutants on every machine. */
 static uint64_t next(uint64_t *s) {
@@ -375,14 +366,14 @@ static void mutants(void **state) {
            t.rejected, t.no_kernel, t.launched, t.launch_failed);
   printf("\n");
   if (ctx) assert_int_equal(kiln_context_destroy(ctx), KILN_OK);
-  assert_int_equal(validation_messages, 0);
+  assert_int_equal(vk_test_validation_messages, 0);
   /* A test that rejects or runs everything proves little. */
   assert_true(own_rejected > 0 && own_rejected < MUTANTS);
   if (validated) assert_true(t.rejected > 0 && t.launched > 0);
 }
 
 int main(void) {
-  kiln_set_log_handler(on_log, NULL);
+  kiln_set_log_handler(vk_test_on_log, NULL);
   if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(mutants),

@@ -19,6 +19,7 @@
 #include "backends/vulkan/suballoc.h"
 #include "backends/vulkan/vulkan.h"
 #include "tests/core/kiln_check.h"
+#include "validation_log.h"
 
 #define G KILN_VULKAN_SUBALLOC_GRANULE
 #define MIB ((uint64_t)1 << 20)
@@ -373,17 +374,6 @@ static void books_whole_blocks_and_trim(void **state) {
 /* ---- The pools under a context ------------------------------------------ */
 
 static kiln_context *ctx;
-static int validation_messages;
-
-static void on_log(kiln_log_level level, const char *message, void *data) {
-  (void)level;
-  (void)data;
-  if (strncmp(message, "Vulkan validation: ", 19) == 0) {
-    validation_messages++;
-    fprintf(stderr, "%s\n", message);
-  }
-}
-
 static int device_setup(void **state) {
   (void)state;
   const char *reason;
@@ -399,7 +389,7 @@ static int device_teardown(void **state) {
   kiln_context *c = ctx;
   ctx = NULL;
   if (c && kiln_context_destroy(c) != KILN_OK) return -1;
-  return validation_messages == 0 ? 0 : -1;
+  return vk_test_validation_messages == 0 ? 0 : -1;
 }
 
 static kiln_vulkan_context *vulkan_context(void) {
@@ -547,7 +537,7 @@ static void pool_gives_back_empty_blocks(void **state) {
 }
 
 int main(void) {
-  kiln_set_log_handler(on_log, NULL);
+  kiln_set_log_handler(vk_test_on_log, NULL);
   if (kiln_get_log_level() < KILN_LOG_ERROR) kiln_set_log_level(KILN_LOG_ERROR);
   const struct CMUnitTest books[] = {
       cmocka_unit_test(books_take_and_give),
@@ -573,7 +563,7 @@ int main(void) {
       cmocka_run_group_tests_name("vulkan-suballoc-books", books, NULL, NULL);
   failed +=
       cmocka_run_group_tests_name("vulkan-suballoc-pools", pools, NULL, NULL);
-  if (validation_messages)
-    fprintf(stderr, "%d Vulkan validation messages\n", validation_messages);
-  return failed || validation_messages ? 1 : 0;
+  if (vk_test_validation_messages)
+    fprintf(stderr, "%d Vulkan validation messages\n", vk_test_validation_messages);
+  return failed || vk_test_validation_messages ? 1 : 0;
 }
