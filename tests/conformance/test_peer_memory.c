@@ -26,6 +26,30 @@ static void count_imports(kiln_log_level level, const char *message,
   pthread_mutex_unlock(&imports_lock);
 }
 
+/* count_imports from now, from 0, with the debug log on; returns the
+ * level for stop_counting_imports to give back. */
+static kiln_log_level count_imports_from_now(void) {
+  const kiln_log_level level = kiln_get_log_level();
+  pthread_mutex_lock(&imports_lock);
+  imports_made = imports_released = 0;
+  pthread_mutex_unlock(&imports_lock);
+  kiln_set_log_level(KILN_LOG_DEBUG);
+  kiln_set_log_handler(count_imports, NULL);
+  return level;
+}
+
+static void stop_counting_imports(kiln_log_level level) {
+  conf_install_log_handler();
+  kiln_set_log_level(level);
+}
+
+static void imports_so_far(unsigned *made, unsigned *released) {
+  pthread_mutex_lock(&imports_lock);
+  *made = imports_made;
+  *released = imports_released;
+  pthread_mutex_unlock(&imports_lock);
+}
+
 /* Whether copies between conf.ctx and `other` should read the source's
  * own memory: two Vulkan contexts that share device memory, made with
  * KILN_VULKAN_PEER unset or auto. */
@@ -56,12 +80,8 @@ static void copies_out_of_reused_memory(void **state) {
   kiln_context *other = conf_second_context();
   kiln_context *ends[2] = {conf.ctx, other};
   const bool imports = expect_imports(other);
-  const kiln_log_level level = kiln_get_log_level();
-  if (imports) {
-    imports_made = imports_released = 0;
-    kiln_set_log_level(KILN_LOG_DEBUG);
-    kiln_set_log_handler(count_imports, NULL);
-  }
+  const kiln_log_level level =
+      imports ? count_imports_from_now() : kiln_get_log_level();
   unsigned char *want = conf_alloc(n), *got = conf_alloc(n);
   for (int round = 0; round < 4; round++) {
     kiln_context *from = ends[round / 2], *to = ends[1 - round / 2];
@@ -81,24 +101,18 @@ static void copies_out_of_reused_memory(void **state) {
      * round's source, made first, asks for the same again. */
     check_ok(kiln_buffer_destroy(dst));
     check_ok(kiln_buffer_destroy(src));
-    if (imports) {
-      pthread_mutex_lock(&imports_lock);
-      const unsigned made = imports_made, released = imports_released;
-      pthread_mutex_unlock(&imports_lock);
-      if (made != (unsigned)round + 1 || released != (unsigned)round + 1) {
-        conf_install_log_handler();
-        kiln_set_log_level(level);
-        fail_msg("after round %d, %u imports of a source's memory were made "
-                 "and %u released (expected %d each: one per copy, released "
-                 "with its source)",
-                 round, made, released, round + 1);
-      }
+    unsigned made = 0, released = 0;
+    if (imports) imports_so_far(&made, &released);
+    if (imports &&
+        (made != (unsigned)round + 1 || released != (unsigned)round + 1)) {
+      stop_counting_imports(level);
+      fail_msg("after round %d, %u imports of a source's memory were made "
+               "and %u released (expected %d each: one per copy, released "
+               "with its source)",
+               round, made, released, round + 1);
     }
   }
-  if (imports) {
-    conf_install_log_handler();
-    kiln_set_log_level(level);
-  }
+  if (imports) stop_counting_imports(level);
   free(want);
   free(got);
   check_ok(kiln_context_destroy(other));
@@ -183,12 +197,8 @@ static void copy_in_pieces(void **state) {
   }
   kiln_context *other = conf_second_context();
   const bool imports = expect_imports(other);
-  const kiln_log_level level = kiln_get_log_level();
-  if (imports) {
-    imports_made = imports_released = 0;
-    kiln_set_log_level(KILN_LOG_DEBUG);
-    kiln_set_log_handler(count_imports, NULL);
-  }
+  const kiln_log_level level =
+      imports ? count_imports_from_now() : kiln_get_log_level();
   kiln_buffer *src, *dst;
   check_ok(kiln_buffer_create(other, total, 0, &src));
   check_ok(kiln_buffer_create(conf.ctx, total, 0, &dst));
@@ -218,11 +228,9 @@ static void copy_in_pieces(void **state) {
   check_ok(kiln_buffer_destroy(src));
   check_ok(kiln_buffer_destroy(dst));
   if (imports) {
-    conf_install_log_handler();
-    kiln_set_log_level(level);
-    pthread_mutex_lock(&imports_lock);
-    const unsigned made = imports_made;
-    pthread_mutex_unlock(&imports_lock);
+    unsigned made, released;
+    imports_so_far(&made, &released);
+    stop_counting_imports(level);
     if (made != 1)
       fail_msg("%u imports of the source's memory were made for one copy "
                "(expected 1: the copy reads the source's own memory)",
