@@ -166,7 +166,13 @@ static kiln_status pack_args(kiln_context *ctx, const kiln_arg *args,
       return kiln_set_error(KILN_ERROR_INVALID_ARGUMENT,
                             "%s: argument %zu has unknown type %d", fn, i,
                             (int)a->type);
-    off = (off + w - 1) & ~(w - 1);
+    /* Padding is zeroed, as are the bytes up to the next 8 after the
+     * list: a backend may compare whole lists (Vulkan keeps a launch's
+     * batch by its push constants, backends/vulkan/solo.c) and push whole
+     * words past the last argument. */
+    const size_t at = (off + w - 1) & ~(w - 1);
+    memset(out->data + off, 0, at - off);
+    off = at;
     if (off + w > limit)
       return kiln_set_error(KILN_ERROR_OUT_OF_RANGE,
                             "%s: the argument list needs more than %zu bytes "
@@ -200,6 +206,8 @@ static kiln_status pack_args(kiln_context *ctx, const kiln_arg *args,
     out->offsets[i] = (uint16_t)off;
     off += w;
   }
+  const size_t end = (off + 7) & ~(size_t)7;
+  memset(out->data + off, 0, end - off);
   out->size = off;
   out->count = count;
   return KILN_OK;
