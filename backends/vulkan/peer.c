@@ -350,8 +350,10 @@ static kiln_status pipelined(peer_pipe *p, shared_slots *ss, size_t dst_off,
  * destination stream, waited for, as the slots' copies are (drain). Only
  * the destination's device copies, so the copy goes as one within its
  * context would: the kernel from the context's size for it, else
- * vkCmdCopyBuffer on the compute queue (the DMA queue took 41 us for 4 KiB
- * and 96 us for 4 MiB on an H200, against a 15 us round trip). */
+ * vkCmdCopyBuffer on the lane such a copy takes (the compute queue unless
+ * KILN_VULKAN_TRANSFER sends device copies elsewhere; the DMA queue took
+ * 41 us for 4 KiB and 96 us for 4 MiB on an H200, against a 15 us round
+ * trip). */
 static kiln_status direct(peer_pipe *p, const kiln_vulkan_allocation *from,
                           size_t dst_off, size_t src_off, size_t size) {
   kiln_vulkan_context *dc = p->dst.st->ctx;
