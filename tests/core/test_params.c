@@ -315,6 +315,30 @@ static void half_precision_scalars(void **state) {
           "kiln passes 2-byte arguments only as 16-bit floats", NULL);
 }
 
+/* Writes 0xa5 over the stack below its caller, where the launch next
+ * packs its arguments. */
+static __attribute__((noinline)) void dirty_stack(void) {
+  volatile unsigned char junk[16384];
+  for (size_t i = 0; i < sizeof junk; i++) junk[i] = 0xa5;
+}
+
+/* The packed list has no byte the arguments left as they were: padding
+ * before an aligned argument and the bytes up to the next 8 after the
+ * last are 0, as a backend that compares whole lists (Vulkan's kept
+ * launches) or pushes whole words needs. */
+static void padding_is_zero(void **state) {
+  params_fixture *p = *state;
+  const kiln_arg a[5] = {kiln_arg_buffer(p->b, 0), kiln_arg_f16(0x3c00),
+                         kiln_arg_u32(3), kiln_arg_bf16(0x3f80),
+                         kiln_arg_f16(0xc000)};
+  dirty_stack();
+  accepted(p, "half", a, 5);
+  const fake_launch *l = fake_launch_back(&p->f->fb, 0);
+  const unsigned char zero[4] = {0};
+  assert_memory_equal(l->args.data + 10, zero, 2);
+  assert_memory_equal(l->args.data + 20, zero, 4);
+}
+
 /* Several mismatches: the first is the one named. */
 static void first_mismatch_is_named(void **state) {
   params_fixture *p = *state;
@@ -356,6 +380,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(first_mismatch_is_named, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(padding_is_zero, setup, teardown),
       cmocka_unit_test_setup_teardown(half_precision_scalars, setup,
                                       teardown),
       cmocka_unit_test_setup_teardown(malformed_lists_are_invalid_images,
