@@ -383,16 +383,21 @@ static int vulkan_round_trips(bench *b, kiln_launcher *k,
 }
 #endif
 
-/* Each policy's round trip, with a context of its own. */
+/* Each policy's round trip, with a context of its own; block last, then
+ * auto again: on the H200 every round trip after a block-policy context
+ * read about 45 us against 12 before it (docs/performance.md, fourteenth
+ * session), and the second auto shows whether the blocking waits left
+ * the process slower. */
 static int policy_round_trips(bench *b) {
   static const struct {
     kiln_sync_policy policy;
     const char *name, *record;
   } policies[] = {
-      {KILN_SYNC_BLOCK, "block", "round-trip-block"},
-      {KILN_SYNC_YIELD, "yield", "round-trip-yield"},
-      {KILN_SYNC_SPIN, "spin", "round-trip-spin"},
       {KILN_SYNC_AUTO, "auto", "round-trip-auto"},
+      {KILN_SYNC_SPIN, "spin", "round-trip-spin"},
+      {KILN_SYNC_YIELD, "yield", "round-trip-yield"},
+      {KILN_SYNC_BLOCK, "block", "round-trip-block"},
+      {KILN_SYNC_AUTO, "auto after block", "round-trip-auto-after-block"},
   };
   fprintf(b->out, "launch + synchronize by sync policy, a context each (us):");
   for (size_t i = 0; i < sizeof policies / sizeof policies[0]; i++) {
