@@ -223,6 +223,10 @@ const bench_result *bench_find(const bench *b, const char *section,
                                const char *name, const char *impl,
                                size_t size);
 
+/* Whether `section` records a result's size in bytes (transfers, copies
+ * between contexts) rather than in floats, as the others do. */
+bool bench_size_in_bytes(const char *section);
+
 /* "4 KiB", "256 MiB", "1 GiB", ... for a size in bytes. */
 const char *bench_bytes_text(size_t bytes, char *buf, size_t buf_size);
 

@@ -36,7 +36,7 @@ static double dram_ceiling(bench *b, size_t l2, size_t *out_n, char *why,
 /* "kiln triad at 8 MiB" */
 static const char *figure_text(const bench_result *r, char *buf, size_t size) {
   char bytes[32];
-  const size_t unit = strcmp(r->section, "transfer") == 0 ? 1 : sizeof(float);
+  const size_t unit = bench_size_in_bytes(r->section) ? 1 : sizeof(float);
   snprintf(buf, size, "%s %s %s at %s", r->impl, r->section, r->name,
            bench_bytes_text(r->size * unit, bytes, sizeof bytes));
   return buf;

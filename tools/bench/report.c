@@ -75,6 +75,10 @@ const bench_result *bench_find(const bench *b, const char *section,
   return NULL;
 }
 
+bool bench_size_in_bytes(const char *section) {
+  return strcmp(section, "transfer") == 0 || strcmp(section, "peer") == 0;
+}
+
 const char *bench_bytes_text(size_t bytes, char *buf, size_t buf_size) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   size_t unit = 0;
@@ -226,7 +230,7 @@ void bench_ratios(bench *b) {
     if (strcmp(s->section, "launch") == 0)
       snprintf(at, sizeof at, "%zu launch%s", num->size,
                num->size == 1 ? "" : "es");
-    else if (strcmp(s->section, "transfer") == 0)
+    else if (bench_size_in_bytes(s->section))
       snprintf(at, sizeof at, "%s",
                bench_bytes_text(num->size, bytes, sizeof bytes));
     else if (strcmp(s->section, "gemm") == 0 ||
