@@ -1,7 +1,7 @@
-/* kiln-bench's memory ceilings (tools/bench/ceilings.c) against made-up
- * figures on a device with a 50 MiB L2: each rule must flag the figure it
- * exists for, and pass the figures real devices give (those of the H100's
- * run in docs/performance.md). */
+/* kiln-bench's ceilings (tools/bench/ceilings.c) against made-up figures
+ * on a device with a 50 MiB L2 and a 63 GB/s host link: each rule must
+ * flag the figure it exists for, and pass the figures real devices give
+ * (those of the H100's and H200's runs in docs/performance.md). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -130,6 +130,50 @@ static void unknown_ceilings_judge_nothing(void **state) {
   assert_true(bench_cache_ceiling(rs, 1, L2, 3000.0) == 0.0);
 }
 
+/* A figure of 4 MiB in `section` (not of device memory: no footprint). */
+static bench_result on_link(const char *section, const char *name,
+                            const char *impl, double gbps) {
+  bench_result r = {section, name, impl, 4 * MIB, 1.0, gbps, "GB/s", 0};
+  return r;
+}
+
+#define LINK 63.0
+
+/* The H200's transfer and overlap figures pass the link; the Vulkan
+ * transfers issue 31 found, served from the L2, fail it, each named; a
+ * copy on the device and a figure that is no bandwidth are not its. */
+static void the_link_holds_transfers_and_the_pipeline(void **state) {
+  (void)state;
+  const bench_result real[] = {
+      on_link("transfer", "h2d-pinned", "kiln", 55.42),
+      on_link("transfer", "d2h-pinned", "cuda-raw", 55.38),
+      on_link("transfer", "h2d-pageable", "kiln", 7.9),
+      on_link("overlap", "pipeline", "kiln", 40.5),
+      on_link("overlap", "pipeline", "cuda-raw", 42.7),
+      on_link("transfer", "d2d", "kiln", 3019.4),
+      on_link("peer", "copy", "kiln-peer", 3865.8),
+  };
+  const size_t n = sizeof real / sizeof real[0];
+  assert_int_equal(bench_above_link(real, n, 0, LINK), n);
+  assert_int_equal(bench_fastest_on_link(real, n), 0);
+  const bench_result old[] = {
+      on_link("transfer", "h2d-pinned", "kiln", 306.0),
+      on_link("transfer", "h2d-pinned", "kiln", 50.9),
+      on_link("transfer", "d2h-pinned", "kiln", 318.0),
+      on_link("overlap", "pipeline", "kiln", LINK * BENCH_LINK_SLACK + 0.1),
+  };
+  assert_int_equal(bench_above_link(old, 4, 0, LINK), 0);
+  assert_int_equal(bench_above_link(old, 4, 1, LINK), 2);
+  assert_int_equal(bench_above_link(old, 4, 3, LINK), 3);
+  assert_int_equal(bench_fastest_on_link(old, 4), 2);
+  /* Unknown link: nothing judged. */
+  assert_int_equal(bench_above_link(old, 4, 0, 0.0), 4);
+  bench_result overlap_x = on_link("overlap", "kernel-and-copy", "kiln", 1e6);
+  overlap_x.unit = "x";
+  assert_false(bench_host_link_figure(&overlap_x));
+  assert_int_equal(bench_fastest_on_link(&overlap_x, 1), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(real_figures_pass),
@@ -137,6 +181,7 @@ int main(void) {
       cmocka_unit_test(the_footprint_decides),
       cmocka_unit_test(within_the_cache_held_to_the_raw_kernels),
       cmocka_unit_test(unknown_ceilings_judge_nothing),
+      cmocka_unit_test(the_link_holds_transfers_and_the_pipeline),
   };
   return cmocka_run_group_tests_name("bench ceilings", tests, NULL, NULL);
 }

@@ -272,9 +272,27 @@ size_t bench_above_ceiling(const bench_result *results, size_t count,
                            size_t from, const bench_ceilings *c,
                            double *out_limit);
 
-/* Measures the ceilings and holds every figure of device bandwidth to
- * them: one above fails the run, named (plausible.c). Says what it could
- * not check and why. */
+/* A figure between host and device may pass the link's nominal rate by
+ * this much (clock and rounding) before it is called impossible. */
+#define BENCH_LINK_SLACK 1.05
+
+/* Whether r is a figure of bytes over the host link: a transfer between
+ * host and device, or the overlap's pipeline (its copy in). */
+bool bench_host_link_figure(const bench_result *r);
+
+/* The fastest such figure among `results`; count when there is none. */
+size_t bench_fastest_on_link(const bench_result *results, size_t count);
+
+/* The first such figure of results[from..count) above `link` GB/s (with
+ * BENCH_LINK_SLACK); count when there is none, or the link is unknown
+ * (<= 0). */
+size_t bench_above_link(const bench_result *results, size_t count,
+                        size_t from, double link);
+
+/* Measures the ceilings (the host link from sysfs; the L2 and a copy past
+ * it through the raw CUDA comparator) and holds every figure of bandwidth
+ * to them: one above fails the run, named (plausible.c). Says what it
+ * could not check and why. */
 void bench_check_ceilings(bench *b);
 
 /* Prints the run's set-up as a JSON line (with --json). */

@@ -1,5 +1,6 @@
-/* Figures of device bandwidth held to what the memory system can give
- * (issue 31). A batch that runs over more than a few times the L2 has its
+/* Figures of bandwidth held to what the hardware can give (issue 31): a
+ * figure between host and device to the host link, one of device memory
+ * to the memory system. A batch that runs over more than a few times the L2 has its
  * bytes come from DRAM, and no kernel moves those faster than a copy does;
  * one that fits is served by the cache, whose speed the raw CUDA
  * comparator's own kernels measure. A figure past either is a measurement
@@ -62,5 +63,32 @@ size_t bench_above_ceiling(const bench_result *results, size_t count,
       return i;
     }
   }
+  return count;
+}
+
+bool bench_host_link_figure(const bench_result *r) {
+  if (strcmp(r->unit, "GB/s") != 0) return false;
+  if (strcmp(r->section, "overlap") == 0)
+    return strcmp(r->name, "pipeline") == 0;
+  return strcmp(r->section, "transfer") == 0 &&
+         (strncmp(r->name, "h2d", 3) == 0 || strncmp(r->name, "d2h", 3) == 0);
+}
+
+size_t bench_fastest_on_link(const bench_result *results, size_t count) {
+  size_t best = count;
+  for (size_t i = 0; i < count; i++)
+    if (bench_host_link_figure(&results[i]) &&
+        (best == count || results[i].value > results[best].value))
+      best = i;
+  return best;
+}
+
+size_t bench_above_link(const bench_result *results, size_t count,
+                        size_t from, double link) {
+  if (link <= 0.0) return count;
+  for (size_t i = from; i < count; i++)
+    if (bench_host_link_figure(&results[i]) &&
+        results[i].value > link * BENCH_LINK_SLACK)
+      return i;
   return count;
 }

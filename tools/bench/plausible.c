@@ -1,10 +1,11 @@
-/* The run's check that its figures of device bandwidth are inside
- * physics: it measures the ceilings (the device's L2 and a copy past it,
- * from the raw CUDA comparator) and holds the recorded figures to them by
- * ceilings.c's rules, after the sections and before the ratios. Apart
- * from report.c, which the sections call, since it calls a section's
- * measurement (bench_ceiling) in turn. */
+/* The run's check that its figures of bandwidth are inside physics: it
+ * reads the host link's rate from sysfs and measures the memory's ceilings
+ * (the device's L2 and a copy past it, from the raw CUDA comparator), and
+ * holds the recorded figures to them by ceilings.c's rules, after the
+ * sections and before the ratios. Apart from report.c, which the sections
+ * call, since it calls a section's measurement (bench_ceiling) in turn. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -42,7 +43,68 @@ static const char *figure_text(const bench_result *r, char *buf, size_t size) {
   return buf;
 }
 
-void bench_check_ceilings(bench *b) {
+/* A sysfs attribute of the PCI device at `address`, into out. */
+static bool pci_attribute(const char *address, const char *name, char *out,
+                          size_t size) {
+  char path[160];
+  snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s", address, name);
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return false;
+  bool ok = fgets(out, (int)size, f) != NULL;
+  fclose(f);
+  return ok;
+}
+
+/* The device's PCIe link in GB/s each way, from its current speed and
+ * width (Gen 3 on encode 128 bits in 130, Gen 1 and 2 8 in 10); 0 when
+ * the device has no PCI address or sysfs does not tell. */
+static double link_gbps(const bench *b, char *what, size_t what_size) {
+  const char *address = b->props.pci_bus_id;
+  char speed[64], width[64];
+  if (!address[0] ||
+      !pci_attribute(address, "current_link_speed", speed, sizeof speed) ||
+      !pci_attribute(address, "current_link_width", width, sizeof width))
+    return 0.0;
+  double gt = atof(speed);
+  int lanes = atoi(width);
+  if (gt <= 0.0 || lanes <= 0) return 0.0;
+  double encoding = gt >= 8.0 ? 128.0 / 130.0 : 0.8;
+  snprintf(what, what_size, "PCIe %.1f GT/s x%d at %s", gt, lanes, address);
+  return gt * lanes * encoding / 8.0;
+}
+
+/* Figures between host and device, held to the link: one faster is a
+ * measurement that went wrong (the 306 GB/s "over" a 55 GB/s link came
+ * from the cache). */
+static void check_link(bench *b) {
+  const size_t fastest = bench_fastest_on_link(b->results, b->result_count);
+  if (fastest == b->result_count) return;
+  char link[96], what[96];
+  const double ceiling = link_gbps(b, link, sizeof link);
+  if (ceiling <= 0.0) {
+    fprintf(b->out, "\nlink ceiling: unknown (%s), not checked\n",
+            b->props.pci_bus_id[0] ? "sysfs does not give the device's link"
+                                   : "the device has no PCI address");
+    return;
+  }
+  fprintf(b->out,
+          "\nlink ceiling: %.1f GB/s each way (%s); fastest between host "
+          "and device: %.2f GB/s, %s\n",
+          ceiling, link, b->results[fastest].value,
+          figure_text(&b->results[fastest], what, sizeof what));
+  for (size_t i = 0; (i = bench_above_link(b->results, b->result_count, i,
+                                           ceiling)) < b->result_count;
+       i++)
+    bench_wrong(b,
+                "%s: %.2f GB/s, above the %.1f GB/s that %s can carry: the "
+                "figure measures something else (a cache, a copy that did "
+                "not happen)",
+                figure_text(&b->results[i], what, sizeof what),
+                b->results[i].value, ceiling, link);
+}
+
+/* Figures of device memory, held to the memory system. */
+static void check_memory(bench *b) {
   bool any = false;
   for (size_t i = 0; i < b->result_count && !any; i++)
     any = b->results[i].footprint != 0;
@@ -100,4 +162,9 @@ void bench_check_ceilings(bench *b) {
                 figure_text(r, what, sizeof what), r->value, limit,
                 bench_bytes_text(r->footprint, size, sizeof size));
   }
+}
+
+void bench_check_ceilings(bench *b) {
+  check_link(b);
+  check_memory(b);
 }

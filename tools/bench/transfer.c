@@ -12,10 +12,10 @@
  * Every kind moves a different slice of its buffers at each operation,
  * rotating over up to ROTATE_BYTES: a size that fits the device's cache
  * (50 MB of L2 on an H200) copied from one place again and again was
- * served from it, and read 306 GB/s "over" a link of 55. Then each figure
- * of a transfer between host and device is held to the PCIe link's
- * ceiling, read from sysfs for the device's PCI address: one above it is a
- * wrong measurement, and fails the run. */
+ * served from it, and read 306 GB/s "over" a link of 55. Each figure of a
+ * transfer between host and device is then held to the PCIe link's
+ * ceiling by the run's check (plausible.c): one above it is a wrong
+ * measurement, and fails the run. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +31,6 @@
 /* Past the last-level cache of any GPU kiln runs on (the largest, AMD's
  * Infinity Cache, is 256 MiB). */
 #define ROTATE_BYTES ((size_t)512 << 20)
-/* A figure may pass the link's nominal rate by this much (clock and
- * rounding) before it is called impossible. */
-#define LINK_SLACK 1.05
 
 enum kind { H2D_PAGEABLE, H2D_PINNED, D2H_PAGEABLE, D2H_PINNED, D2D, KINDS };
 
@@ -54,9 +51,6 @@ typedef struct transfer_state {
   size_t slots;
   size_t next;
   size_t largest; /* the buffers' size */
-  /* The highest figure between host and device, and what it was. */
-  double fastest;
-  char fastest_what[64];
 } transfer_state;
 
 /* The offset of the next operation's slice. */
@@ -151,15 +145,6 @@ static void compare(transfer_state *t, const void *got, const void *sent,
                 t->size, path);
 }
 
-/* Keeps the highest figure between host and device. */
-static void note(transfer_state *t, double gbps, const char *what) {
-  if (gbps <= t->fastest) return;
-  t->fastest = gbps;
-  char size[32];
-  snprintf(t->fastest_what, sizeof t->fastest_what, "%s at %s", what,
-           bench_bytes_text(t->size, size, sizeof size));
-}
-
 static int run_size(transfer_state *t) {
   bench *b = t->b;
   t->slots = (t->largest < ROTATE_BYTES ? t->largest : ROTATE_BYTES) / t->size;
@@ -199,12 +184,6 @@ static int run_size(transfer_state *t) {
                          measure_raw(t, D2D, &raw_d2d) != 0))
     return -1;
 
-  note(t, gbps[H2D_PAGEABLE], "kiln h2d pageable");
-  note(t, gbps[H2D_PINNED], "kiln h2d pinned");
-  note(t, gbps[D2H_PAGEABLE], "kiln d2h pageable");
-  note(t, gbps[D2H_PINNED], "kiln d2h pinned");
-  note(t, raw_h2d, "raw h2d");
-  note(t, raw_d2h, "raw d2h");
   char size[32];
   fprintf(b->out, "%9s", bench_bytes_text(t->size, size, sizeof size));
   bench_cell(b->out, 13, 2, gbps[H2D_PAGEABLE]);
@@ -217,59 +196,6 @@ static int run_size(transfer_state *t) {
   bench_cell(b->out, 9, 1, raw_d2d);
   fprintf(b->out, "\n");
   return 0;
-}
-
-/* A sysfs attribute of the PCI device at `address`, into out. */
-static bool pci_attribute(const char *address, const char *name, char *out,
-                          size_t size) {
-  char path[160];
-  snprintf(path, sizeof path, "/sys/bus/pci/devices/%s/%s", address, name);
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return false;
-  bool ok = fgets(out, (int)size, f) != NULL;
-  fclose(f);
-  return ok;
-}
-
-/* The device's PCIe link in GB/s each way, from its current speed and
- * width (Gen 3 on encode 128 bits in 130, Gen 1 and 2 8 in 10); 0 when
- * the device has no PCI address or sysfs does not tell. */
-static double link_gbps(const bench *b, char *what, size_t what_size) {
-  const char *address = b->props.pci_bus_id;
-  char speed[64], width[64];
-  if (!address[0] ||
-      !pci_attribute(address, "current_link_speed", speed, sizeof speed) ||
-      !pci_attribute(address, "current_link_width", width, sizeof width))
-    return 0.0;
-  double gt = atof(speed);
-  int lanes = atoi(width);
-  if (gt <= 0.0 || lanes <= 0) return 0.0;
-  double encoding = gt >= 8.0 ? 128.0 / 130.0 : 0.8;
-  snprintf(what, what_size, "PCIe %.1f GT/s x%d at %s", gt, lanes, address);
-  return gt * lanes * encoding / 8.0;
-}
-
-/* A transfer faster than the link is a measurement that went wrong. */
-static void check_link(transfer_state *t) {
-  bench *b = t->b;
-  char link[96];
-  const double ceiling = link_gbps(b, link, sizeof link);
-  if (ceiling <= 0.0) {
-    fprintf(b->out, "  link ceiling: unknown (%s), not checked\n",
-            b->props.pci_bus_id[0] ? "sysfs does not give the device's link"
-                                   : "the device has no PCI address");
-    return;
-  }
-  fprintf(b->out,
-          "  link ceiling: %.1f GB/s each way (%s); fastest between host "
-          "and device: %.2f GB/s, %s\n",
-          ceiling, link, t->fastest, t->fastest_what);
-  if (t->fastest > ceiling * LINK_SLACK)
-    bench_wrong(b,
-                "transfer: %s read %.2f GB/s, above the %.1f GB/s that %s "
-                "can carry: the figure measures something else (a cache, a "
-                "copy that did not happen)",
-                t->fastest_what, t->fastest, ceiling, link);
 }
 
 static void fill(float *dst, size_t bytes, uint32_t seed) {
@@ -310,7 +236,6 @@ static int run(transfer_state *t, size_t largest) {
   t->largest = largest;
   for (t->size = FIRST; t->size <= largest; t->size *= 4)
     if (run_size(t) != 0) return -1;
-  check_link(t);
   return 0;
 }
 
