@@ -1,13 +1,13 @@
 /* Figures of bandwidth held to what the hardware can give (issue 31): a
  * figure between host and device to the host link, one of device memory
- * to the memory system. A batch that runs over more than a few times the L2 has its
- * bytes come from DRAM, and no kernel moves those faster than a copy does;
- * one that fits is served by the cache, whose speed the raw CUDA
- * comparator's own kernels measure. A figure past either is a measurement
- * gone wrong (bytes counted that were not moved, a batch timed short), as
- * the 306 GB/s "over" a 55 GB/s link was. Kept apart from the sections so
- * that tools/bench/test_ceilings.c can hold the rules to made-up figures
- * without a device. */
+ * to the memory system. A batch that runs over more than a few times the
+ * L2 has its bytes come from DRAM, and no kernel moves those faster than a
+ * copy does; one that fits is served by the cache, whose speed the raw
+ * CUDA comparator's own kernels measure. A figure past its ceiling is a
+ * measurement gone wrong (bytes counted that were not moved, a batch
+ * timed short), as the 306 GB/s "over" a 55 GB/s link was. Kept apart
+ * from the sections so that tests/bench/test_ceilings.c can hold the
+ * rules to made-up figures without a device. */
 #include <string.h>
 
 #include "bench.h"
