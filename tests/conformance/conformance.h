@@ -162,6 +162,16 @@ int conf_validation_messages(void);
  * messenger the VkResult of every call that fails, also of one a test
  * makes fail on purpose. */
 void conf_expect_validation(const char *message);
+/* Counts kiln's messages that hold `first` or `second` (either may be
+ * NULL), from 0, with the debug log on and kept off stderr, until
+ * conf_count_log_end gives the level back; the suite's handler still
+ * watches the validation layer meanwhile. Backends say in their debug log
+ * what tests could not otherwise see (an import made, a batch kept). */
+#define CONF_LOG_NEEDLES 2
+void conf_count_log_begin(const char *first, const char *second);
+/* The counts so far: counts[0] of `first`, counts[1] of `second`. */
+void conf_count_log_read(unsigned counts[CONF_LOG_NEEDLES]);
+void conf_count_log_end(void);
 
 /* ---- The groups, one per file -------------------------------------------- */
 

@@ -1,6 +1,5 @@
 /* Modules, kernels and launches: 3-D grids, every scalar type, dynamic
  * shared memory, the built-in module, launches repeated alone. */
-#include <stdatomic.h>
 #include <stdio.h>
 
 #include "conformance.h"
@@ -307,18 +306,6 @@ static void dynamic_shared_memory(void **state) {
   }
 }
 
-/* Vulkan keeps the batch of a launch into an idle stream and submits it
- * again when the same launch comes back (backends/vulkan/solo.c); kiln's
- * debug log says when it keeps one. */
-static atomic_uint batches_kept;
-
-static void count_kept(kiln_log_level level, const char *message,
-                       void *user) {
-  (void)level;
-  (void)user;
-  if (strstr(message, "keeps the batch of a launch")) batches_kept++;
-}
-
 /* conf_add_u32 of variant v (0 to 5) of the launches below: into a or b,
  * at a word offset, over n words, adding a value; each differs from the
  * others in one argument or in its grid. */
@@ -384,29 +371,23 @@ static void launches_repeated_alone(void **state) {
   kiln_stream *s;
   check_ok(kiln_stream_create(conf.ctx, &s));
   kiln_kernel *k = conf_kernel("conf_add_u32");
+  /* Vulkan's debug log says when a stream keeps a batch (solo.c). */
   const bool counted = batches_kept_here();
-  const kiln_log_level level = kiln_get_log_level();
-  if (counted) {
-    batches_kept = 0;
-    kiln_set_log_level(KILN_LOG_DEBUG);
-    kiln_set_log_handler(count_kept, NULL);
-  }
+  if (counted) conf_count_log_begin("keeps the batch of a launch", NULL);
   kiln_status st = KILN_OK;
   for (int round = 0; round < 10 && st == KILN_OK; round++)
     for (int v = 0; v < 3 && st == KILN_OK; v++)
       st = launch_alone(s, k, false, b, model, &alone_variants[v]);
-  const unsigned kept = batches_kept;
+  unsigned kept[CONF_LOG_NEEDLES] = {0, 0};
   if (counted) {
-    conf_install_log_handler();
-    kiln_set_log_level(level);
+    conf_count_log_read(kept);
+    conf_count_log_end();
   }
   check_ok(st);
-  if (counted) {
-    if (kept != 3)
-      fail_msg("30 launches of 3 kinds into an idle stream kept %u batches "
-               "(expected 3: each kind's first, submitted again after)",
-               kept);
-  }
+  if (counted && kept[0] != 3)
+    fail_msg("30 launches of 3 kinds into an idle stream kept %u batches "
+             "(expected 3: each kind's first, submitted again after)",
+             kept[0]);
   for (int round = 0; round < 3; round++)
     for (size_t v = 0; v < sizeof alone_variants / sizeof alone_variants[0];
          v++)

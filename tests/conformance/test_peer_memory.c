@@ -4,50 +4,15 @@
  * found again for a block that takes its place, freed when either context
  * goes) and a copy longer than one of the copy kernel's pieces must land
  * whole. The copies themselves, at every edge, are test_peers.c's. */
-#include <pthread.h>
 #include <stdio.h>
 
 #include "conformance.h"
 #include "timing.h"
 
-/* The imports kiln's debug log reports (Vulkan): made, and released. */
-static pthread_mutex_t imports_lock = PTHREAD_MUTEX_INITIALIZER;
-static unsigned imports_made, imports_released;
-
-static void count_imports(kiln_log_level level, const char *message,
-                          void *user) {
-  (void)level;
-  (void)user;
-  pthread_mutex_lock(&imports_lock);
-  if (strstr(message, "imported into another context"))
-    imports_made++;
-  else if (strstr(message, "into another context released"))
-    imports_released++;
-  pthread_mutex_unlock(&imports_lock);
-}
-
-/* count_imports from now, from 0, with the debug log on; returns the
- * level for stop_counting_imports to give back. */
-static kiln_log_level count_imports_from_now(void) {
-  const kiln_log_level level = kiln_get_log_level();
-  pthread_mutex_lock(&imports_lock);
-  imports_made = imports_released = 0;
-  pthread_mutex_unlock(&imports_lock);
-  kiln_set_log_level(KILN_LOG_DEBUG);
-  kiln_set_log_handler(count_imports, NULL);
-  return level;
-}
-
-static void stop_counting_imports(kiln_log_level level) {
-  conf_install_log_handler();
-  kiln_set_log_level(level);
-}
-
-static void imports_so_far(unsigned *made, unsigned *released) {
-  pthread_mutex_lock(&imports_lock);
-  *made = imports_made;
-  *released = imports_released;
-  pthread_mutex_unlock(&imports_lock);
+/* What kiln's debug log says of an import (Vulkan): made, released. */
+static void count_imports(void) {
+  conf_count_log_begin("imported into another context",
+                       "into another context released");
 }
 
 /* Whether copies between conf.ctx and `other` should read the source's
@@ -80,8 +45,7 @@ static void copies_out_of_reused_memory(void **state) {
   kiln_context *other = conf_second_context();
   kiln_context *ends[2] = {conf.ctx, other};
   const bool imports = expect_imports(other);
-  const kiln_log_level level =
-      imports ? count_imports_from_now() : kiln_get_log_level();
+  if (imports) count_imports();
   unsigned char *want = conf_alloc(n), *got = conf_alloc(n);
   for (int round = 0; round < 4; round++) {
     kiln_context *from = ends[round / 2], *to = ends[1 - round / 2];
@@ -101,18 +65,18 @@ static void copies_out_of_reused_memory(void **state) {
      * round's source, made first, asks for the same again. */
     check_ok(kiln_buffer_destroy(dst));
     check_ok(kiln_buffer_destroy(src));
-    unsigned made = 0, released = 0;
-    if (imports) imports_so_far(&made, &released);
-    if (imports &&
-        (made != (unsigned)round + 1 || released != (unsigned)round + 1)) {
-      stop_counting_imports(level);
+    unsigned n[CONF_LOG_NEEDLES] = {0, 0};
+    if (imports) conf_count_log_read(n);
+    const unsigned want = (unsigned)round + 1;
+    if (imports && (n[0] != want || n[1] != want)) {
+      conf_count_log_end();
       fail_msg("after round %d, %u imports of a source's memory were made "
                "and %u released (expected %d each: one per copy, released "
                "with its source)",
-               round, made, released, round + 1);
+               round, n[0], n[1], round + 1);
     }
   }
-  if (imports) stop_counting_imports(level);
+  if (imports) conf_count_log_end();
   free(want);
   free(got);
   check_ok(kiln_context_destroy(other));
@@ -197,8 +161,7 @@ static void copy_in_pieces(void **state) {
   }
   kiln_context *other = conf_second_context();
   const bool imports = expect_imports(other);
-  const kiln_log_level level =
-      imports ? count_imports_from_now() : kiln_get_log_level();
+  if (imports) count_imports();
   kiln_buffer *src, *dst;
   check_ok(kiln_buffer_create(other, total, 0, &src));
   check_ok(kiln_buffer_create(conf.ctx, total, 0, &dst));
@@ -228,13 +191,13 @@ static void copy_in_pieces(void **state) {
   check_ok(kiln_buffer_destroy(src));
   check_ok(kiln_buffer_destroy(dst));
   if (imports) {
-    unsigned made, released;
-    imports_so_far(&made, &released);
-    stop_counting_imports(level);
-    if (made != 1)
+    unsigned n[CONF_LOG_NEEDLES];
+    conf_count_log_read(n);
+    conf_count_log_end();
+    if (n[0] != 1)
       fail_msg("%u imports of the source's memory were made for one copy "
                "(expected 1: the copy reads the source's own memory)",
-               made);
+               n[0]);
   }
   free(bytes);
   free(got);

@@ -256,6 +256,13 @@ static int validation_count;
 static int validation_seen;
 static const char *validation_expected;
 
+/* conf_count_log_begin's needles and what it counted, and the level to
+ * give back; under log_lock. */
+static bool counting;
+static const char *count_needles[CONF_LOG_NEEDLES];
+static unsigned count_hits[CONF_LOG_NEEDLES];
+static kiln_log_level count_level;
+
 static void on_log(kiln_log_level level, const char *message, void *user) {
   (void)user;
   bool validation =
@@ -265,9 +272,39 @@ static void on_log(kiln_log_level level, const char *message, void *user) {
       strcmp(message + sizeof validation_prefix - 1, validation_expected) == 0)
     validation = false;
   if (validation) validation_count++;
+  for (int i = 0; counting && i < CONF_LOG_NEEDLES; i++)
+    if (count_needles[i] && strstr(message, count_needles[i])) count_hits[i]++;
+  /* The debug log is on only to be counted. */
+  const bool quiet = counting && level == KILN_LOG_DEBUG;
   pthread_mutex_unlock(&log_lock);
   static const char *const names[] = {"", "error", "warn", "info", "debug"};
-  fprintf(stderr, "kiln %s: %s\n", names[level], message);
+  if (!quiet) fprintf(stderr, "kiln %s: %s\n", names[level], message);
+}
+
+void conf_count_log_begin(const char *first, const char *second) {
+  pthread_mutex_lock(&log_lock);
+  counting = true;
+  count_needles[0] = first;
+  count_needles[1] = second;
+  count_hits[0] = count_hits[1] = 0;
+  count_level = kiln_get_log_level();
+  pthread_mutex_unlock(&log_lock);
+  kiln_set_log_handler(on_log, NULL);
+  kiln_set_log_level(KILN_LOG_DEBUG);
+}
+
+void conf_count_log_read(unsigned counts[CONF_LOG_NEEDLES]) {
+  pthread_mutex_lock(&log_lock);
+  for (int i = 0; i < CONF_LOG_NEEDLES; i++) counts[i] = count_hits[i];
+  pthread_mutex_unlock(&log_lock);
+}
+
+void conf_count_log_end(void) {
+  pthread_mutex_lock(&log_lock);
+  counting = false;
+  const kiln_log_level level = count_level;
+  pthread_mutex_unlock(&log_lock);
+  kiln_set_log_level(level);
 }
 
 void conf_install_log_handler(void) {
