@@ -301,16 +301,18 @@ static int policy_round_trip(bench *b, kiln_sync_policy policy,
  * kiln's stream batch of it (the barrier before its first command and the
  * one to the host at its end), recorded once; and that recorded again each
  * time, as kiln records each launch, into a buffer begun again (as kiln's
- * are; vulkan_raw.h). The differences between them say where kiln's extra
- * time goes: barriers, recording, or kiln's own work. */
+ * are; vulkan_raw.h); and the batch with only a barrier at its end that
+ * orders later submissions too. The differences between them say where
+ * kiln's extra time goes: barriers, recording, or kiln's own work. */
 enum { VK_TRIP_KILN, VK_TRIP_RAW, VK_TRIP_BARRIERS, VK_TRIP_RECORDED,
-       VK_TRIPS };
+       VK_TRIP_TAIL, VK_TRIPS };
 
 static int vulkan_trip(kiln_launcher *k, vulkan_raw *r, int which) {
   switch (which) {
   case VK_TRIP_KILN: return kiln_launch_one(k) || kiln_wait(k);
   case VK_TRIP_RAW: return vulkan_raw_run(r, VULKAN_RAW_ORDERED);
   case VK_TRIP_BARRIERS: return vulkan_raw_batch_run(r, VULKAN_RAW_BATCH_ONCE);
+  case VK_TRIP_TAIL: return vulkan_raw_batch_run(r, VULKAN_RAW_BATCH_TAIL);
   default: return vulkan_raw_batch_run(r, VULKAN_RAW_BATCH_AGAIN);
   }
 }
@@ -360,7 +362,7 @@ static int vulkan_round_trips(bench *b, kiln_launcher *k,
   if (result == 0) {
     static const char *const names[VK_TRIPS] = {
         "kiln", "vulkan-raw", "vulkan-raw-barriers",
-        "vulkan-raw-barriers-recorded"};
+        "vulkan-raw-barriers-recorded", "vulkan-raw-tail-barrier"};
     double us[VK_TRIPS];
     for (int j = 0; j < VK_TRIPS && result == 0; j++) {
       us[j] = bench_median(t + j * samples, samples);
@@ -372,9 +374,10 @@ static int vulkan_round_trips(bench *b, kiln_launcher *k,
             "launch + synchronize, taking turns with raw Vulkan (one "
             "dispatch, submitted with a timeline signal, the semaphore "
             "polled; us): kiln %.2f, raw %.2f; raw with kiln's two barriers "
-            "%.2f, and recorded each time %.2f\n",
+            "%.2f, and recorded each time %.2f; raw with one barrier, at "
+            "the end, to the host and later commands %.2f\n",
             us[VK_TRIP_KILN], us[VK_TRIP_RAW], us[VK_TRIP_BARRIERS],
-            us[VK_TRIP_RECORDED]);
+            us[VK_TRIP_RECORDED], us[VK_TRIP_TAIL]);
     bench_goal_line(b->out, "launch + wait, kiln / raw Vulkan (issue 33)",
                     us[VK_TRIP_KILN] / us[VK_TRIP_RAW], "x", VULKAN_RAW_GOAL);
   }

@@ -65,6 +65,7 @@ struct vulkan_raw {
    * and recorded at each run into a buffer its begin resets, of a pool of
    * its own made for that. */
   VkCommandBuffer batch;
+  VkCommandBuffer tail; /* VULKAN_RAW_BATCH_TAIL's, recorded once too */
   VkCommandPool again_pool;
   VkCommandBuffer again;
   VkSemaphore timeline;   /* signalled once per submission */
@@ -157,11 +158,13 @@ static VkResult create_pipeline(vulkan_raw *r, const kiln_module_image *image,
  * buffers is what kiln's stream order costs the driver; in levels, that
  * barrier before every `level`-th dispatch only; in levels as kiln's graph
  * has them, behind that barrier first and ending with the barrier to the
- * host stage, as kiln records a graph or a stream's batch. Begun with
- * `usage`: how the buffer will be submitted. */
+ * host stage, as kiln records a graph or a stream's batch; or, `tail`,
+ * in levels with no barrier first and one at the end whose second scope
+ * holds the compute and transfer stages too, every later submission's
+ * commands. Begun with `usage`: how the buffer will be submitted. */
 static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
-                       vulkan_raw_order order,
-                       VkCommandBufferUsageFlags usage) {
+                       vulkan_raw_order order, VkCommandBufferUsageFlags usage,
+                       bool tail) {
   const unsigned level = r->level;
   const VkMemoryBarrier barrier = {
       .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
@@ -174,6 +177,7 @@ static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
   const VkPipelineStageFlags stages =
       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT;
   const bool as_kiln = order == VULKAN_RAW_LEVELS_AS_KILN;
+  const bool lead = as_kiln && !tail;
   const unsigned every = order == VULKAN_RAW_ORDERED ? 1
                          : order == VULKAN_RAW_LEVELS || as_kiln ? level
                                                                   : 0;
@@ -184,7 +188,7 @@ static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
   VK_TRY(r, BeginCommandBuffer, (cmd, &begin));
   r->vk.CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipeline);
   for (unsigned i = 0; i < r->dispatches; i++) {
-    if (every && (i % every == 0) && (i > 0 || as_kiln))
+    if (every && (i % every == 0) && (i > 0 || lead))
       r->vk.CmdPipelineBarrier(cmd, stages, stages, 0, 1, &barrier, 0, NULL, 0,
                                NULL);
     r->vk.CmdPushConstants(cmd, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
@@ -195,10 +199,12 @@ static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
     const VkMemoryBarrier to_host = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
         .srcAccessMask = barrier.srcAccessMask,
-        .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_HOST_WRITE_BIT |
+                         (tail ? barrier.dstAccessMask : 0),
     };
-    r->vk.CmdPipelineBarrier(cmd, stages, VK_PIPELINE_STAGE_HOST_BIT, 0, 1,
-                             &to_host, 0, NULL, 0, NULL);
+    r->vk.CmdPipelineBarrier(cmd, stages,
+                             VK_PIPELINE_STAGE_HOST_BIT | (tail ? stages : 0),
+                             0, 1, &to_host, 0, NULL, 0, NULL);
   }
   VK_TRY(r, EndCommandBuffer, (cmd));
   return VK_SUCCESS;
@@ -226,6 +232,7 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, r->cmd));
   alloc.commandBufferCount = 1;
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->batch));
+  VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->tail));
   alloc.commandPool = r->again_pool;
   VK_TRY(r, AllocateCommandBuffers, (r->device, &alloc, &r->again));
   /* A graph's buffer is begun for simultaneous use (a replay may be
@@ -234,10 +241,13 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
     if ((result = record(r, r->cmd[order], (vulkan_raw_order)order,
                          order == VULKAN_RAW_LEVELS_AS_KILN
                              ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT
-                             : 0)) != VK_SUCCESS)
+                             : 0,
+                         false)) != VK_SUCCESS)
       return result;
-  if ((result = record(r, r->batch, VULKAN_RAW_LEVELS_AS_KILN, 0)) !=
-      VK_SUCCESS)
+  if ((result = record(r, r->batch, VULKAN_RAW_LEVELS_AS_KILN, 0, false)) !=
+          VK_SUCCESS ||
+      (result = record(r, r->tail, VULKAN_RAW_LEVELS_AS_KILN, 0, true)) !=
+          VK_SUCCESS)
     return result;
   VkSemaphoreTypeCreateInfo type = {
       .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
@@ -391,10 +401,12 @@ int vulkan_raw_batch_run(vulkan_raw *r, vulkan_raw_batch how) {
   /* Recorded for one submission, each begun as kiln begins a batch. */
   const VkCommandBufferUsageFlags once =
       VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-  VkCommandBuffer cmd = how == VULKAN_RAW_BATCH_ONCE ? r->batch : r->again;
+  VkCommandBuffer cmd = how == VULKAN_RAW_BATCH_ONCE   ? r->batch
+                        : how == VULKAN_RAW_BATCH_TAIL ? r->tail
+                                                       : r->again;
   VkResult result = VK_SUCCESS;
   if (how == VULKAN_RAW_BATCH_AGAIN)
-    result = record(r, cmd, VULKAN_RAW_LEVELS_AS_KILN, once);
+    result = record(r, cmd, VULKAN_RAW_LEVELS_AS_KILN, once, false);
   if (result == VK_SUCCESS) result = submit_and_wait(r, cmd);
   return reported(r, result);
 }

@@ -71,10 +71,14 @@ int vulkan_raw_run(vulkan_raw *r, vulkan_raw_order order);
  * batch is rather than for simultaneous use): recorded once at open, or
  * recorded again before each run into a buffer its begin resets, as kiln
  * records each launch. (A pool reset whole before each recording cost the
- * same on the H200's driver, 2026-11-29, and was taken out.) */
+ * same on the H200's driver, 2026-11-29, and was taken out.) Or, recorded
+ * once, the batch with no barrier before its first command and one at its
+ * end that orders it before every later submission's commands as well as
+ * the host: what the barrier first is worth. */
 typedef enum vulkan_raw_batch {
   VULKAN_RAW_BATCH_ONCE,
-  VULKAN_RAW_BATCH_AGAIN
+  VULKAN_RAW_BATCH_AGAIN,
+  VULKAN_RAW_BATCH_TAIL
 } vulkan_raw_batch;
 
 /* Submits that batch and waits as vulkan_raw_run does. */
