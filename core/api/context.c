@@ -212,6 +212,9 @@ kiln_status kiln_context_destroy(kiln_context *ctx) {
   if (!ctx) return KILN_OK;
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
+  /* What the pool kept for reuse goes back on its streams, before the
+   * wait that sees every stream done. */
+  kiln_pool_flush(ctx, NULL);
   /* Work still queued may use any object: let it finish before freeing.
    * A lost context cannot finish anything; release regardless. Work that
    * outlasts KILN_SYNC_TIMEOUT_MS is left running, and all it may use. */

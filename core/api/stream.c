@@ -67,6 +67,8 @@ kiln_status kiln_stream_create(kiln_context *ctx, kiln_stream **out_stream) {
 
 void kiln_stream_release(kiln_stream *s) {
   kiln_context *ctx = s->base.context;
+  /* Queued on s, so that the wait below sees them done. */
+  kiln_pool_flush(ctx, s);
   if (!atomic_load(&ctx->lost))
     kiln_context_result(ctx,
                         ctx->ops->stream_synchronize(s, KILN_WAIT_FOREVER));

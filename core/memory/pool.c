@@ -11,11 +11,16 @@
  * their events are done, at the synchronizes and at trims. A parked buffer
  * lives on as a copy of its backend struct, detached from the handle
  * registry, so that the released handle is invalid at once while its
- * memory is still in use. */
+ * memory is still in use.
+ *
+ * In front of a backend's pool, reuse.c keeps a few small released
+ * buffers for their own stream's next create, which then asks the driver
+ * nothing. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/memory/reuse.h"
 
 typedef struct parked {
   kiln_buffer *buf;    /* the detached copy (malloc'd, ops->buffer_size) */
@@ -29,6 +34,7 @@ struct kiln_pool {
    * or -1 (the core's). Set once, under the lock; read without it. */
   atomic_int native;
   size_t keep;     /* bytes of released memory kept at a synchronize */
+  kiln_reuse *reuse; /* the backend's pool: what its streams may take back */
   size_t used;     /* the core's pool: bytes of live buffers */
   size_t parked_bytes;
   parked *parked;
@@ -42,11 +48,18 @@ struct kiln_pool {
 
 kiln_status kiln_pool_open(kiln_context *ctx) {
   kiln_pool *p = calloc(1, sizeof *p);
-  if (!p || pthread_mutex_init(&p->lock, NULL) != 0) {
+  if (p && !(p->reuse = kiln_reuse_open())) {
     free(p);
+    p = NULL;
+  }
+  if (p && pthread_mutex_init(&p->lock, NULL) != 0) {
+    kiln_reuse_close(p->reuse);
+    free(p);
+    p = NULL;
+  }
+  if (!p)
     return kiln_set_error(KILN_ERROR_OUT_OF_HOST_MEMORY,
                           "out of host memory opening the context's pool");
-  }
   p->keep = SIZE_MAX;
   ctx->pool = p;
   return KILN_OK;
@@ -158,7 +171,21 @@ kiln_status kiln_pool_alloc(kiln_stream *s, kiln_buffer *buf, uint32_t flags,
   kiln_context *ctx = s->base.context;
   kiln_pool *p = ctx->pool;
   *out_zero = false;
-  if (native(ctx, p)) return ctx->ops->memory->buffer_init_async(buf, s, flags);
+  if (native(ctx, p)) {
+    if (kiln_reuse_take(p->reuse, ctx, s, buf)) {
+      *out_zero = (flags & KILN_BUFFER_ZERO) != 0;
+      return KILN_OK;
+    }
+    const kiln_memory_ops *m = ctx->ops->memory;
+    kiln_status st = m->buffer_init_async(buf, s, flags);
+    /* The backend gave back what its pool holds; what is kept goes too. */
+    if (st == KILN_ERROR_OUT_OF_DEVICE_MEMORY &&
+        kiln_reuse_bytes(p->reuse) > 0) {
+      kiln_reuse_flush(p->reuse, ctx, NULL);
+      st = m->buffer_init_async(buf, s, flags);
+    }
+    return st;
+  }
   pthread_mutex_lock(&p->lock);
   size_t i = find_parked(p, s, buf->size);
   if (i != SIZE_MAX) {
@@ -201,7 +228,7 @@ static kiln_status park(kiln_context *ctx, kiln_pool *p, kiln_stream *s,
     free(copy);
     return st;
   }
-  memcpy(copy, buf, ops->buffer_size);
+  kiln_reuse_detach(copy, buf, ops->buffer_size);
   p->parked[p->count++] = (parked){.buf = copy, .done = e, .stream = s};
   p->parked_bytes += buf->size;
   p->used -= buf->size;
@@ -216,7 +243,10 @@ no_memory:
 kiln_status kiln_pool_release(kiln_stream *s, kiln_buffer *buf) {
   kiln_context *ctx = s->base.context;
   kiln_pool *p = ctx->pool;
-  if (native(ctx, p)) return ctx->ops->memory->buffer_deinit_async(buf, s);
+  if (native(ctx, p)) {
+    if (kiln_reuse_keep(p->reuse, ctx, s, buf)) return KILN_OK;
+    return ctx->ops->memory->buffer_deinit_async(buf, s);
+  }
   pthread_mutex_lock(&p->lock);
   kiln_status st = park(ctx, p, s, buf);
   pthread_mutex_unlock(&p->lock);
@@ -234,7 +264,13 @@ void kiln_pool_synchronized(kiln_context *ctx) {
 kiln_status kiln_pool_usage(kiln_context *ctx, size_t *reserved,
                             size_t *used) {
   kiln_pool *p = ctx->pool;
-  if (native(ctx, p)) return ctx->ops->memory->usage(ctx, reserved, used);
+  if (native(ctx, p)) {
+    /* What is kept is released, though the backend still counts it. */
+    const size_t kept = kiln_reuse_bytes(p->reuse);
+    kiln_status st = ctx->ops->memory->usage(ctx, reserved, used);
+    if (st == KILN_OK) *used = *used > kept ? *used - kept : 0;
+    return st;
+  }
   pthread_mutex_lock(&p->lock);
   *reserved = p->used + p->parked_bytes;
   *used = p->used;
@@ -246,6 +282,7 @@ kiln_status kiln_pool_set_keep(kiln_context *ctx, size_t bytes) {
   kiln_pool *p = ctx->pool;
   pthread_mutex_lock(&p->lock);
   p->keep = bytes;
+  kiln_reuse_set_keep(p->reuse, ctx, bytes);
   kiln_status st = KILN_OK;
   /* Before the first use the backend learns it when asked (native()). */
   if (atomic_load(&p->native) > 0)
@@ -258,9 +295,10 @@ kiln_status kiln_pool_trim(kiln_context *ctx, size_t keep_bytes) {
   kiln_pool *p = ctx->pool;
   pthread_mutex_lock(&p->lock);
   kiln_status st = KILN_OK;
-  if (atomic_load(&p->native) > 0)
+  if (atomic_load(&p->native) > 0) {
+    kiln_reuse_flush(p->reuse, ctx, NULL);
     st = ctx->ops->memory->trim(ctx, keep_bytes);
-  else
+  } else
     trim_parked(ctx, p, keep_bytes);
   pthread_mutex_unlock(&p->lock);
   return st;
@@ -273,6 +311,7 @@ void kiln_pool_close(kiln_context *ctx) {
    * the device is lost: nothing parked is in use. */
   while (p->count > 0) free_parked(ctx, p, p->count - 1);
   while (p->spare_count > 0) kiln_event_release(p->spare[--p->spare_count]);
+  kiln_reuse_close(p->reuse);
   free(p->spare);
   free(p->parked);
   pthread_mutex_destroy(&p->lock);
@@ -288,4 +327,9 @@ void kiln_pool_forget(kiln_buffer *buf) {
   pthread_mutex_lock(&p->lock);
   p->used -= buf->size;
   pthread_mutex_unlock(&p->lock);
+}
+
+void kiln_pool_flush(kiln_context *ctx, const kiln_stream *s) {
+  kiln_pool *p = ctx->pool;
+  if (p && atomic_load(&p->native) > 0) kiln_reuse_flush(p->reuse, ctx, s);
 }

@@ -718,9 +718,10 @@ KILN_API kiln_status kiln_buffer_read_async(kiln_stream *stream,
 /* Allocates `size` bytes (> 0) of device memory in `stream`'s order (see
  * above); KILN_BUFFER_ZERO zeroes it, also in stream order. Memory released
  * on any stream of the context is reused once the work queued before its
- * release is done (and, by kiln's own pool, memory released on `stream`
- * itself at once). When the device is full the pool gives back what it
- * keeps and tries once more, then fails with
+ * release is done, and memory released on `stream` itself at once where
+ * kiln kept it (kiln_buffer_destroy_async) or its own pool serves the
+ * context. When the device is full the pool gives back what it keeps and
+ * tries once more, then fails with
  * KILN_ERROR_OUT_OF_DEVICE_MEMORY; the context stays usable. Release with
  * kiln_buffer_destroy_async, or kiln_buffer_destroy (which waits).
  * Inside a graph's capture the buffer is the graph's: made now, once, and
@@ -736,7 +737,13 @@ KILN_API kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
  * the same context, in `stream`'s order (NULL: the context's default
  * stream), without waiting: the handle is invalid at once, and the memory
  * returns to the pool when the work queued on `stream` before this call is
- * done. Errors, in words and with nothing freed: KILN_ERROR_INVALID_ARGUMENT
+ * done. A small buffer (up to 4 MiB; a few, at most 16 MiB in all and no
+ * more than the pool's keep setting) is first kept whole for `stream`'s
+ * next kiln_buffer_create_async of its size, which takes it back without
+ * asking the driver; it goes to the pool when newer releases push it out,
+ * at kiln_context_trim_pool, when the device is full, and when `stream` or
+ * the context is destroyed. No other stream takes a kept buffer.
+ * Errors, in words and with nothing freed: KILN_ERROR_INVALID_ARGUMENT
  * for a buffer made by kiln_buffer_create (release it with
  * kiln_buffer_destroy), KILN_ERROR_INVALID_STATE for one a graph holds,
  * KILN_ERROR_WRONG_CONTEXT for a stream of another context,
@@ -751,7 +758,8 @@ KILN_API kiln_status kiln_buffer_destroy_async(kiln_stream *stream,
                                                kiln_buffer *buffer);
 
 /* The pool's device memory in bytes: reserved from the driver, and of that
- * in use by live buffers of kiln_buffer_create_async. Vulkan's pool also
+ * in use by live buffers of kiln_buffer_create_async (not buffers released
+ * and kept for their stream, which are reserved). Vulkan's pool also
  * serves kiln_buffer_create, host buffers and kiln's own staging memory:
  * there both figures count kiln_buffer_create's buffers too, and the
  * reserved figure also the memory of the other two.

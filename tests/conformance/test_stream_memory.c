@@ -47,20 +47,19 @@ static conf_gate *gate_or_skip(kiln_stream *s) {
 
 /* A buffer used only on stream B is released while stream A's work waits
  * behind a closed gate: the release returns before the gate opens (the
- * synchronous kiln_buffer_destroy would wait for A). */
-static void a_release_in_stream_order_does_not_wait(void **state) {
-  (void)state;
-  enum { SIZE = 1 << 16 };
+ * synchronous kiln_buffer_destroy would wait for A); `size`-byte
+ * buffers. */
+static void released_while_another_stream_waits(size_t size) {
   kiln_stream *a, *b;
   check_ok(kiln_stream_create(conf.ctx, &a));
   check_ok(kiln_stream_create(conf.ctx, &b));
   kiln_buffer *held, *temp;
-  check_ok(kiln_buffer_create(conf.ctx, SIZE, 0, &held));
+  check_ok(kiln_buffer_create(conf.ctx, size, 0, &held));
   conf_gate *gate = gate_or_skip(a);
-  fill_byte(a, held, SIZE, 0x11);
-  check_ok(kiln_buffer_create_async(b, SIZE, 0, &temp));
-  fill_byte(b, temp, SIZE, 0x22);
-  check_ok(kiln_buffer_copy(b, temp, 0, temp, SIZE / 2, SIZE / 2));
+  fill_byte(a, held, size, 0x11);
+  check_ok(kiln_buffer_create_async(b, size, 0, &temp));
+  fill_byte(b, temp, size, 0x22);
+  check_ok(kiln_buffer_copy(b, temp, 0, temp, size / 2, size / 2));
   check_ok(kiln_buffer_destroy_async(b, temp));
   if (conf_gate_opened_at(gate) != 0)
     fail_msg("kiln_buffer_destroy_async returned only after stream A's gate "
@@ -69,24 +68,31 @@ static void a_release_in_stream_order_does_not_wait(void **state) {
              GATE_MS);
   if (!conf_gate_open(gate)) fail_msg("the gate opened by itself");
   conf_gate_free(gate);
-  expect_bytes(a, held, SIZE, 0x11, "stream A's buffer after its gate");
+  expect_bytes(a, held, size, 0x11, "stream A's buffer after its gate");
   check_ok(kiln_buffer_destroy(held));
   check_ok(kiln_stream_destroy(a));
   check_ok(kiln_stream_destroy(b));
 }
 
+/* Small: the core keeps the release for B (core/memory/reuse.c). */
+static void a_release_in_stream_order_does_not_wait(void **state) {
+  (void)state;
+  released_while_another_stream_waits((size_t)64 << 10);
+}
+
+/* Past what the core keeps: the release reaches the backend's pool. */
+static void a_large_release_in_stream_order_does_not_wait(void **state) {
+  (void)state;
+  released_while_another_stream_waits((size_t)8 << 20);
+}
+
 /* Memory released on B behind a closed gate, with a fill of B's still to
  * run on it, must not become C's new buffer before the fill is done: C
  * fills its buffer and reads it back after everything ran; had the pool
- * given C the released memory at once, B's late fill would show. */
-static void memory_is_reused_only_after_the_release_point(void **state) {
-  (void)state;
-  /* Large enough, with a filler that takes the rest of the early buffer's
-   * block, that a pool which takes released memory back only when it is
-   * short of room (Vulkan's: a request past half a 64 MiB block gets a
-   * block of twice its size) is short of it at every later create on C,
-   * and looks at the early buffer's release. */
-  enum { SIZE = 40 << 20, ROUNDS = 2 };
+ * given C the released memory at once, B's late fill would show;
+ * `size`-byte buffers (a filler beside each on C). */
+static void released_behind_a_gate(size_t size) {
+  enum { ROUNDS = 2 };
   kiln_stream *b, *c;
   check_ok(kiln_stream_create(conf.ctx, &b));
   check_ok(kiln_stream_create(conf.ctx, &c));
@@ -94,12 +100,12 @@ static void memory_is_reused_only_after_the_release_point(void **state) {
   kiln_buffer *later[ROUNDS], *filler[ROUNDS];
   for (int i = 0; i < ROUNDS; i++) {
     kiln_buffer *early;
-    check_ok(kiln_buffer_create_async(b, SIZE, 0, &early));
-    check_ok(kiln_buffer_create_async(c, SIZE, 0, &filler[i]));
-    fill_byte(b, early, SIZE, 0xAA);
+    check_ok(kiln_buffer_create_async(b, size, 0, &early));
+    check_ok(kiln_buffer_create_async(c, size, 0, &filler[i]));
+    fill_byte(b, early, size, 0xAA);
     check_ok(kiln_buffer_destroy_async(b, early));
-    check_ok(kiln_buffer_create_async(c, SIZE, 0, &later[i]));
-    fill_byte(c, later[i], SIZE, (unsigned char)(0x50 + i));
+    check_ok(kiln_buffer_create_async(c, size, 0, &later[i]));
+    fill_byte(c, later[i], size, (unsigned char)(0x50 + i));
   }
   /* C's work first, then B's: with queues of their own, C finishes while
    * the gate holds B; on one queue, B's work is submitted before C's, and
@@ -120,12 +126,29 @@ static void memory_is_reused_only_after_the_release_point(void **state) {
     snprintf(what, sizeof what,
              "stream C's buffer %d, made after B released one behind a gate",
              i);
-    expect_bytes(c, later[i], SIZE, (unsigned char)(0x50 + i), what);
+    expect_bytes(c, later[i], size, (unsigned char)(0x50 + i), what);
     check_ok(kiln_buffer_destroy_async(c, later[i]));
     check_ok(kiln_buffer_destroy_async(c, filler[i]));
   }
   check_ok(kiln_stream_destroy(b));
   check_ok(kiln_stream_destroy(c));
+}
+
+/* Large enough, with a filler that takes the rest of the early buffer's
+ * block, that a pool which takes released memory back only when it is
+ * short of room (Vulkan's: a request past half a 64 MiB block gets a
+ * block of twice its size) is short of it at every later create on C, and
+ * looks at the early buffer's release. */
+static void memory_is_reused_only_after_the_release_point(void **state) {
+  (void)state;
+  released_behind_a_gate((size_t)40 << 20);
+}
+
+/* Small enough that the core keeps B's release for B's own next create
+ * (core/memory/reuse.c): C must not get it from there either. */
+static void a_kept_release_is_only_for_its_stream(void **state) {
+  (void)state;
+  released_behind_a_gate((size_t)64 << 10);
 }
 
 /* Memory released on a stream and made again there (the pool's quickest
@@ -463,7 +486,9 @@ static void threads_allocate_on_their_own_streams(void **state) {
 int conf_run_stream_memory_tests(void) {
   const struct CMUnitTest tests[] = {
       CONF_TEST(a_release_in_stream_order_does_not_wait),
+      CONF_TEST(a_large_release_in_stream_order_does_not_wait),
       CONF_TEST(memory_is_reused_only_after_the_release_point),
+      CONF_TEST(a_kept_release_is_only_for_its_stream),
       CONF_TEST(reuse_on_one_stream_and_zeroes),
       CONF_TEST(a_stream_ordered_buffer_is_a_buffer),
       CONF_TEST(a_thousand_pairs_keep_the_pool_flat),
