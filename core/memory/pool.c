@@ -253,12 +253,28 @@ kiln_status kiln_pool_release(kiln_stream *s, kiln_buffer *buf) {
   return st;
 }
 
+/* At debug level, what the pool holds (kiln_context_pool_usage's two
+ * figures), `when` saying at which point; only once the pool has served
+ * and while the device can answer. */
+static void log_usage(kiln_context *ctx, const char *when) {
+  if (kiln_get_log_level() < KILN_LOG_DEBUG ||
+      atomic_load(&ctx->pool->native) == 0 || atomic_load(&ctx->lost))
+    return;
+  size_t reserved = 0, used = 0;
+  if (kiln_pool_usage(ctx, &reserved, &used) == KILN_OK)
+    kiln_log(KILN_LOG_DEBUG,
+             "%s: the stream-ordered pool %s: %zu bytes reserved, %zu of "
+             "them in use by live buffers",
+             ctx->ops->name, when, reserved, used);
+}
+
 void kiln_pool_synchronized(kiln_context *ctx) {
   kiln_pool *p = ctx->pool;
   if (!p) return;
   pthread_mutex_lock(&p->lock);
   if (atomic_load(&p->native) < 0) trim_parked(ctx, p, p->keep);
   pthread_mutex_unlock(&p->lock);
+  log_usage(ctx, "at a synchronize of the context");
 }
 
 kiln_status kiln_pool_usage(kiln_context *ctx, size_t *reserved,
@@ -301,12 +317,14 @@ kiln_status kiln_pool_trim(kiln_context *ctx, size_t keep_bytes) {
   } else
     trim_parked(ctx, p, keep_bytes);
   pthread_mutex_unlock(&p->lock);
+  if (st == KILN_OK) log_usage(ctx, "after a trim");
   return st;
 }
 
 void kiln_pool_close(kiln_context *ctx) {
   kiln_pool *p = ctx->pool;
   if (!p) return;
+  log_usage(ctx, "at the context's end");
   /* The streams are done (the context's teardown waited for them), or
    * the device is lost: nothing parked is in use. */
   while (p->count > 0) free_parked(ctx, p, p->count - 1);

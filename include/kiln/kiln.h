@@ -762,7 +762,9 @@ KILN_API kiln_status kiln_buffer_destroy_async(kiln_stream *stream,
  * and kept for their stream, which are reserved). Vulkan's pool also
  * serves kiln_buffer_create, host buffers and kiln's own staging memory:
  * there both figures count kiln_buffer_create's buffers too, and the
- * reserved figure also the memory of the other two.
+ * reserved figure also the memory of the other two. At KILN_LOG=debug
+ * kiln logs both figures at each kiln_context_synchronize, after each
+ * trim and at the context's end, once the pool has served.
  * Either out-parameter may be NULL. */
 KILN_API kiln_status kiln_context_pool_usage(kiln_context *context,
                                              size_t *out_reserved,

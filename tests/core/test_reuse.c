@@ -4,8 +4,9 @@
  * without the backend; never by another stream; and it goes to the
  * backend, on its own stream and while that stream lives, when it is
  * pushed out, too large, past the keep setting, at a trim, when the
- * device is full, when its stream goes and when the context goes. The
- * fake's memory table here counts what reaches the backend. */
+ * device is full, when its stream goes and when the context goes; and
+ * what the pool says of itself at debug level. The fake's memory table
+ * here counts what reaches the backend. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -313,6 +314,59 @@ static void the_context_gives_back_what_is_kept(void **state) {
       &f->ctx));
 }
 
+static char pool_said[512];
+
+static void keep_pool_message(kiln_log_level level, const char *message,
+                              void *user_data) {
+  (void)user_data;
+  if (level == KILN_LOG_DEBUG && strstr(message, "stream-ordered pool"))
+    snprintf(pool_said, sizeof pool_said, "%s", message);
+}
+
+/* Expects the pool's last debug message to say `when` and `figures`. */
+static void expect_said(const char *when, const char *figures) {
+  if (!strstr(pool_said, when) || !strstr(pool_said, figures))
+    fail_msg("the pool's debug message \"%s\" does not say \"%s\" and "
+             "\"%s\"",
+             pool_said, when, figures);
+  pool_said[0] = '\0';
+}
+
+/* At debug level the pool says what it holds, as kiln_context_pool_usage
+ * reads it: at a synchronize of the context, after a trim and at the
+ * context's end. */
+static void the_log_shows_the_pool(void **state) {
+  fake_fixture *f = *state;
+  const kiln_log_level was = kiln_get_log_level();
+  pool_said[0] = '\0';
+  kiln_set_log_handler(keep_pool_message, NULL);
+  kiln_set_log_level(KILN_LOG_DEBUG);
+  kiln_stream *s;
+  check_ok(kiln_stream_create(f->ctx, &s));
+  check_ok(kiln_context_synchronize(f->ctx));
+  if (pool_said[0])
+    fail_msg("a pool that never served spoke: \"%s\"", pool_said);
+  kiln_buffer *b;
+  check_ok(kiln_buffer_create_async(s, 4096, 0, &b));
+  check_ok(kiln_context_synchronize(f->ctx));
+  expect_said("at a synchronize of the context",
+              "4096 bytes reserved, 4096 of them in use");
+  check_ok(kiln_buffer_destroy_async(s, b));
+  check_ok(kiln_context_synchronize(f->ctx));
+  expect_said("at a synchronize of the context",
+              "4096 bytes reserved, 0 of them in use");
+  check_ok(kiln_context_trim_pool(f->ctx, 0));
+  expect_said("after a trim", "0 bytes reserved, 0 of them in use");
+  check_ok(kiln_stream_destroy(s));
+  check_ok(kiln_context_destroy(f->ctx));
+  expect_said("at the context's end", "0 bytes reserved");
+  kiln_set_log_level(was);
+  kiln_set_log_handler(NULL, NULL);
+  check_ok(kiln_context_create(
+      &(kiln_context_options){KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT},
+      &f->ctx));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(pairs_on_one_stream_ask_the_backend_once,
@@ -329,6 +383,8 @@ int main(void) {
                                       setup, teardown),
       cmocka_unit_test_setup_teardown(the_context_gives_back_what_is_kept,
                                       setup, teardown),
+      cmocka_unit_test_setup_teardown(the_log_shows_the_pool, setup,
+                                      teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
