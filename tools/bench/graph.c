@@ -42,6 +42,7 @@ enum {
   CUDA_BRANCHES,
   VULKAN_LEVELS,
   VULKAN_LEVELS_AS_KILN,
+  VULKAN_CHAIN_AS_KILN,
   FIGURES
 };
 
@@ -117,11 +118,11 @@ static int vulkan_levels_as_kiln(void *self, unsigned kernels) {
 }
 
 /* The raw Vulkan command buffers of `kernels` dispatches like kiln's
- * launches (block BLOCK, buf, n = 0), on b->stream's queue; NULL, with the
- * reason printed, when there are none. */
+ * launches (block BLOCK, buf, n = 0), in levels of `level`, on b->stream's
+ * queue; NULL, with the reason printed, when there are none. */
 static vulkan_raw *open_vulkan(bench *b, const kiln_buffer *buf,
-                               unsigned kernels) {
-  return vulkan_raw_open_empty(b, buf, BLOCK, kernels, BRANCHES, "graph");
+                               unsigned kernels, unsigned level) {
+  return vulkan_raw_open_empty(b, buf, BLOCK, kernels, level, "graph");
 }
 #endif
 
@@ -195,10 +196,10 @@ static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
       "one-by-one",     "kiln-graph",       "kiln-graph-spin",
       "cuda-graph",     "vulkan-ordered",   "vulkan-unordered",
       "kiln-branches",  "cuda-branches",    "vulkan-levels",
-      "vulkan-levels-as-kiln"};
+      "vulkan-levels-as-kiln", "vulkan-ordered-as-kiln"};
   static const char *const impls[FIGURES] = {
       "kiln", "kiln", "kiln", "cuda-raw", "vulkan-raw", "vulkan-raw",
-      "kiln", "cuda-raw", "vulkan-raw", "vulkan-raw"};
+      "kiln", "cuda-raw", "vulkan-raw", "vulkan-raw", "vulkan-raw"};
   static const char *const headers[FIGURES] = {
       "one by one", "kiln graph",          "kiln, spin",
       "raw CUDA",   "raw Vulkan, ordered", "raw Vulkan, unordered"};
@@ -240,6 +241,16 @@ static int report(bench *b, unsigned kernels, const double us[FIGURES]) {
     bench_cell(b->out, 12, 2,
                us[VULKAN_ORDERED] > 0.0 ? us[KILN_GRAPH] / us[VULKAN_ORDERED]
                                         : -1.0);
+    /* The same buffer begun and ended as kiln records a graph (for
+     * simultaneous use, a barrier first, one to the host last): what of
+     * the difference is the recording's shape, and what kiln's replay. */
+    fprintf(b->out, "\n%-34s", "raw Vulkan, ordered, as kiln's (us)");
+    bench_cell(b->out, 12, 3, us[VULKAN_CHAIN_AS_KILN]);
+    fprintf(b->out, "\n%-34s", "kiln graph / that");
+    bench_cell(b->out, 12, 2,
+               us[VULKAN_CHAIN_AS_KILN] > 0.0
+                   ? us[KILN_GRAPH] / us[VULKAN_CHAIN_AS_KILN]
+                   : -1.0);
   }
   fprintf(b->out, "\n\ngraph: the same kernels in %u branches of %u, forked "
                   "and joined, per kernel (us)\n%-34s %12s %12s",
@@ -396,20 +407,26 @@ static int run(bench *b, kiln_module *module, kiln_buffer *buf) {
   size_t n = 4;
 #if KILN_BENCH_VULKAN_RAW
   vulkan_raw *vk = b->props.backend == KILN_BACKEND_VULKAN
-                       ? open_vulkan(b, buf, kernels)
+                       ? open_vulkan(b, buf, kernels, BRANCHES)
                        : NULL;
+  /* Levels of one dispatch: its buffer "as kiln's" is kiln's chain. */
+  vulkan_raw *chain = vk != NULL ? open_vulkan(b, buf, kernels, 1) : NULL;
   if (vk != NULL) {
     runs[n++] = (graph_run){vulkan_ordered, vk, VULKAN_ORDERED};
     runs[n++] = (graph_run){vulkan_unordered, vk, VULKAN_UNORDERED};
     runs[n++] = (graph_run){vulkan_levels, vk, VULKAN_LEVELS};
     runs[n++] = (graph_run){vulkan_levels_as_kiln, vk, VULKAN_LEVELS_AS_KILN};
   }
+  if (chain != NULL)
+    runs[n++] =
+        (graph_run){vulkan_levels_as_kiln, chain, VULKAN_CHAIN_AS_KILN};
 #endif
   double us[FIGURES];
   for (size_t i = 0; i < FIGURES; i++) us[i] = -1.0;
   int result = measure_all(b, runs, n, kernels, us);
 #if KILN_BENCH_VULKAN_RAW
   vulkan_raw_close(vk);
+  vulkan_raw_close(chain);
 #endif
   if (result == 0) result = report(b, kernels, us);
   if (spin_close(&sp) != 0) result = -1;
