@@ -776,7 +776,10 @@ typedef struct kiln_compiler_ops {
  *   nothing may refer to buf later. buffer_deinit (the synchronous
  *   destroy, and a context's teardown) also frees such a buffer.
  * trim, usage, set_keep: kiln_context_trim_pool, kiln_context_pool_usage
- *   and kiln_context_set_pool_keep of kiln.h, for the backend's pool. */
+ *   and kiln_context_set_pool_keep of kiln.h, for the backend's pool.
+ * buffer_pool_bytes: what usage's `used` counts for a live buffer of
+ *   buffer_init_async (its size as the pool rounds it), so that the core
+ *   can leave out the buffers it keeps for reuse (core/memory/reuse.c). */
 typedef struct kiln_memory_ops {
   kiln_status (*supported)(kiln_context *ctx);
   kiln_status (*buffer_init_async)(kiln_buffer *buf, kiln_stream *s,
@@ -786,6 +789,7 @@ typedef struct kiln_memory_ops {
   kiln_status (*usage)(kiln_context *ctx, size_t *out_reserved,
                        size_t *out_used);
   kiln_status (*set_keep)(kiln_context *ctx, size_t keep_bytes);
+  size_t (*buffer_pool_bytes)(const kiln_buffer *buf);
 } kiln_memory_ops;
 
 /* Debug labels in the device's own command stream, for KILN_TRACE=nvtx

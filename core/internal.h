@@ -512,8 +512,8 @@ kiln_status kiln_pool_release(kiln_stream *s, kiln_buffer *buf);
  * the core's pool stops counting it. */
 void kiln_pool_forget(kiln_buffer *buf);
 /* Gives the buffers kept for reuse on s (NULL: on every stream) to the
- * backend's pool, on their streams: before s goes, and before the
- * context's last wait. */
+ * backend's pool, on their streams: before s goes, and before the waits
+ * of a context's synchronize and destroy. */
 void kiln_pool_flush(kiln_context *ctx, const kiln_stream *s);
 /* After a wait for the whole device: the core's pool frees what it parked
  * beyond the amount it keeps. */

@@ -96,6 +96,7 @@ static const kiln_memory_ops cuda_memory = {
     .trim = kiln_cuda_pool_trim,
     .usage = kiln_cuda_pool_usage,
     .set_keep = kiln_cuda_pool_set_keep,
+    .buffer_pool_bytes = kiln_cuda_buffer_pool_bytes,
 };
 
 static const kiln_kernel_info_ops cuda_kernel_info = {

@@ -238,6 +238,12 @@ kiln_status kiln_cuda_pool_set_keep(kiln_context *base, size_t keep_bytes) {
   return st;
 }
 
+/* CU_MEMPOOL_ATTR_USED_MEM_CURRENT counts an allocation's bytes as
+ * asked. */
+size_t kiln_cuda_buffer_pool_bytes(const kiln_buffer *buf) {
+  return buf->size;
+}
+
 void kiln_cuda_pool_deinit(kiln_context *base) {
   kiln_cuda_context *ctx = kiln_cuda_context_cast(base);
   CUmemoryPool pool = atomic_exchange(&ctx->pool, NULL);

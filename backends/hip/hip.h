@@ -382,6 +382,7 @@ kiln_status kiln_hip_pool_usage(kiln_context *ctx, size_t *out_reserved,
  * gives what is free back to the device (the release threshold; SIZE_MAX,
  * the default, keeps all). Applied at once, or when the pool is made. */
 kiln_status kiln_hip_pool_set_keep(kiln_context *ctx, size_t keep_bytes);
+size_t kiln_hip_buffer_pool_bytes(const kiln_buffer *buf);
 /* Destroys the pool, from context_deinit once the streams are done; kept
  * when the context is abandoned, as work may still use its memory. */
 void kiln_hip_pool_deinit(kiln_context *ctx);

@@ -90,6 +90,7 @@ static const kiln_memory_ops hip_memory = {
     .trim = kiln_hip_pool_trim,
     .usage = kiln_hip_pool_usage,
     .set_keep = kiln_hip_pool_set_keep,
+    .buffer_pool_bytes = kiln_hip_buffer_pool_bytes,
 };
 
 static const kiln_kernel_info_ops hip_kernel_info = {

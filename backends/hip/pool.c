@@ -240,6 +240,12 @@ kiln_status kiln_hip_pool_set_keep(kiln_context *base, size_t keep_bytes) {
   return st;
 }
 
+/* hipMemPoolAttrUsedMemCurrent counts an allocation's bytes as
+ * asked. */
+size_t kiln_hip_buffer_pool_bytes(const kiln_buffer *buf) {
+  return buf->size;
+}
+
 void kiln_hip_pool_deinit(kiln_context *base) {
   kiln_hip_context *ctx = kiln_hip_context_cast(base);
   hipMemPool_t pool = atomic_exchange(&ctx->pool, NULL);

@@ -183,6 +183,11 @@ void kiln_vulkan_memory_put_after(kiln_vulkan_context *vc,
   alloc->buffer = VK_NULL_HANDLE;
 }
 
+size_t kiln_vulkan_counted_bytes(const kiln_vulkan_allocation *a,
+                                 size_t size) {
+  return a->range ? (size_t)a->range->size : size;
+}
+
 void kiln_vulkan_memory_usage(kiln_vulkan_context *vc, size_t *out_reserved,
                               size_t *out_used) {
   uint64_t reserved = 0, used = 0;

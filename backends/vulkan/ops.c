@@ -65,6 +65,7 @@ static const kiln_memory_ops vulkan_memory = {
     .trim = kiln_vulkan_pool_trim,
     .usage = kiln_vulkan_pool_usage,
     .set_keep = kiln_vulkan_pool_set_keep,
+    .buffer_pool_bytes = kiln_vulkan_buffer_pool_bytes,
 };
 
 static const kiln_compiler_ops vulkan_compiler = {

@@ -40,6 +40,13 @@ kiln_status kiln_vulkan_buffer_deinit_async(kiln_buffer *buf, kiln_stream *s) {
   return status;
 }
 
+/* The sub-allocator counts a buffer's whole range, rounded up to its
+ * alignment (memory.c). */
+size_t kiln_vulkan_buffer_pool_bytes(const kiln_buffer *buf) {
+  return kiln_vulkan_counted_bytes(&kiln_vulkan_buffer_cast_const(buf)->alloc,
+                                   buf->size);
+}
+
 kiln_status kiln_vulkan_pool_trim(kiln_context *ctx, size_t keep_bytes) {
   kiln_vulkan_memory_trim(kiln_vulkan_context_cast(ctx), keep_bytes);
   return KILN_OK;

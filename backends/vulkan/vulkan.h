@@ -633,6 +633,10 @@ void kiln_vulkan_memory_put_after(kiln_vulkan_context *ctx,
                                   kiln_vulkan_allocation *alloc,
                                   kiln_vulkan_timeline *timeline,
                                   uint64_t value);
+/* What kiln_vulkan_memory_usage counts as used for `a` (of a buffer of
+ * `size` bytes): its range, rounded up to the pool's alignment. */
+size_t kiln_vulkan_counted_bytes(const kiln_vulkan_allocation *a,
+                                 size_t size);
 /* Every pool's blocks and, of them, the bytes taken by live buffers. */
 void kiln_vulkan_memory_usage(kiln_vulkan_context *ctx, size_t *out_reserved,
                               size_t *out_used);
@@ -1027,6 +1031,7 @@ kiln_status kiln_vulkan_pool_trim(kiln_context *ctx, size_t keep_bytes);
 kiln_status kiln_vulkan_pool_usage(kiln_context *ctx, size_t *out_reserved,
                                    size_t *out_used);
 kiln_status kiln_vulkan_pool_set_keep(kiln_context *ctx, size_t keep_bytes);
+size_t kiln_vulkan_buffer_pool_bytes(const kiln_buffer *buf);
 
 kiln_status kiln_vulkan_buffer_write(kiln_stream *s, kiln_buffer *dst,
                                      size_t off, const void *src, size_t size);

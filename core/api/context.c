@@ -311,6 +311,9 @@ kiln_status kiln_context_synchronize(kiln_context *ctx) {
   kiln_status st = kiln_object_check(ctx, KILN_OBJECT_CONTEXT, fn, "context");
   if (st != KILN_OK) return st;
   if ((st = kiln_context_check_usable(ctx)) != KILN_OK) return st;
+  /* Queued first, so that the wait sees them done and the pool's keep
+   * setting and trims then cover them. */
+  kiln_pool_flush(ctx, NULL);
   st = kiln_context_wait(ctx, fn, NULL);
   if (st == KILN_OK) kiln_pool_synchronized(ctx);
   if (st == KILN_OK && ctx->guard) st = kiln_guard_check_launched(ctx, fn);

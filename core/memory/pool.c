@@ -180,7 +180,7 @@ kiln_status kiln_pool_alloc(kiln_stream *s, kiln_buffer *buf, uint32_t flags,
     kiln_status st = m->buffer_init_async(buf, s, flags);
     /* The backend gave back what its pool holds; what is kept goes too. */
     if (st == KILN_ERROR_OUT_OF_DEVICE_MEMORY &&
-        kiln_reuse_bytes(p->reuse) > 0) {
+        kiln_reuse_counted(p->reuse) > 0) {
       kiln_reuse_flush(p->reuse, ctx, NULL);
       st = m->buffer_init_async(buf, s, flags);
     }
@@ -282,7 +282,7 @@ kiln_status kiln_pool_usage(kiln_context *ctx, size_t *reserved,
   kiln_pool *p = ctx->pool;
   if (native(ctx, p)) {
     /* What is kept is released, though the backend still counts it. */
-    const size_t kept = kiln_reuse_bytes(p->reuse);
+    const size_t kept = kiln_reuse_counted(p->reuse);
     kiln_status st = ctx->ops->memory->usage(ctx, reserved, used);
     if (st == KILN_OK) *used = *used > kept ? *used - kept : 0;
     return st;

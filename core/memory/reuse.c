@@ -1,6 +1,6 @@
 /* A few buffers released in stream order on a backend's pool, kept whole
  * for their stream's next create of the same size (kiln.h, "Memory in
- * stream order"; docs/design.md, "Reuse on the releasing stream").
+ * stream order"; docs/design.md, "Memory in stream order").
  *
  * A loop that makes and releases a temporary on one stream would ask the
  * driver twice per turn (cuMemAllocFromPoolAsync and cuMemFreeAsync cost
@@ -12,13 +12,16 @@
  * Only that stream may take it: another stream would need the release to
  * be done, which only the backend's pool knows. So what is kept is small
  * and few (REUSE_LARGEST, REUSE_SLOTS, REUSE_BYTES and the pool's keep
- * setting), and
- * goes to the backend's pool, on its own stream, when it is pushed out,
- * when its stream goes, at trims, when the device is full and at the
- * context's end.
+ * setting), and goes to the backend's pool, on its own stream, when a
+ * newer release on that stream needs its room, before a context's
+ * synchronize or destroy waits, at trims, when the device is full and
+ * when its stream goes.
  *
- * Every call to the backend happens under the lock, so that a stream's
- * destroy, which flushes its buffers first, never races a release on it. */
+ * A release pushes out only buffers kept for its own stream, so that it
+ * queues work on no other stream and waits for no other stream's queue.
+ * Calls to the backend are made outside the lock, each with the kept
+ * buffer's stream pinned (kiln_stream.pins), so that a stream's release,
+ * which waits for its pins, never deinitializes it under one. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,18 +36,26 @@
 #define REUSE_BYTES ((size_t)16 << 20)
 
 typedef struct slot {
-  kiln_buffer *copy;  /* the released buffer's struct; storage kept empty */
+  kiln_buffer *copy;   /* the released buffer's struct; storage kept empty */
   kiln_stream *stream; /* NULL: the slot is empty */
+  size_t counted;      /* what the backend's `used` counts for it */
   uint64_t used;       /* when it was kept, for the least recent */
 } slot;
 
 struct kiln_reuse {
   pthread_mutex_t lock;
   slot slots[REUSE_SLOTS];
-  size_t bytes;
-  size_t most; /* what may be kept: REUSE_BYTES, or less by the keep */
+  size_t bytes;   /* the sizes of the buffers kept */
+  size_t counted; /* and what the backend counts for them */
+  size_t most;    /* what may be kept: REUSE_BYTES, or less by the keep */
   uint64_t clock;
 };
+
+/* A kept buffer taken out of its slot to go back to the backend. */
+typedef struct out {
+  kiln_buffer *copy;
+  kiln_stream *stream; /* pinned until it has gone back */
+} out;
 
 kiln_reuse *kiln_reuse_open(void) {
   kiln_reuse *r = calloc(1, sizeof *r);
@@ -75,20 +86,38 @@ void kiln_reuse_detach(kiln_buffer *to, const kiln_buffer *from,
   to->stream_ordered = from->stream_ordered;
 }
 
-/* Gives slot k's buffer to the backend's pool on its stream; on a lost
- * device the memory goes with the device. r->lock held. */
-static void release(kiln_reuse *r, kiln_context *ctx, slot *k) {
-  kiln_status st =
-      atomic_load(&ctx->lost)
-          ? KILN_OK
-          : ctx->ops->memory->buffer_deinit_async(k->copy, k->stream);
-  if (st != KILN_OK)
-    kiln_log(KILN_LOG_WARN,
-             "%s: giving a kept %zu-byte buffer back to the pool: %s; its "
-             "memory stays reserved until the context goes",
-             ctx->ops->name, k->copy->size, kiln_last_error());
+/* Empties slot k into *o, pinning its stream. r->lock held. */
+static void take_out(kiln_reuse *r, slot *k, out *o) {
+  o->copy = k->copy;
+  o->stream = k->stream;
+  atomic_fetch_add(&k->stream->pins, 1);
   r->bytes -= k->copy->size;
+  r->counted -= k->counted;
+  k->copy = NULL;
   k->stream = NULL;
+}
+
+/* Gives each buffer taken out to the backend's pool on its stream, then
+ * unpins the stream; on a lost device the buffer is released as the
+ * synchronous destroy releases one, since nothing runs any more. Without
+ * r->lock. */
+static void give_back(kiln_context *ctx, out *outs, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    out *o = &outs[i];
+    kiln_status st = KILN_OK;
+    if (atomic_load(&ctx->lost))
+      ctx->ops->buffer_deinit(o->copy);
+    else
+      st = kiln_context_result(
+          ctx, ctx->ops->memory->buffer_deinit_async(o->copy, o->stream));
+    if (st != KILN_OK)
+      kiln_log(KILN_LOG_WARN,
+               "%s: giving a kept %zu-byte buffer back to the pool: %s; its "
+               "memory stays reserved until the context goes",
+               ctx->ops->name, o->copy->size, kiln_last_error());
+    atomic_fetch_sub(&o->stream->pins, 1);
+    free(o->copy);
+  }
 }
 
 bool kiln_reuse_take(kiln_reuse *r, const kiln_context *ctx,
@@ -111,6 +140,7 @@ bool kiln_reuse_take(kiln_reuse *r, const kiln_context *ctx,
              ctx->ops->buffer_size - core);
       buf->device_address = best->copy->device_address;
       r->bytes -= buf->size;
+      r->counted -= best->counted;
       best->stream = NULL;
       taken = true;
     }
@@ -119,63 +149,85 @@ bool kiln_reuse_take(kiln_reuse *r, const kiln_context *ctx,
   return taken;
 }
 
-/* The least recently kept occupied slot; NULL if none. */
-static slot *oldest(kiln_reuse *r) {
+/* The least recently kept occupied slot, of stream s where s is not
+ * NULL; NULL if none. */
+static slot *oldest(kiln_reuse *r, const kiln_stream *s) {
   slot *o = NULL;
-  for (size_t i = 0; i < REUSE_SLOTS; i++)
-    if (r->slots[i].stream && (!o || r->slots[i].used < o->used))
-      o = &r->slots[i];
+  for (size_t i = 0; i < REUSE_SLOTS; i++) {
+    slot *k = &r->slots[i];
+    if (k->stream && (!s || k->stream == s) && (!o || k->used < o->used))
+      o = k;
+  }
   return o;
+}
+
+/* An empty slot, one with storage first; NULL if none. */
+static slot *empty(kiln_reuse *r) {
+  slot *e = NULL;
+  for (size_t i = 0; i < REUSE_SLOTS; i++) {
+    slot *k = &r->slots[i];
+    if (!k->stream && (!e || (k->copy && !e->copy))) e = k;
+  }
+  return e;
 }
 
 bool kiln_reuse_keep(kiln_reuse *r, kiln_context *ctx, kiln_stream *s,
                      const kiln_buffer *buf) {
   if (buf->size > REUSE_LARGEST) return false;
+  const size_t counted = ctx->ops->memory->buffer_pool_bytes(buf);
+  out pushed[REUSE_SLOTS];
+  size_t n = 0;
+  bool kept = false;
   pthread_mutex_lock(&r->lock);
-  if (buf->size > r->most) {
-    pthread_mutex_unlock(&r->lock);
-    return false;
+  while (buf->size <= r->most) {
+    slot *e = empty(r);
+    if (e && r->bytes + buf->size <= r->most) {
+      if (!e->copy && !(e->copy = malloc(ctx->ops->buffer_size))) break;
+      kiln_reuse_detach(e->copy, buf, ctx->ops->buffer_size);
+      e->stream = s;
+      e->counted = counted;
+      e->used = ++r->clock;
+      r->bytes += buf->size;
+      r->counted += counted;
+      kept = true;
+      break;
+    }
+    /* Only this stream's: another's would queue work on that stream. */
+    slot *o = oldest(r, s);
+    if (!o) break;
+    take_out(r, o, &pushed[n++]);
   }
-  slot *free_slot = NULL;
-  for (;;) {
-    for (size_t i = 0; i < REUSE_SLOTS && !free_slot; i++)
-      if (!r->slots[i].stream) free_slot = &r->slots[i];
-    if (free_slot && r->bytes + buf->size <= r->most) break;
-    slot *o = oldest(r);
-    release(r, ctx, o);
-    if (!free_slot) free_slot = o;
-  }
-  if (!free_slot->copy && !(free_slot->copy = malloc(ctx->ops->buffer_size))) {
-    pthread_mutex_unlock(&r->lock);
-    return false;
-  }
-  kiln_reuse_detach(free_slot->copy, buf, ctx->ops->buffer_size);
-  free_slot->stream = s;
-  free_slot->used = ++r->clock;
-  r->bytes += buf->size;
   pthread_mutex_unlock(&r->lock);
-  return true;
+  give_back(ctx, pushed, n);
+  return kept;
 }
 
 void kiln_reuse_set_keep(kiln_reuse *r, kiln_context *ctx, size_t keep) {
+  out pushed[REUSE_SLOTS];
+  size_t n = 0;
   pthread_mutex_lock(&r->lock);
   r->most = keep < REUSE_BYTES ? keep : REUSE_BYTES;
-  for (slot *o; r->bytes > r->most && (o = oldest(r));) release(r, ctx, o);
+  for (slot *o; r->bytes > r->most && (o = oldest(r, NULL));)
+    take_out(r, o, &pushed[n++]);
   pthread_mutex_unlock(&r->lock);
+  give_back(ctx, pushed, n);
 }
 
 void kiln_reuse_flush(kiln_reuse *r, kiln_context *ctx, const kiln_stream *s) {
+  out pushed[REUSE_SLOTS];
+  size_t n = 0;
   pthread_mutex_lock(&r->lock);
-  for (size_t i = 0; i < REUSE_SLOTS && r->bytes > 0; i++) {
+  for (size_t i = 0; i < REUSE_SLOTS; i++) {
     slot *k = &r->slots[i];
-    if (k->stream && (!s || k->stream == s)) release(r, ctx, k);
+    if (k->stream && (!s || k->stream == s)) take_out(r, k, &pushed[n++]);
   }
   pthread_mutex_unlock(&r->lock);
+  give_back(ctx, pushed, n);
 }
 
-size_t kiln_reuse_bytes(kiln_reuse *r) {
+size_t kiln_reuse_counted(kiln_reuse *r) {
   pthread_mutex_lock(&r->lock);
-  const size_t bytes = r->bytes;
+  const size_t counted = r->counted;
   pthread_mutex_unlock(&r->lock);
-  return bytes;
+  return counted;
 }

@@ -29,9 +29,10 @@ bool kiln_reuse_take(kiln_reuse *r, const kiln_context *ctx,
                      const kiln_stream *s, kiln_buffer *buf);
 
 /* Keeps `buf`, released on s, for s's next create of its size, unless it
- * is too large or would take the bytes kept past the pool's keep setting:
- * false then, and the caller releases it. Room is made by releasing the
- * least recently kept buffer on its own stream. */
+ * is too large or there is no room: false then, and the caller releases
+ * it. Room is made only by giving back the buffers kept for s, least
+ * recent first (on s, as the caller's release would be): another stream's
+ * would queue work on that stream, which may be full. */
 bool kiln_reuse_keep(kiln_reuse *r, kiln_context *ctx, kiln_stream *s,
                      const kiln_buffer *buf);
 
@@ -43,7 +44,8 @@ void kiln_reuse_set_keep(kiln_reuse *r, kiln_context *ctx, size_t keep);
  * for s, or for every stream where s is NULL. */
 void kiln_reuse_flush(kiln_reuse *r, kiln_context *ctx, const kiln_stream *s);
 
-/* The bytes of the buffers kept. */
-size_t kiln_reuse_bytes(kiln_reuse *r);
+/* What the backend's `used` figure counts for the buffers kept
+ * (buffer_pool_bytes of each). */
+size_t kiln_reuse_counted(kiln_reuse *r);
 
 #endif /* KILN_CORE_MEMORY_REUSE_H */

@@ -740,9 +740,11 @@ KILN_API kiln_status kiln_buffer_create_async(kiln_stream *stream, size_t size,
  * done. A small buffer (up to 4 MiB; a few, at most 16 MiB in all and no
  * more than the pool's keep setting) is first kept whole for `stream`'s
  * next kiln_buffer_create_async of its size, which takes it back without
- * asking the driver; it goes to the pool when newer releases push it out,
- * at kiln_context_trim_pool, when the device is full, and when `stream` or
- * the context is destroyed. No other stream takes a kept buffer.
+ * asking the driver. It goes to the pool, released on `stream`, when
+ * newer releases on `stream` need its room, at kiln_context_synchronize
+ * (before its wait), at kiln_context_trim_pool, when the device is full,
+ * and when `stream` or the context is destroyed. No other stream takes a
+ * kept buffer, and a release never queues work on another stream.
  * Errors, in words and with nothing freed: KILN_ERROR_INVALID_ARGUMENT
  * for a buffer made by kiln_buffer_create (release it with
  * kiln_buffer_destroy), KILN_ERROR_INVALID_STATE for one a graph holds,
@@ -777,12 +779,18 @@ KILN_API kiln_status kiln_context_pool_usage(kiln_context *context,
  * kiln_buffer_create, applies it to its empty blocks of each memory type
  * as they empty; its default keeps one block (64 MiB) per type. kiln's
  * own pool (a backend without pools) applies it at
- * kiln_context_synchronize; its default keeps all. 0 gives all back. */
+ * kiln_context_synchronize; its default keeps all. 0 gives all back. It
+ * also bounds the buffers kept whole for their streams (see
+ * kiln_buffer_destroy_async), which count apart from it until the next
+ * kiln_context_synchronize gives them to the pool. */
 KILN_API kiln_status kiln_context_set_pool_keep(kiln_context *context,
                                                 size_t bytes);
 
 /* Gives released memory back to the driver now, until the pool reserves
- * at most `keep_bytes` more than its live buffers use. Does not wait. */
+ * at most `keep_bytes` more than its live buffers use. Does not wait:
+ * memory whose release is still queued behind work (the buffers kept for
+ * their streams, which this queues for release, among them) is given back
+ * by a later trim, after a synchronize. */
 KILN_API kiln_status kiln_context_trim_pool(kiln_context *context,
                                             size_t keep_bytes);
 

@@ -228,9 +228,12 @@ static void a_thousand_pairs_keep_the_pool_flat(void **state) {
 }
 
 /* What the pool says of itself: a live buffer counts as used; once it is
- * released and the device is done, it does not; a trim never grows the
+ * released, it does not, kept for its stream or not, whatever its size;
+ * a trim after a synchronize of the context gives back what nothing
+ * uses (a buffer kept for its stream included), and never grows the
  * pool. (Where the pool shares its blocks with the synchronous buffers,
- * Vulkan's, a trim can free only blocks left empty.) */
+ * Vulkan's, a trim can free only blocks left empty, so there it is held
+ * only to not growing.) */
 static void the_pool_counts_and_trims(void **state) {
   (void)state;
   enum { SIZE = 4 << 20 };
@@ -249,6 +252,21 @@ static void the_pool_counts_and_trims(void **state) {
              SIZE, used1, used0, reserved1);
   check_ok(kiln_buffer_destroy_async(s, x));
   check_ok(kiln_stream_synchronize(s));
+  size_t used_kept;
+  check_ok(kiln_context_pool_usage(conf.ctx, NULL, &used_kept));
+  if (used_kept != used0)
+    fail_msg("a released %d-byte buffer still counts: %zu bytes used, %zu "
+             "before it was made",
+             SIZE, used_kept, used0);
+  /* An odd size, which a pool may round up. */
+  check_ok(kiln_buffer_create_async(s, 100, 0, &x));
+  check_ok(kiln_buffer_destroy_async(s, x));
+  check_ok(kiln_context_pool_usage(conf.ctx, NULL, &used_kept));
+  if (used_kept != used0)
+    fail_msg("a released 100-byte buffer still counts: %zu bytes used, %zu "
+             "before it was made",
+             used_kept, used0);
+  check_ok(kiln_context_synchronize(conf.ctx));
   check_ok(kiln_context_trim_pool(conf.ctx, 0));
   check_ok(kiln_context_pool_usage(conf.ctx, &reserved2, &used2));
   printf("  pool: %zu used, %zu reserved with the buffer; %zu, %zu after "
@@ -262,6 +280,11 @@ static void the_pool_counts_and_trims(void **state) {
     fail_msg("a trim to 0 left %zu bytes reserved, more than the %zu with "
              "the buffer alive",
              reserved2, reserved1);
+  if (conf.backend != KILN_BACKEND_VULKAN && reserved2 + SIZE > reserved1)
+    fail_msg("a trim to 0 after a synchronize left %zu bytes reserved, "
+             "against %zu with the %d-byte buffer alive: the released "
+             "buffer's memory was not given back",
+             reserved2, reserved1, SIZE);
   check_ok(kiln_context_set_pool_keep(conf.ctx, SIZE_MAX));
   check_ok(kiln_stream_destroy(s));
 }
