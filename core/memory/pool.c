@@ -155,10 +155,7 @@ static size_t find_parked(kiln_pool *p, const kiln_stream *s, size_t size) {
 static void take_parked(kiln_context *ctx, kiln_pool *p, size_t i,
                         kiln_buffer *buf) {
   parked *k = &p->parked[i];
-  const size_t core = sizeof(kiln_buffer);
-  memcpy((char *)buf + core, (char *)k->buf + core,
-         ctx->ops->buffer_size - core);
-  buf->device_address = k->buf->device_address;
+  kiln_reuse_attach(buf, k->buf, ctx->ops->buffer_size);
   p->parked_bytes -= k->buf->size;
   free(k->buf);
   spare_event(p, k->done);

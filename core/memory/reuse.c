@@ -32,7 +32,8 @@
  * backend's pool, where every stream can have it. */
 #define REUSE_LARGEST ((size_t)4 << 20)
 #define REUSE_SLOTS 8
-/* All of them together: what a pool with room for others may hold back. */
+/* All of them together, as the backend counts them (buffer_pool_bytes):
+ * what a pool with room for others may hold back. */
 #define REUSE_BYTES ((size_t)16 << 20)
 
 typedef struct slot {
@@ -45,8 +46,7 @@ typedef struct slot {
 struct kiln_reuse {
   pthread_mutex_t lock;
   slot slots[REUSE_SLOTS];
-  size_t bytes;   /* the sizes of the buffers kept */
-  size_t counted; /* and what the backend counts for them */
+  size_t counted; /* what the backend counts for the buffers kept */
   size_t most;    /* what may be kept: REUSE_BYTES, or less by the keep */
   uint64_t clock;
 };
@@ -86,12 +86,18 @@ void kiln_reuse_detach(kiln_buffer *to, const kiln_buffer *from,
   to->stream_ordered = from->stream_ordered;
 }
 
+void kiln_reuse_attach(kiln_buffer *to, const kiln_buffer *from,
+                       size_t bytes) {
+  const size_t core = sizeof(kiln_buffer);
+  memcpy((char *)to + core, (const char *)from + core, bytes - core);
+  to->device_address = from->device_address;
+}
+
 /* Empties slot k into *o, pinning its stream. r->lock held. */
 static void take_out(kiln_reuse *r, slot *k, out *o) {
   o->copy = k->copy;
   o->stream = k->stream;
   atomic_fetch_add(&k->stream->pins, 1);
-  r->bytes -= k->copy->size;
   r->counted -= k->counted;
   k->copy = NULL;
   k->stream = NULL;
@@ -125,7 +131,7 @@ bool kiln_reuse_take(kiln_reuse *r, const kiln_context *ctx,
   if (buf->size > REUSE_LARGEST) return false;
   bool taken = false;
   pthread_mutex_lock(&r->lock);
-  if (r->bytes > 0) {
+  if (r->counted > 0) {
     slot *best = NULL;
     for (size_t i = 0; i < REUSE_SLOTS; i++) {
       slot *k = &r->slots[i];
@@ -135,11 +141,7 @@ bool kiln_reuse_take(kiln_reuse *r, const kiln_context *ctx,
         best = k;
     }
     if (best) {
-      const size_t core = sizeof(kiln_buffer);
-      memcpy((char *)buf + core, (char *)best->copy + core,
-             ctx->ops->buffer_size - core);
-      buf->device_address = best->copy->device_address;
-      r->bytes -= buf->size;
+      kiln_reuse_attach(buf, best->copy, ctx->ops->buffer_size);
       r->counted -= best->counted;
       best->stream = NULL;
       taken = true;
@@ -179,15 +181,14 @@ bool kiln_reuse_keep(kiln_reuse *r, kiln_context *ctx, kiln_stream *s,
   size_t n = 0;
   bool kept = false;
   pthread_mutex_lock(&r->lock);
-  while (buf->size <= r->most) {
+  while (counted <= r->most) {
     slot *e = empty(r);
-    if (e && r->bytes + buf->size <= r->most) {
+    if (e && r->counted + counted <= r->most) {
       if (!e->copy && !(e->copy = malloc(ctx->ops->buffer_size))) break;
       kiln_reuse_detach(e->copy, buf, ctx->ops->buffer_size);
       e->stream = s;
       e->counted = counted;
       e->used = ++r->clock;
-      r->bytes += buf->size;
       r->counted += counted;
       kept = true;
       break;
@@ -207,7 +208,7 @@ void kiln_reuse_set_keep(kiln_reuse *r, kiln_context *ctx, size_t keep) {
   size_t n = 0;
   pthread_mutex_lock(&r->lock);
   r->most = keep < REUSE_BYTES ? keep : REUSE_BYTES;
-  for (slot *o; r->bytes > r->most && (o = oldest(r, NULL));)
+  for (slot *o; r->counted > r->most && (o = oldest(r, NULL));)
     take_out(r, o, &pushed[n++]);
   pthread_mutex_unlock(&r->lock);
   give_back(ctx, pushed, n);

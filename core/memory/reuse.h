@@ -21,6 +21,10 @@ void kiln_reuse_close(kiln_reuse *r);
  * still on the list. */
 void kiln_reuse_detach(kiln_buffer *to, const kiln_buffer *from,
                        size_t bytes);
+/* The other way: gives `to` (its core fields set by the caller) the
+ * backend's part and the address of `from`, a copy made by detach. */
+void kiln_reuse_attach(kiln_buffer *to, const kiln_buffer *from,
+                       size_t bytes);
 
 /* Whether `buf` (size set, backend part not) took a buffer released on s
  * of buf->size bytes: then its backend part and address are that buffer's,
@@ -45,7 +49,7 @@ void kiln_reuse_set_keep(kiln_reuse *r, kiln_context *ctx, size_t keep);
 void kiln_reuse_flush(kiln_reuse *r, kiln_context *ctx, const kiln_stream *s);
 
 /* What the backend's `used` figure counts for the buffers kept
- * (buffer_pool_bytes of each). */
+ * (buffer_pool_bytes of each): the measure of every bound here. */
 size_t kiln_reuse_counted(kiln_reuse *r);
 
 #endif /* KILN_CORE_MEMORY_REUSE_H */
