@@ -911,9 +911,14 @@ long fake_live_objects(const fake_backend *fb) {
 }
 
 int fake_fixture_setup(void **state) {
+  return fake_fixture_setup_with(state, NULL);
+}
+
+int fake_fixture_setup_with(void **state, void (*configure)(fake_backend *)) {
   fake_fixture *f = calloc(1, sizeof *f);
   if (!f) return -1;
   fake_init(&f->fb, KILN_BACKEND_VULKAN);
+  if (configure) configure(&f->fb);
   fake_backend *list[] = {&f->fb};
   fake_install(list, 1);
   kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};

@@ -199,5 +199,8 @@ typedef struct fake_fixture {
 
 int fake_fixture_setup(void **state);
 int fake_fixture_teardown(void **state);
+/* fake_fixture_setup with `configure` applied to the fake (its tables,
+ * say) before it is installed and the context made. */
+int fake_fixture_setup_with(void **state, void (*configure)(fake_backend *));
 
 #endif /* KILN_TESTS_FAKE_BACKEND_H */

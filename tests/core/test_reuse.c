@@ -105,21 +105,13 @@ static const kiln_memory_ops memory_table = {
     .buffer_pool_bytes = pool_bytes,
 };
 
+static void use_memory_table(fake_backend *fb) {
+  fb->ops.memory = &memory_table;
+}
+
 static int setup(void **state) {
   memset(&seen, 0, sizeof seen);
-  fake_fixture *f = calloc(1, sizeof *f);
-  if (!f) return -1;
-  fake_init(&f->fb, KILN_BACKEND_VULKAN);
-  f->fb.ops.memory = &memory_table;
-  fake_backend *list[] = {&f->fb};
-  fake_install(list, 1);
-  kiln_context_options o = {KILN_BACKEND_VULKAN, 0, KILN_SYNC_DEFAULT};
-  if (kiln_context_create(&o, &f->ctx) != KILN_OK) {
-    free(f);
-    return -1;
-  }
-  *state = f;
-  return 0;
+  return fake_fixture_setup_with(state, use_memory_table);
 }
 
 /* The fixture's teardown, which also fails if the fake holds a buffer:
