@@ -73,7 +73,7 @@ struct vulkan_raw {
   const char *failed;     /* the entry point that failed last */
   /* What every command buffer records (record). */
   unsigned level, dispatches;
-  uint32_t arg_bytes;
+  uint32_t grid_x, arg_bytes;
   unsigned char args[128];
 };
 
@@ -193,7 +193,7 @@ static VkResult record(vulkan_raw *r, VkCommandBuffer cmd,
                                NULL);
     r->vk.CmdPushConstants(cmd, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
                            r->arg_bytes, r->args);
-    r->vk.CmdDispatch(cmd, 1, 1, 1);
+    r->vk.CmdDispatch(cmd, r->grid_x, 1, 1);
   }
   if (as_kiln) {
     const VkMemoryBarrier to_host = {
@@ -263,8 +263,9 @@ static VkResult set_up(vulkan_raw *r, uint32_t queue_family,
 
 vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
                             const kiln_module_image *images, size_t count,
-                            const char *entry, uint32_t block_x,
-                            const void *args, uint32_t arg_bytes,
+                            const char *entry, uint32_t grid_x,
+                            uint32_t block_x, const void *args,
+                            uint32_t arg_bytes,
                             unsigned dispatches, unsigned level, char *why,
                             size_t why_size) {
   const kiln_module_image *image = NULL;
@@ -295,6 +296,7 @@ vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
   }
   r->level = level ? level : 1;
   r->dispatches = dispatches;
+  r->grid_x = grid_x;
   r->arg_bytes = arg_bytes;
   memcpy(r->args, args, arg_bytes);
   r->device = (VkDevice)nc.vk_device;
@@ -433,8 +435,8 @@ vulkan_raw *vulkan_raw_open_empty(bench *b, const kiln_buffer *buf,
   } else {
     const empty_args args = {nb.device_address, 0};
     r = vulkan_raw_open(b->ctx, b->stream, kiln_bench_images,
-                        kiln_bench_images_count, "kiln_bench_empty", block_x,
-                        &args, offsetof(empty_args, n) + sizeof args.n,
+                        kiln_bench_images_count, "kiln_bench_empty", 1,
+                        block_x, &args, offsetof(empty_args, n) + sizeof args.n,
                         dispatches, level, why, sizeof why);
   }
   if (r == NULL)

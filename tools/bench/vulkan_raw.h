@@ -35,16 +35,17 @@ typedef enum vulkan_raw_order {
 } vulkan_raw_order;
 
 /* Opens the comparator on the Vulkan context `ctx` and the queue of
- * `stream` (not capturing), and records `dispatches` dispatches of one
- * block of `block_x` threads of the kernel `entry` of the first SPIR-V
- * image among `images[0..count)`, each given the push-constant bytes
+ * `stream` (not capturing), and records `dispatches` dispatches of
+ * `grid_x` blocks of `block_x` threads of the kernel `entry` of the first
+ * SPIR-V image among `images[0..count)`, each given the push-constant bytes
  * `args` (`arg_bytes`, a multiple of 4, as kiln packs the kernel's
  * arguments), the levels `level` dispatches each. NULL with the reason in
  * `why` when that cannot be done. */
 vulkan_raw *vulkan_raw_open(kiln_context *ctx, kiln_stream *stream,
                             const kiln_module_image *images, size_t count,
-                            const char *entry, uint32_t block_x,
-                            const void *args, uint32_t arg_bytes,
+                            const char *entry, uint32_t grid_x,
+                            uint32_t block_x, const void *args,
+                            uint32_t arg_bytes,
                             unsigned dispatches, unsigned level, char *why,
                             size_t why_size);
 
