@@ -1,13 +1,29 @@
 /* Streaming bandwidth: BabelStream's kernels (copy, mul, add, triad, dot)
  * on float32 arrays of 2^16 to 2^28 elements, through kiln's built-in
  * kernels, through the raw driver with the same kernels, and against the
- * device's copy ceiling (cuMemcpyDtoD). GB/s count bytes read plus written
- * per element: 8 for copy, mul and dot, 12 for add and triad. */
+ * device's copy ceiling (cuMemcpyDtoD). On the Vulkan backend the same
+ * SPIR-V is also dispatched through raw Vulkan on kiln's device, behind
+ * the barrier kiln records between two commands and without it, so that
+ * what Vulkan's ordering costs shows apart from what kiln adds. GB/s count
+ * bytes read plus written per element: 8 for copy, mul and dot, 12 for add
+ * and triad. Over 600 lines because the three comparators share the
+ * operations' table, their arguments and their checks (stream_state,
+ * expect), which a split would have to export. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
 #include "cuda_raw.h"
+#if KILN_BENCH_VULKAN_RAW && KILN_BENCH_VULKAN_IMAGES
+#include "vulkan_raw.h"
+#define STREAM_VULKAN_RAW 1
+/* Written by tools/kiln-embed: the library's own SPIR-V of each operation,
+ * in enum op's order. */
+extern const kiln_module_image kiln_bench_vulkan_images[];
+extern const size_t kiln_bench_vulkan_images_count;
+#else
+#define STREAM_VULKAN_RAW 0
+#endif
 
 #define BLOCK 256u
 #define SCALAR 0.4f /* BabelStream's */
@@ -45,6 +61,10 @@ typedef struct stream_state {
   /* The raw comparator's copies, and its kernels. */
   void *function[OP_COUNT];
   raw_ptr ra, rb, rc, slots, rresult;
+  /* The raw Vulkan comparator's reduction workspace (slots, then the
+   * ticket, all 0 between reductions), and whether it runs. */
+  kiln_buffer *vk_slots;
+  bool vk_raw;
 } stream_state;
 
 /* Blocks of BLOCK threads, one float4 per thread; the kernels loop
@@ -246,16 +266,151 @@ static int check_kernels(stream_state *s) {
   return 0;
 }
 
+/* ---- the same through raw Vulkan ---------------------------------------- */
+
+#if STREAM_VULKAN_RAW
+/* The push-constant block kiln packs for `op` (std430: the addresses, then
+ * the scalar, then n); its size. */
+static uint32_t vulkan_raw_args(stream_state *s, enum op op, size_t n,
+                                unsigned char *out) {
+  const kiln_buffer *order[5];
+  size_t count = 0;
+  if (op == OP_DOT) {
+    order[count++] = s->vk_slots;
+    order[count++] = s->a;
+    order[count++] = s->bb;
+    order[count++] = s->result;
+    order[count++] = s->vk_slots;
+  } else {
+    order[count++] = s->c;
+    order[count++] = s->a;
+    if (ops[op].inputs == 2) order[count++] = s->bb;
+  }
+  uint32_t at = 0;
+  for (size_t i = 0; i < count; i++) {
+    kiln_native_buffer nb;
+    if (kiln_buffer_get_native(order[i], &nb) != KILN_OK) return 0;
+    uint64_t address = nb.device_address;
+    /* The ticket follows the slots (core/builtins/builtin.c). */
+    if (op == OP_DOT && i == count - 1) address += REDUCE_MAX_BLOCKS * 4;
+    memcpy(out + at, &address, 8);
+    at += 8;
+  }
+  if (ops[op].scalar) {
+    const float scalar = SCALAR;
+    memcpy(out + at, &scalar, 4);
+    at += 4;
+  }
+  const uint32_t n32 = (uint32_t)n;
+  memcpy(out + at, &n32, 4);
+  return at + 4;
+}
+
+/* `op` on n elements, `count` times in one command buffer, ordered as kiln
+ * orders two commands of a stream or not at all: ms per dispatch, the
+ * median of the run's repeats, by the host's clock around each submission
+ * and its wait (spread over enough dispatches that it weighs little). -1
+ * with the reason printed when the comparator cannot run. */
+static int vulkan_raw_time(stream_state *s, enum op op, size_t n,
+                           unsigned count, vulkan_raw_order order, double *ms) {
+  bench *b = s->b;
+  *ms = -1.0;
+  unsigned char args[64];
+  const uint32_t bytes = vulkan_raw_args(s, op, n, args);
+  const uint32_t grid =
+      op == OP_DOT ? bench_reduce_blocks(n) : grid_for(b, n);
+  const uint32_t block = op == OP_DOT ? REDUCE_BLOCK : BLOCK;
+  char why[512];
+  snprintf(why, sizeof why, "%s",
+           bytes == 0 ? "kiln_buffer_get_native failed" : "");
+  vulkan_raw *r = NULL;
+  /* The comparator shares kiln's queue: kiln's work is done first. */
+  kiln_status st = KILN_OK;
+  if (bytes != 0 && (st = kiln_stream_synchronize(b->stream)) != KILN_OK)
+    snprintf(why, sizeof why, "kiln_stream_synchronize: %s",
+             kiln_last_error());
+  else if (bytes != 0)
+    r = vulkan_raw_open(b->ctx, b->stream, &kiln_bench_vulkan_images[op], 1,
+                        ops[op].kernel, grid, block, args, bytes, count, 1,
+                        why, sizeof why);
+  if (r == NULL) {
+    fprintf(stderr, "kiln-bench: stream: no raw Vulkan comparator: %s\n",
+            why);
+    s->vk_raw = false;
+    return -1;
+  }
+  double *samples = malloc(b->opt.repeat * sizeof *samples);
+  int result = samples == NULL ? -1 : vulkan_raw_run(r, order);
+  for (unsigned i = 0; result == 0 && i < b->opt.repeat; i++) {
+    const double start = bench_now();
+    result = vulkan_raw_run(r, order);
+    samples[i] = (bench_now() - start) * 1e3 / count;
+  }
+  if (result == 0) *ms = bench_median(samples, b->opt.repeat);
+  free(samples);
+  vulkan_raw_close(r);
+  return result;
+}
+
+/* The raw Vulkan figures of every operation at n, GB/s, ordered and (but
+ * dot, whose blocks meet in one workspace) unordered, each result checked
+ * as kiln's is. kiln_ms: kiln's time per operation, which sizes the
+ * command buffer. */
+static int vulkan_raw_size(stream_state *s, size_t n, const double *kiln_ms,
+                           bench_sums *sums, double *ordered,
+                           double *unordered) {
+  bench *b = s->b;
+  for (enum op op = 0; op < OP_COUNT; op++) ordered[op] = unordered[op] = -1;
+  const double target = b->opt.quick ? 1.0 : 20.0;
+  const unsigned most = b->opt.quick ? 16u : 2000u;
+  for (enum op op = 0; op < OP_COUNT && s->vk_raw; op++) {
+    unsigned count = most;
+    if (kiln_ms[op] > 0.0 && target / kiln_ms[op] < most)
+      count = target / kiln_ms[op] < 4.0 ? 4u : (unsigned)(target / kiln_ms[op]);
+    const double bytes = (double)ops[op].bytes * (double)n;
+    for (int pass = 0; pass < 2 && s->vk_raw; pass++) {
+      if (pass == 1 && op == OP_DOT) break;
+      double ms;
+      if (vulkan_raw_time(s, op, n, count,
+                          pass ? VULKAN_RAW_UNORDERED : VULKAN_RAW_ORDERED,
+                          &ms) != 0)
+        return s->vk_raw ? -1 : 0;
+      double *gbps = pass ? unordered : ordered;
+      gbps[op] = bytes / (ms * 1e6);
+      bench_result r = {"stream", ops[op].name,
+                        pass ? "vulkan-raw-unordered" : "vulkan-raw", n, ms,
+                        gbps[op], "GB/s", (size_t)bytes};
+      if (bench_record(b, &r) != 0) return -1;
+      char what[64];
+      snprintf(what, sizeof what, "raw Vulkan %s%s", ops[op].name,
+               pass ? " without barriers" : "");
+      if (op == OP_DOT) {
+        float got;
+        BENCH_CHECK(kiln_buffer_read(b->stream, s->result, 0, &got, 4));
+        if (!bench_close(got, sums->dot, sums->dot, bench_sum_roundings(n)))
+          bench_wrong(b, "%s of %zu elements is %.9g, expected %.9g", what, n,
+                      (double)got, sums->dot);
+      } else if (bench_verify(b, what, s->c, 0, n, expect, &op) != 0) {
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+#endif
+
 /* ---- timing -------------------------------------------------------------- */
 
 static int run_size(stream_state *s, size_t n, bench_sums *sums) {
   bench *b = s->b;
-  double kiln_gbps[OP_COUNT], raw_gbps[OP_COUNT], ceiling = -1.0;
+  double kiln_gbps[OP_COUNT], raw_gbps[OP_COUNT], kiln_ms[OP_COUNT];
+  double ceiling = -1.0;
   for (enum op op = 0; op < OP_COUNT; op++) {
     double bytes = (double)ops[op].bytes * (double)n, ms;
     kiln_call k;
     kiln_call_init(&k, s, op, n, 0, 0, 0);
     if (bench_measure_kiln(b, kiln_op, &k, &ms) != 0) return -1;
+    kiln_ms[op] = ms;
     kiln_gbps[op] = bytes / (ms * 1e6);
     bench_result r = {"stream", ops[op].name, "kiln", n, ms, kiln_gbps[op],
                       "GB/s", (size_t)bytes};
@@ -286,21 +441,74 @@ static int run_size(stream_state *s, size_t n, bench_sums *sums) {
     if (bench_record(b, &raw) != 0) return -1;
   }
   if (bench_ceiling(b, n, &ceiling) != 0) return -1;
+#if STREAM_VULKAN_RAW
+  double vk_ordered[OP_COUNT], vk_unordered[OP_COUNT];
+  const bool vk = s->vk_raw;
+  if (vk && vulkan_raw_size(s, n, kiln_ms, sums, vk_ordered, vk_unordered) != 0)
+    return -1;
+#else
+  (void)kiln_ms;
+#endif
 
   char size[32];
-  fprintf(b->out, "%11zu %9s  %-9s", n,
+  fprintf(b->out, "%11zu %9s  %-10s", n,
           bench_bytes_text(n * sizeof(float), size, sizeof size), "kiln");
   for (enum op op = 0; op < OP_COUNT; op++)
     bench_cell(b->out, 8, 1, kiln_gbps[op]);
   fprintf(b->out, "\n");
   if (b->raw != NULL) {
-    fprintf(b->out, "%11s %9s  %-9s", "", "", "raw CUDA");
+    fprintf(b->out, "%11s %9s  %-10s", "", "", "raw CUDA");
     for (enum op op = 0; op < OP_COUNT; op++)
       bench_cell(b->out, 8, 1, raw_gbps[op]);
     bench_cell(b->out, 8, 1, ceiling);
     fprintf(b->out, "\n");
   }
+#if STREAM_VULKAN_RAW
+  for (int pass = 0; vk && pass < 2; pass++) {
+    fprintf(b->out, "%11s %9s  %-10s", "", "",
+            pass ? "no barrier" : "raw Vulkan");
+    for (enum op op = 0; op < OP_COUNT; op++)
+      bench_cell(b->out, 8, 1, pass ? vk_unordered[op] : vk_ordered[op]);
+    fprintf(b->out, "\n");
+  }
+#endif
   return 0;
+}
+
+/* Issue 33's mid sizes on Vulkan: triad and dot against the raw CUDA
+ * launch of the same kernel (the goal), and what raw Vulkan with kiln's
+ * barrier, and with none, reaches of it, so that the driver's share of
+ * the gap shows beside kiln's. */
+static void mid_sizes(bench *b) {
+  static const size_t sizes[] = {1u << 20, 1u << 21, 1u << 22};
+  static const enum op which[] = {OP_TRIAD, OP_DOT};
+  bool header = false;
+  for (size_t w = 0; w < 2; w++) {
+    for (size_t i = 0; i < 3; i++) {
+      const char *name = ops[which[w]].name;
+      const bench_result *k = bench_find(b, "stream", name, "kiln", sizes[i]);
+      const bench_result *c =
+          bench_find(b, "stream", name, "cuda-raw", sizes[i]);
+      const bench_result *v =
+          bench_find(b, "stream", name, "vulkan-raw", sizes[i]);
+      const bench_result *u =
+          bench_find(b, "stream", name, "vulkan-raw-unordered", sizes[i]);
+      if (k == NULL || c == NULL || v == NULL || c->value <= 0.0) continue;
+      if (!header) {
+        fprintf(b->out, "  issue 33, Vulkan at mid sizes, each over raw "
+                        "CUDA's launch of the same kernel (goal: kiln >= "
+                        "0.90):\n  %-6s %8s %8s %12s %12s\n",
+                "", "array", "kiln", "raw Vulkan", "no barrier");
+        header = true;
+      }
+      char size[32];
+      fprintf(b->out, "  %-6s %8s %8.3f %12.3f", name,
+              bench_bytes_text(sizes[i] * sizeof(float), size, sizeof size),
+              k->value / c->value, v->value / c->value);
+      if (u != NULL) fprintf(b->out, " %12.3f", u->value / c->value);
+      fprintf(b->out, "\n");
+    }
+  }
 }
 
 /* The raw comparator's arrays and kernels; without them (no kernels in the
@@ -357,9 +565,17 @@ static int run(stream_state *s, size_t largest) {
 
   fprintf(b->out,
           "\nstream: GB/s (bytes read + written), median of %u (kiln "
-          "events; raw: CUDA events)\n%11s %9s  %-9s %8s %8s %8s %8s %8s%s\n",
-          b->opt.repeat, "n", "array", "", "copy", "mul", "add", "triad",
-          "dot", b->raw != NULL ? "  ceiling" : "");
+          "events; raw: CUDA events%s)\n%11s %9s  %-10s %8s %8s %8s %8s "
+          "%8s%s\n",
+          b->opt.repeat,
+          s->vk_raw ? "; raw Vulkan: kiln's SPIR-V on kiln's device, "
+                      "dispatched back to back in one command buffer behind "
+                      "kiln's barrier between two commands, and with no "
+                      "barrier (dot keeps it: its blocks meet in one "
+                      "workspace), host clock"
+                    : "",
+          "n", "array", "", "copy", "mul", "add", "triad", "dot",
+          b->raw != NULL ? "  ceiling" : "");
   const bench_sweep w = bench_array_sweep(b);
   bench_sums sums = {0, 0.0, 0.0};
   for (unsigned lg = w.first_log2; lg <= w.last_log2; lg += w.step) {
@@ -368,6 +584,7 @@ static int run(stream_state *s, size_t largest) {
     bench_sums_extend(&sums, n);
     if (run_size(s, n, &sums) != 0) return -1;
   }
+  if (s->vk_raw) mid_sizes(b);
   return 0;
 }
 
@@ -381,17 +598,21 @@ int bench_stream(bench *b) {
   size_t bytes = s.capacity * sizeof(float);
   kiln_status st;
   int result = -1;
+  s.vk_raw = STREAM_VULKAN_RAW && b->props.backend == KILN_BACKEND_VULKAN;
   if ((st = kiln_buffer_create(b->ctx, bytes, 0, &s.a)) != KILN_OK ||
       (st = kiln_buffer_create(b->ctx, bytes, 0, &s.bb)) != KILN_OK ||
       (st = kiln_buffer_create(b->ctx, bytes, 0, &s.c)) != KILN_OK ||
-      (st = kiln_buffer_create(b->ctx, 4, 0, &s.result)) != KILN_OK)
+      (st = kiln_buffer_create(b->ctx, 4, 0, &s.result)) != KILN_OK ||
+      (s.vk_raw &&
+       (st = kiln_buffer_create(b->ctx, (REDUCE_MAX_BLOCKS + 1) * 4,
+                                KILN_BUFFER_ZERO, &s.vk_slots)) != KILN_OK))
     bench_kiln_error("kiln_buffer_create", st);
   else
     result = run(&s, largest);
   raw_teardown(&s);
-  kiln_buffer *buffers[] = {s.a, s.bb, s.c, s.result};
-  for (size_t i = 0; i < 4; i++)
-    if ((st = kiln_buffer_destroy(buffers[i])) != KILN_OK)
+  kiln_buffer *buffers[] = {s.a, s.bb, s.c, s.result, s.vk_slots};
+  for (size_t i = 0; i < 5; i++)
+    if (buffers[i] != NULL && (st = kiln_buffer_destroy(buffers[i])) != KILN_OK)
       result = bench_kiln_error("kiln_buffer_destroy", st);
   return result;
 }
