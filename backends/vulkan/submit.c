@@ -11,9 +11,17 @@
  * microseconds each, so many small dispatches must share one... */
 #define BATCH_COMMANDS 256
 /* ...but a stream with nothing in flight submits its first command at
- * once, and again after this many, so that its work starts without
- * waiting for the host's next synchronize (which may be another stream's:
- * two streams then run side by side, as CUDA's do). */
+ * once, so that its work starts without waiting for the host's next
+ * synchronize (which may be another stream's: two streams then run side
+ * by side, as CUDA's do); and it looks again every this many commands, so
+ * that a device which caught up with the host is not left idle while the
+ * rest of a batch is recorded. Looking only once, at the 16th, the H200
+ * sat idle for most of each 256-command batch the host took as long to
+ * record as the device took to run (2.3 µs a launch against 3-5 µs a
+ * dispatch for arrays of 4-16 MiB): kiln's triad and dot there ran at
+ * 0.88-0.94 of the same SPIR-V recorded once through raw Vulkan, and at
+ * 0.94-1.00 with a look every 16th (docs/performance.md). A host that
+ * outruns the device finds it busy and still fills whole batches. */
 #define EAGER_COMMANDS 16
 /* Recording blocks once this many submissions are pending, as a CUDA
  * stream does when its queue is full, so memory stays bounded. */
@@ -283,7 +291,7 @@ kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st) {
    * submission. */
   if (st->recorded >= BATCH_COMMANDS || st->lane == KILN_VULKAN_LANE_TRANSFER)
     return kiln_vulkan_stream_flush(st);
-  if (st->recorded == 1 || st->recorded == EAGER_COMMANDS) {
+  if (st->recorded == 1 || st->recorded % EAGER_COMMANDS == 0) {
     kiln_status s = kiln_vulkan_stream_poll(st);
     if (s != KILN_OK) return s;
     if (st->completed >= st->submitted) return kiln_vulkan_stream_flush(st);

@@ -842,7 +842,8 @@ kiln_vulkan_lane kiln_vulkan_copy_lane(kiln_vulkan_stream *st,
                                        const kiln_vulkan_allocation *src,
                                        bool host);
 /* Counts the command and submits the batch when it is large enough, when
- * the stream has nothing in flight, or at once on the transfer lane. */
+ * the stream has nothing in flight (looked at on the first command and on
+ * every 16th), or at once on the transfer lane. */
 kiln_status kiln_vulkan_stream_recorded(kiln_vulkan_stream *st);
 /* Submits what was recorded, and any waits still pending. */
 kiln_status kiln_vulkan_stream_flush(kiln_vulkan_stream *st);
