@@ -149,15 +149,8 @@ static void idle_device_gets_the_batch_early(void **state) {
 }
 
 int main(void) {
-  kiln_set_log_handler(vk_test_on_log, NULL);
-  size_t count = 0;
-  if (kiln_device_count(KILN_BACKEND_VULKAN, &count) != KILN_OK ||
-      count == 0) {
-    printf("no Vulkan device: %s\n", kiln_last_error());
-    return 77;
-  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(idle_device_gets_the_batch_early),
   };
-  return cmocka_run_group_tests_name("vulkan-batches", tests, NULL, NULL);
+  return vk_test_run_on_device("vulkan-batches", tests, sizeof tests / sizeof *tests);
 }

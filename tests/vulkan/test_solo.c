@@ -88,15 +88,8 @@ static void kept_batch_outlives_no_pipeline(void **state) {
 }
 
 int main(void) {
-  kiln_set_log_handler(vk_test_on_log, NULL);
-  size_t count = 0;
-  if (kiln_device_count(KILN_BACKEND_VULKAN, &count) != KILN_OK ||
-      count == 0) {
-    printf("no Vulkan device: %s\n", kiln_last_error());
-    return 77;
-  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kept_batch_outlives_no_pipeline),
   };
-  return cmocka_run_group_tests_name("vulkan-solo", tests, NULL, NULL);
+  return vk_test_run_on_device("vulkan-solo", tests, sizeof tests / sizeof *tests);
 }
