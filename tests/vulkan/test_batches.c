@@ -152,5 +152,6 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(idle_device_gets_the_batch_early),
   };
-  return vk_test_run_on_device("vulkan-batches", tests, sizeof tests / sizeof *tests);
+  return vk_test_run_on_device("vulkan-batches", tests,
+                               sizeof tests / sizeof *tests);
 }

@@ -91,5 +91,6 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(kept_batch_outlives_no_pipeline),
   };
-  return vk_test_run_on_device("vulkan-solo", tests, sizeof tests / sizeof *tests);
+  return vk_test_run_on_device("vulkan-solo", tests,
+                               sizeof tests / sizeof *tests);
 }

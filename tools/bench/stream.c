@@ -367,7 +367,8 @@ static int vulkan_raw_size(stream_state *s, size_t n, const double *kiln_ms,
   for (enum op op = 0; op < OP_COUNT && s->vk_raw; op++) {
     unsigned count = most;
     if (kiln_ms[op] > 0.0 && target / kiln_ms[op] < most)
-      count = target / kiln_ms[op] < 4.0 ? 4u : (unsigned)(target / kiln_ms[op]);
+      count = target / kiln_ms[op] < 4.0 ? 4u
+                                           : (unsigned)(target / kiln_ms[op]);
     const double bytes = (double)ops[op].bytes * (double)n;
     double ms;
     if (vulkan_raw_time(s, op, n, count, &ms) != 0) return s->vk_raw ? -1 : 0;
