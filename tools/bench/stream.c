@@ -343,6 +343,7 @@ static int vulkan_raw_time(stream_state *s, enum op op, size_t n,
     return -1;
   }
   double *samples = malloc(b->opt.repeat * sizeof *samples);
+  if (samples == NULL) fprintf(stderr, "kiln-bench: out of host memory\n");
   int result = samples == NULL ? -1 : vulkan_raw_run(r, VULKAN_RAW_ORDERED);
   for (unsigned i = 0; result == 0 && i < b->opt.repeat; i++) {
     const double start = bench_now();
@@ -370,6 +371,11 @@ static int vulkan_raw_size(stream_state *s, size_t n, const double *kiln_ms,
       count = target / kiln_ms[op] < 4.0 ? 4u
                                            : (unsigned)(target / kiln_ms[op]);
     const double bytes = (double)ops[op].bytes * (double)n;
+    /* The output starts as SENTINEL, so that the check below sees what
+     * the raw dispatches wrote and not kiln's result of the same. */
+    const uint32_t sentinel = SENTINEL;
+    BENCH_CHECK(kiln_buffer_fill(b->stream, op == OP_DOT ? s->result : s->c,
+                                 0, (op == OP_DOT ? 1 : n) * 4, &sentinel, 4));
     double ms;
     if (vulkan_raw_time(s, op, n, count, &ms) != 0) return s->vk_raw ? -1 : 0;
     gbps[op] = bytes / (ms * 1e6);
