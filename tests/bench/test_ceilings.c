@@ -74,15 +74,15 @@ static void past_the_cache_above_the_copy_fails(void **state) {
 
 /* A kernel that only reads may pass the copy by more than one that writes:
  * the H200's dots of 1 GiB (4535 GB/s, kiln's; 4569, raw CUDA's) against
- * its 4058 GB/s copy pass, a triad as fast does not, and a dot as fast as
- * the cache does not either. */
+ * its 4058 GB/s copy pass, and a sum as fast; a triad as fast does not,
+ * and a dot as fast as the cache does not either. */
 static void reads_alone_outrun_the_copy(void **state) {
   (void)state;
   const size_t gi = 256 * MIB; /* floats in a GiB */
   const bench_result rs[] = {
       stream("dot", "kiln", gi, 8, 4535.1),
       stream("dot", "cuda-raw", gi, 8, 4568.8),
-      {"reduce", "sum", "kiln", gi, 1.0, 4384.1, "GB/s", 4 * 1024 * MIB},
+      {"reduce", "sum", "kiln", gi, 1.0, 4569.0, "GB/s", 1024 * MIB},
       stream("triad", "kiln", gi, 12, 4535.1),
       stream("dot", "kiln", gi, 8, 4058.0 * 1.3),
   };

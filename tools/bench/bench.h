@@ -250,7 +250,8 @@ void bench_ratios(bench *b);
  * only reads (dot, the sum): a copy's writes cost the memory bus
  * turnarounds that reads alone do not. On the H200 every dot of 512 MiB
  * and 1 GiB (kiln's, raw CUDA's, raw Vulkan's) read 1.11-1.13 times a
- * 4058 GB/s copy, whose memory's nominal 4.8 TB/s is 1.18 times it. One
+ * 4058 GB/s copy, whose memory's nominal 4.8 TB/s is 1.18 times it; a
+ * batch served from the cache read 1.29-1.37 times the copy. One
  * within the cache is held to the fastest the raw CUDA comparator's
  * kernels reached within it (the cache's effect, as measured), with
  * BENCH_CACHE_SLACK. */
@@ -262,7 +263,7 @@ typedef struct bench_ceilings {
 
 #define BENCH_PAST_CACHE 4u
 #define BENCH_DRAM_SLACK 1.10
-#define BENCH_READ_SLACK 1.25
+#define BENCH_READ_SLACK 1.20
 #define BENCH_CACHE_SLACK 1.25
 
 /* The fastest raw CUDA kernel within the cache among `results`, or the
