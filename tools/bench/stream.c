@@ -8,7 +8,7 @@
  * bytes read plus written per element: 8 for copy, mul and dot, 12 for add
  * and triad. Over 600 lines because the three comparators share the
  * operations' table, their arguments and their checks (stream_state,
- * expect), which a split would have to export. */
+ * check_result), which a split would have to export. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,6 +266,22 @@ static int check_kernels(stream_state *s) {
   return 0;
 }
 
+/* The result a timed run of op on n elements left (its last operation's):
+ * the dot's value, or every element of c; `who` names the run in a
+ * message. */
+static int check_result(stream_state *s, enum op op, size_t n,
+                        const bench_sums *sums, const char *who) {
+  bench *b = s->b;
+  if (op != OP_DOT)
+    return bench_verify(b, who, s->c, 0, n, expect, &op);
+  float got;
+  BENCH_CHECK(kiln_buffer_read(b->stream, s->result, 0, &got, 4));
+  if (!bench_close(got, sums->dot, sums->dot, bench_sum_roundings(n)))
+    bench_wrong(b, "%s of %zu elements is %.9g, expected %.9g", who, n,
+                (double)got, sums->dot);
+  return 0;
+}
+
 /* ---- the same through raw Vulkan ---------------------------------------- */
 
 #if STREAM_VULKAN_RAW
@@ -306,14 +322,24 @@ static uint32_t vulkan_raw_args(stream_state *s, enum op op, size_t n,
   return at + 4;
 }
 
+/* Submits the comparator's ordered command buffer `iters` times, each
+ * waited for, timed by the host's clock. */
+static int vulkan_raw_submissions(void *self, unsigned iters, double *ms) {
+  const double start = bench_now();
+  for (unsigned i = 0; i < iters; i++)
+    if (vulkan_raw_run(self, VULKAN_RAW_ORDERED) != 0) return -1;
+  *ms = (bench_now() - start) * 1e3;
+  return 0;
+}
+
 /* `op` on n elements, `count` times in one command buffer, ordered as kiln
- * orders two commands of a stream: ms per dispatch, the median of the
- * run's repeats, by the host's clock around each submission and its wait
- * (spread over enough dispatches that it weighs little). -1 with the
- * reason printed when the comparator cannot run. (Without the barrier the
- * dispatches overlap, and arrays within the L2 cache are read by several
- * at once: the H200 then read 1.4 times the cache's own ceiling, a figure
- * of no bandwidth, so there is no such row.) */
+ * orders two commands of a stream: ms per dispatch, as bench_measure
+ * times every figure, each submission and its wait spread over `count`
+ * dispatches. -1 with the reason printed when the comparator cannot run.
+ * (Without the barrier the dispatches overlap, and arrays within the L2
+ * cache are read by several at once: the H200 then read 1.4 times the
+ * cache's own ceiling, a figure of no bandwidth, so there is no such
+ * row.) */
 static int vulkan_raw_time(stream_state *s, enum op op, size_t n,
                            unsigned count, double *ms) {
   bench *b = s->b;
@@ -323,13 +349,10 @@ static int vulkan_raw_time(stream_state *s, enum op op, size_t n,
   const uint32_t grid =
       op == OP_DOT ? bench_reduce_blocks(n) : grid_for(b, n);
   const uint32_t block = op == OP_DOT ? REDUCE_BLOCK : BLOCK;
-  char why[512];
-  snprintf(why, sizeof why, "%s",
-           bytes == 0 ? "kiln_buffer_get_native failed" : "");
+  char why[512] = "kiln_buffer_get_native failed";
   vulkan_raw *r = NULL;
   /* The comparator shares kiln's queue: kiln's work is done first. */
-  kiln_status st = KILN_OK;
-  if (bytes != 0 && (st = kiln_stream_synchronize(b->stream)) != KILN_OK)
+  if (bytes != 0 && kiln_stream_synchronize(b->stream) != KILN_OK)
     snprintf(why, sizeof why, "kiln_stream_synchronize: %s",
              kiln_last_error());
   else if (bytes != 0)
@@ -342,16 +365,9 @@ static int vulkan_raw_time(stream_state *s, enum op op, size_t n,
     s->vk_raw = false;
     return -1;
   }
-  double *samples = malloc(b->opt.repeat * sizeof *samples);
-  if (samples == NULL) fprintf(stderr, "kiln-bench: out of host memory\n");
-  int result = samples == NULL ? -1 : vulkan_raw_run(r, VULKAN_RAW_ORDERED);
-  for (unsigned i = 0; result == 0 && i < b->opt.repeat; i++) {
-    const double start = bench_now();
-    result = vulkan_raw_run(r, VULKAN_RAW_ORDERED);
-    samples[i] = (bench_now() - start) * 1e3 / count;
-  }
-  if (result == 0) *ms = bench_median(samples, b->opt.repeat);
-  free(samples);
+  double per_submission;
+  const int result = bench_measure(b, vulkan_raw_submissions, r, &per_submission);
+  if (result == 0) *ms = per_submission / count;
   vulkan_raw_close(r);
   return result;
 }
@@ -382,17 +398,9 @@ static int vulkan_raw_size(stream_state *s, size_t n, const double *kiln_ms,
     bench_result r = {"stream", ops[op].name, "vulkan-raw", n, ms, gbps[op],
                       "GB/s", (size_t)bytes};
     if (bench_record(b, &r) != 0) return -1;
-    char what[64];
-    snprintf(what, sizeof what, "raw Vulkan %s", ops[op].name);
-    if (op == OP_DOT) {
-      float got;
-      BENCH_CHECK(kiln_buffer_read(b->stream, s->result, 0, &got, 4));
-      if (!bench_close(got, sums->dot, sums->dot, bench_sum_roundings(n)))
-        bench_wrong(b, "%s of %zu elements is %.9g, expected %.9g", what, n,
-                    (double)got, sums->dot);
-    } else if (bench_verify(b, what, s->c, 0, n, expect, &op) != 0) {
-      return -1;
-    }
+    char who[64];
+    snprintf(who, sizeof who, "raw Vulkan %s", ops[op].name);
+    if (check_result(s, op, n, sums, who) != 0) return -1;
   }
   return 0;
 }
@@ -415,16 +423,7 @@ static int run_size(stream_state *s, size_t n, bench_sums *sums) {
                       "GB/s", (size_t)bytes};
     if (bench_record(b, &r) != 0) return -1;
 
-    /* The timed runs left their last result to check. */
-    if (op == OP_DOT) {
-      float got;
-      BENCH_CHECK(kiln_buffer_read(b->stream, s->result, 0, &got, 4));
-      if (!bench_close(got, sums->dot, sums->dot, bench_sum_roundings(n)))
-        bench_wrong(b, "dot of %zu elements is %.9g, expected %.9g", n,
-                    (double)got, sums->dot);
-    } else if (bench_verify(b, ops[op].name, s->c, 0, n, expect, &op) != 0) {
-      return -1;
-    }
+    if (check_result(s, op, n, sums, ops[op].name) != 0) return -1;
 
     raw_gbps[op] = -1.0;
     if (b->raw == NULL || s->function[op] == NULL) continue;
