@@ -3,22 +3,31 @@
 // the write of a pair of sums.
 #pragma once
 
-// The first row and column of the tile_m x tile_n tile of C this block
-// computes. Blocks run in launch order, x fastest; renumbered so that
-// consecutive blocks walk down a band of 8 tile rows before moving right,
-// the band's tiles of A and the shared tiles of B are read from L2 while
-// still there.
+// The first row and column of tile `id` of C's tiles_x x tiles_y tiles
+// of tile_m x tile_n. Tiles are taken in order of id; numbered so that
+// consecutive ids walk down a band of 8 tile rows before moving right, the
+// band's tiles of A and the shared tiles of B are read from L2 while still
+// there.
+__device__ static __forceinline__ void kiln_hgemm_tile_of(
+    unsigned int id, unsigned int tiles_x, unsigned int tiles_y,
+    unsigned int tile_m, unsigned int tile_n, unsigned int *row0,
+    unsigned int *col0) {
+  const unsigned int band = 8u;
+  const unsigned int first = id / (band * tiles_x) * band;
+  const unsigned int rows_here = min(tiles_y - first, band);
+  const unsigned int in_band = id % (band * tiles_x);
+  *row0 = (first + in_band % rows_here) * tile_m;
+  *col0 = in_band / rows_here * tile_n;
+}
+
+// The tile this block computes, where the grid has one block per tile
+// (x over columns): blocks run in launch order, x fastest.
 __device__ static __forceinline__ void kiln_hgemm_tile(unsigned int tile_m,
                                                        unsigned int tile_n,
                                                        unsigned int *row0,
                                                        unsigned int *col0) {
-  const unsigned int band = 8u;
-  const unsigned int id = blockIdx.y * gridDim.x + blockIdx.x;
-  const unsigned int first = id / (band * gridDim.x) * band;
-  const unsigned int rows_here = min(gridDim.y - first, band);
-  const unsigned int in_band = id % (band * gridDim.x);
-  *row0 = (first + in_band % rows_here) * tile_m;
-  *col0 = in_band / rows_here * tile_n;
+  kiln_hgemm_tile_of(blockIdx.y * gridDim.x + blockIdx.x, gridDim.x,
+                     gridDim.y, tile_m, tile_n, row0, col0);
 }
 
 // The write of two neighbouring sums of C, columns col and col + 1 of a
