@@ -107,12 +107,16 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
   check_ok(kiln_buffer_read(NULL, gc.buf, 0, got, total));
   unsigned char *want = conf_alloc(total);
   memcpy(want, gc.canary, total);
+  /* The halves' values, once: the largest case has 10^9 products. */
+  double *av = conf_alloc(a_elems * sizeof *av);
+  double *bv = conf_alloc(b_elems * sizeof *bv);
+  for (size_t i = 0; i < a_elems; i++) av[i] = value_of(a[i]);
+  for (size_t i = 0; i < b_elems; i++) bv[i] = value_of(b[i]);
   for (size_t i = 0; i < t->m; i++)
     for (size_t j = 0; j < t->n; j++) {
       double sum = 0.0, abs = 0.0;
       for (size_t l = 0; l < t->k; l++) {
-        const double p =
-            value_of(a[i * t->lda + l]) * value_of(b[l * t->ldb + j]);
+        const double p = av[i * t->lda + l] * bv[l * t->ldb + j];
         sum += p;
         abs += fabs(p);
       }
@@ -142,6 +146,8 @@ static void hgemm_case_run(conf_rng *r, const hgemm_kernel *kern,
       memcpy(want + at, got + at, 4);
     }
   conf_check_bytes(got, want, total, "bytes around C's elements");
+  free(av);
+  free(bv);
   free(want);
   free(got);
   conf_guarded_destroy(&gc);
@@ -172,10 +178,20 @@ static const hgemm_case cases[] = {
 };
 #define CASES (sizeof cases / sizeof cases[0])
 
+/* Through the API only (the kernels launched directly have the cases
+ * above): 162 tiles of 128 x 256, more than any GPU has SMs, so that the
+ * blocks of a persistent kernel (wgmma's, one an SM) take a second tile,
+ * each of three slices of 64 of k, a count that crosses the wrap of its
+ * four stages inside a block; A and B aligned, edges in m, n and k, beta,
+ * an odd ldc. */
+static const hgemm_case many_tiles = {
+    {1100, 4360, 136, 136, 4360, 4361, 16, 32, 4, 1.0f, 2.0f}, true};
+
 static void hgemm_through_the_api(void **state) {
   (void)state;
   conf_rng r = conf_rng_for("hgemm_through_the_api");
   for (size_t i = 0; i < CASES; i++) hgemm_case_run(&r, NULL, &cases[i]);
+  hgemm_case_run(&r, NULL, &many_tiles);
 }
 
 static void hgemm_kernels_launched_directly(void **state) {
