@@ -201,12 +201,14 @@ kiln_status kiln_gemm_check(const kiln_gemm *g, size_t ab_size,
                             kiln_stream **out_stream);
 
 /* Launches a GEMM kernel of the built-in ABI (c, a, b, m, n, k, lda, ldb,
- * ldc, alpha, beta) with `threads` a block, one block per tile_m x tile_n
- * tile of C (x across its columns). */
+ * ldc, alpha, beta) with `threads` a block: one block per tile_m x tile_n
+ * tile of C (x across its columns), or, where max_blocks is not 0, a row of
+ * at most max_blocks blocks that take the tiles in turn (a persistent
+ * kernel). */
 kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
                              const kiln_gemm *g, uint32_t tile_m,
                              uint32_t tile_n, uint32_t threads,
-                             size_t shared_bytes);
+                             size_t shared_bytes, size_t max_blocks);
 
 /* Releases an object without argument checks (context destroy, and the
  * public destroy functions after theirs). */

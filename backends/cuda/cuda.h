@@ -99,6 +99,10 @@ typedef struct kiln_cuda_kernel {
   /* Launched with programmatic stream serialization: a built-in kernel
    * that waits for the previous kernel itself (module.c). */
   bool follows;
+  /* A built-in GEMM kernel that reads A and B through tensor maps, which
+   * the backend makes from the GEMM's arguments and appends to them
+   * (kiln_cuda_params); the core sees only the GEMM's arguments. */
+  bool maps;
 } kiln_cuda_kernel;
 
 typedef struct kiln_cuda_stream {
@@ -274,6 +278,17 @@ kiln_status kiln_cuda_context_get_limit(kiln_context *ctx, kiln_limit limit,
 kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *k,
                              const kiln_launch_config *config,
                              const kiln_packed_args *args);
+/* What cuLaunchKernel and a graph's kernel node take as kernelParams for
+ * the packed `args` of kernel k: params[i] points at argument i, and for a
+ * kernel with maps, the two after the GEMM's arguments at `maps`, made from
+ * them (launch.c). The driver copies all of it before its call returns. */
+typedef struct kiln_cuda_params {
+  CUtensorMap maps[2];
+  void *params[KILN_MAX_KERNEL_ARGS + 2];
+} kiln_cuda_params;
+kiln_status kiln_cuda_params_of(const kiln_cuda_kernel *k,
+                                const kiln_packed_args *args,
+                                kiln_cuda_params *out);
 /* Lets kernel k take `bytes` of dynamic shared memory: up to the device's
  * default every kernel may, beyond it the kernel must opt in first, once
  * per larger size (launch.c); `fn` names the public call in a refusal. */

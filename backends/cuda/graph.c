@@ -151,12 +151,11 @@ kiln_status kiln_cuda_graph_update(kiln_graph *g, size_t index) {
   CUresult r = kiln_cuda_api.cuGraphKernelNodeGetParams(cg->nodes[index], &p);
   if (r != CUDA_SUCCESS)
     return kiln_cuda_error(r, "cuGraphKernelNodeGetParams");
-  const kiln_packed_args *args = g->cmds[index].packed;
-  /* The driver copies the values out before the call returns. */
-  void *params[KILN_MAX_KERNEL_ARGS];
-  for (size_t i = 0; i < args->count; i++)
-    params[i] = (void *)(args->data + args->offsets[i]);
-  p.kernelParams = params;
+  kiln_cuda_params kp;
+  if ((st = kiln_cuda_params_of(kiln_cuda_kernel_cast(g->cmds[index].kernel),
+                                g->cmds[index].packed, &kp)) != KILN_OK)
+    return st;
+  p.kernelParams = kp.params;
   p.extra = NULL;
   r = kiln_cuda_api.cuGraphExecKernelNodeSetParams(cg->exec, cg->nodes[index],
                                                    &p);

@@ -3,6 +3,7 @@
  * call besides the launch (cuCtxGetCurrent); only a launch asking for more
  * dynamic shared memory than its kernel was allowed so far takes a lock. */
 #include <pthread.h>
+#include <string.h>
 
 #include "backends/cuda/cuda.h"
 
@@ -70,6 +71,67 @@ kiln_status kiln_cuda_need_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
   return allow_shared(k, ctx, bytes, fn);
 }
 
+/* The GEMM arguments a kernel with maps takes first (core/builtins/gemm.c):
+ * c, a, b, m, n, k, lda, ldb, ldc, alpha, beta. */
+enum { GEMM_A = 1, GEMM_B, GEMM_M, GEMM_N, GEMM_K, GEMM_LDA, GEMM_LDB,
+       GEMM_ARGS = 11 };
+
+static uint64_t packed_u64(const kiln_packed_args *args, size_t i) {
+  uint64_t v;
+  memcpy(&v, args->data + args->offsets[i], sizeof v);
+  return v;
+}
+
+static uint32_t packed_u32(const kiln_packed_args *args, size_t i) {
+  uint32_t v;
+  memcpy(&v, args->data + args->offsets[i], sizeof v);
+  return v;
+}
+
+/* A row-major matrix of `rows` x `cols` halves with a pitch of `pitch`
+ * halves, as a tensor map of boxes of box_cols x box_rows with the
+ * 128-byte swizzle and zeros past its edges: the layout
+ * shaders/cuda/hgemm_wgmma.cu's stages are written for. A k of 0 still
+ * needs a map (the kernel then reads none): its extent becomes 1. */
+static kiln_status encode_map(CUtensorMap *map, uint64_t address,
+                              uint32_t rows, uint32_t cols, uint32_t pitch,
+                              uint32_t box_cols, uint32_t box_rows,
+                              const char *name) {
+  const cuuint64_t dims[2] = {cols ? cols : 1, rows ? rows : 1};
+  const cuuint64_t strides[1] = {(cuuint64_t)pitch * 2};
+  const cuuint32_t box[2] = {box_cols, box_rows};
+  const cuuint32_t steps[2] = {1, 1};
+  CUresult r = kiln_cuda_api.cuTensorMapEncodeTiled(
+      map, CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2, (void *)(uintptr_t)address,
+      dims, strides, box, steps, CU_TENSOR_MAP_INTERLEAVE_NONE,
+      CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    return kiln_cuda_error(r, "cuTensorMapEncodeTiled for %s (%u x %u "
+                              "halves, pitch %u)", name, rows, cols, pitch);
+  return KILN_OK;
+}
+
+kiln_status kiln_cuda_params_of(const kiln_cuda_kernel *k,
+                                const kiln_packed_args *args,
+                                kiln_cuda_params *out) {
+  for (size_t i = 0; i < args->count; i++)
+    out->params[i] = (void *)(args->data + args->offsets[i]);
+  if (!k->maps) return KILN_OK;
+  /* module.c marks only kernels of the GEMM's list, and the core checks
+   * every launch against it. */
+  const uint32_t m = packed_u32(args, GEMM_M), n = packed_u32(args, GEMM_N),
+                 depth = packed_u32(args, GEMM_K);
+  kiln_status st = encode_map(&out->maps[0], packed_u64(args, GEMM_A), m,
+                              depth, packed_u32(args, GEMM_LDA), 64, 128, "A");
+  if (st == KILN_OK)
+    st = encode_map(&out->maps[1], packed_u64(args, GEMM_B), depth, n,
+                    packed_u32(args, GEMM_LDB), 64, 64, "B");
+  out->params[GEMM_ARGS] = &out->maps[0];
+  out->params[GEMM_ARGS + 1] = &out->maps[1];
+  return st;
+}
+
 kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,
                              const kiln_launch_config *c,
                              const kiln_packed_args *args) {
@@ -81,11 +143,9 @@ kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *base,
   if ((st = kiln_cuda_need_shared(k, ctx, c->shared_memory_bytes,
                                    "kiln_launch")) != KILN_OK)
     return st;
-  /* kernelParams[i] points at argument i in the packed list; the driver
-   * copies the values out before cuLaunchKernel returns. */
-  void *params[KILN_MAX_KERNEL_ARGS];
-  for (size_t i = 0; i < args->count; i++)
-    params[i] = (void *)(args->data + args->offsets[i]);
+  kiln_cuda_params p;
+  if ((st = kiln_cuda_params_of(k, args, &p)) != KILN_OK) return st;
+  void **params = p.params;
   CUstream stream = kiln_cuda_stream_cast(s)->handle;
   CUresult r;
   if (k->follows) {

@@ -529,6 +529,42 @@ static bool follows_previous(const kiln_kernel *base, CUfunction f) {
          ptx >= 90;
 }
 
+/* The built-in kernels that read A and B through tensor maps appended to
+ * the GEMM's eleven arguments (launch.c's kiln_cuda_params_of,
+ * shaders/cuda/hgemm_wgmma.cu). */
+static const char *const mapping_kernels[] = {"kiln_hgemm_f16_wgmma"};
+enum { GEMM_ARGS = 11 };
+
+/* Marks a kernel of mapping_kernels in the matrix module, and describes to
+ * the core only the arguments its callers give: the maps are the
+ * backend's to make. */
+static kiln_status take_maps(kiln_kernel *base, kiln_cuda_kernel *k) {
+  k->maps = false;
+  bool listed = false;
+  for (size_t i = 0; i < sizeof mapping_kernels / sizeof *mapping_kernels;
+       i++)
+    listed = listed || strcmp(base->name, mapping_kernels[i]) == 0;
+  if (!listed || base->module != base->base.context->builtin_matrix_module)
+    return KILN_OK;
+  if (!kiln_cuda_api.cuTensorMapEncodeTiled)
+    return kiln_set_error(KILN_ERROR_UNSUPPORTED,
+                          "kernel '%s' reads through tensor maps, which the "
+                          "CUDA driver (%d.%d) cannot make "
+                          "(cuTensorMapEncodeTiled, CUDA 12.0)",
+                          base->name, kiln_cuda_api.driver_version / 1000,
+                          kiln_cuda_api.driver_version % 1000 / 10);
+  if (base->param_count != KILN_PARAMS_UNKNOWN) {
+    if (base->param_count != GEMM_ARGS + 2)
+      return kiln_set_error(KILN_ERROR_BACKEND,
+                            "kernel '%s' has %zu parameters; kiln built it "
+                            "with %d",
+                            base->name, base->param_count, GEMM_ARGS + 2);
+    base->param_count = GEMM_ARGS;
+  }
+  k->maps = true;
+  return KILN_OK;
+}
+
 kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
   kiln_cuda_kernel *k = kiln_cuda_kernel_cast(base);
   const kiln_cuda_module *m = kiln_cuda_module_cast(base->module);
@@ -565,7 +601,8 @@ kiln_status kiln_cuda_kernel_init(kiln_kernel *base) {
     if (r == CUDA_SUCCESS) {
       atomic_init(&k->shared_limit, 0);
       k->follows = follows_previous(base, k->handle);
-      return set_params(base, k->handle, &m->params[i]);
+      st = set_params(base, k->handle, &m->params[i]);
+      return st == KILN_OK ? take_maps(base, k) : st;
     }
     if (r != CUDA_ERROR_NOT_FOUND)
       return kiln_cuda_error(r, "looking up kernel '%s' in the module "

@@ -95,7 +95,10 @@
  * pool entry points of CUDA 11.2; without any of them
  * kiln_cuda_pool_supported says so and the core keeps a pool of its own.
  * cuFuncLoad (CUDA 12.4) loads a kernel when kiln hands it out (module.c
- * says why); an older driver loads it at its first launch. */
+ * says why); an older driver loads it at its first launch.
+ * cuTensorMapEncodeTiled (CUDA 12.0) makes the tensor maps through which
+ * kiln_hgemm_f16_wgmma reads A and B (launch.c); without it that kernel is
+ * refused and kiln_hgemm_f16 takes the next. */
 #define KILN_CUDA_OPTIONAL_SYMBOLS(X)   \
   X(cuFuncGetName, 12030)               \
   X(cuModuleGetFunctionCount, 12040)    \
@@ -106,6 +109,7 @@
   X(cuStreamWaitValue32, 11070)         \
   X(cuMemHostGetDevicePointer, 3020)    \
   X(cuFuncLoad, 12040)                  \
+  X(cuTensorMapEncodeTiled, 12000)      \
   KILN_CUDA_GRAPH_SYMBOLS(X)            \
   KILN_CUDA_POOL_SYMBOLS(X)
 

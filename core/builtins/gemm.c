@@ -159,7 +159,8 @@ typedef struct gemm_split {
 static kiln_status gemm_launch(kiln_stream *s, kiln_kernel *kernel,
                                const kiln_gemm *g, uint32_t tile_m,
                                uint32_t tile_n, uint32_t threads,
-                               size_t shared_bytes, const gemm_split *split) {
+                               size_t shared_bytes, size_t max_blocks,
+                               const gemm_split *split) {
   kiln_arg args[14] = {kiln_arg_buffer(g->c, g->c_offset),
                        kiln_arg_buffer(g->a, g->a_offset),
                        kiln_arg_buffer(g->b, g->b_offset),
@@ -176,6 +177,12 @@ static kiln_status gemm_launch(kiln_stream *s, kiln_kernel *kernel,
   cfg.grid.x = (uint32_t)((g->n + tile_n - 1) / tile_n);
   cfg.grid.y = (uint32_t)((g->m + tile_m - 1) / tile_m);
   cfg.grid.z = 1;
+  if (max_blocks) {
+    size_t tiles = (size_t)cfg.grid.x * cfg.grid.y;
+    if (tiles > max_blocks) tiles = max_blocks;
+    cfg.grid.x = (uint32_t)(tiles < INT32_MAX ? tiles : INT32_MAX);
+    cfg.grid.y = 1;
+  }
   cfg.block.x = threads;
   cfg.block.y = cfg.block.z = 1;
   cfg.shared_memory_bytes = shared_bytes;
@@ -192,8 +199,9 @@ static kiln_status gemm_launch(kiln_stream *s, kiln_kernel *kernel,
 kiln_status kiln_gemm_launch(kiln_stream *s, kiln_kernel *kernel,
                              const kiln_gemm *g, uint32_t tile_m,
                              uint32_t tile_n, uint32_t threads,
-                             size_t shared_bytes) {
-  return gemm_launch(s, kernel, g, tile_m, tile_n, threads, shared_bytes, NULL);
+                             size_t shared_bytes, size_t max_blocks) {
+  return gemm_launch(s, kernel, g, tile_m, tile_n, threads, shared_bytes,
+                     max_blocks, NULL);
 }
 
 /* The threads of a block of `kern`: the backend's for the large kernel and
@@ -228,7 +236,7 @@ static kiln_status sgemm_split_launch(kiln_stream *s, const kiln_gemm *g,
       (uint32_t)((per + SPLIT_K_STEP - 1) / SPLIT_K_STEP * SPLIT_K_STEP);
   split.splits = (uint32_t)((g->k + split.k_split - 1) / split.k_split);
   return gemm_launch(s, kern, g, sgemm_split.tile_m, sgemm_split.tile_n,
-                     sgemm_threads(ctx, &sgemm_split), 0, &split);
+                     sgemm_threads(ctx, &sgemm_split), 0, 0, &split);
 }
 
 kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
@@ -251,5 +259,5 @@ kiln_status kiln_sgemm_f32(kiln_stream *stream, size_t m, size_t n, size_t k,
   kiln_kernel *kern;
   if ((st = kiln_builtin_kernel(ctx, pick->name, &kern)) != KILN_OK) return st;
   return kiln_gemm_launch(s, kern, &g, pick->tile_m, tile_n,
-                          sgemm_threads(ctx, pick), 0);
+                          sgemm_threads(ctx, pick), 0, 0);
 }

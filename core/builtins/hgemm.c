@@ -14,19 +14,22 @@ typedef struct hgemm_kernel {
   uint32_t subgroup;   /* the subgroup size it needs, or 0 for any */
   /* Needs A and B 16-byte aligned, and k, n, lda, ldb multiples of 8. */
   bool aligned;
+  /* Persistent: launched as one block an SM (at most one per tile), each
+   * taking tiles in turn; else one block per tile. */
+  bool persistent;
 } hgemm_kernel;
 
 static const hgemm_kernel hgemm_kernels[] = {
-    /* CUDA, Hopper (sm_90a): wgmma, four stages of 64 of k. */
-    {"kiln_hgemm_f16_wgmma", true, 128, 256, 384, 197696, 0, true},
+    /* CUDA, Hopper (sm_90a): wgmma fed by the TMA, four stages of 64 of k. */
+    {"kiln_hgemm_f16_wgmma", true, 128, 256, 384, 197696, 0, true, true},
     /* CUDA, sm_75 and newer: mma.sync with three stages of 64 of k (the
      * H100, A100), or of 32 where a block gets less shared memory. */
-    {"kiln_hgemm_f16_mma", false, 128, 256, 256, 156672, 0, false},
-    {"kiln_hgemm_f16_mma_k32", false, 128, 256, 256, 81408, 0, false},
+    {"kiln_hgemm_f16_mma", false, 128, 256, 256, 156672, 0, false, false},
+    {"kiln_hgemm_f16_mma_k32", false, 128, 256, 256, 81408, 0, false, false},
     /* Vulkan: GL_NV_cooperative_matrix, written for 32-wide subgroups. */
-    {"kiln_hgemm_f16_coop", true, 128, 128, 256, 0, 32, false},
+    {"kiln_hgemm_f16_coop", true, 128, 128, 256, 0, 32, false, false},
     /* Every backend: the ordinary cores. */
-    {"kiln_hgemm_f16", false, 64, 64, 256, 0, 0, false},
+    {"kiln_hgemm_f16", false, 64, 64, 256, 0, 0, false, false},
 };
 #define HGEMM_KERNELS (sizeof hgemm_kernels / sizeof hgemm_kernels[0])
 
@@ -95,6 +98,9 @@ kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n, size_t k,
       atomic_load_explicit(&ctx->hgemm_variant[aligned], memory_order_acquire);
   if (variant == 0 && (st = pick(ctx, aligned, &variant)) != KILN_OK) return st;
   const hgemm_kernel *h = &hgemm_kernels[variant - 1];
+  /* A device that hides its SM count (0) gets a block per tile, in a row. */
+  const size_t units = ctx->properties.compute_units;
+  const size_t blocks = !h->persistent ? 0 : units ? units : SIZE_MAX;
   return kiln_gemm_launch(s, ctx->hgemm_kernel[aligned], &g, h->tile_m,
-                          h->tile_n, h->threads, h->shared_bytes);
+                          h->tile_n, h->threads, h->shared_bytes, blocks);
 }

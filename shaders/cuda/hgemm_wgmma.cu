@@ -1,69 +1,69 @@
 // kiln_hgemm_f16_wgmma (docs/kernels.md): row-major
 //   C[m x n] = alpha * A[m x k] * B[k x n] + beta * C
 // with A and B in binary16 and C in float32, on Hopper's warpgroup tensor
-// cores: wgmma.mma_async m64n256k16, products of f16 pairs summed in f32.
-// sm_90a only (wgmma and setmaxnreg do not exist on plain sm_90), so it is
-// built alone into the fatbin of kiln_cuda_builtin_matrix_images, which
-// only a Hopper GPU loads (meson.build). beta == 0 does not read C.
+// cores: wgmma.mma_async m64n256k16, products of f16 pairs summed in f32,
+// fed by the Tensor Memory Accelerator (TMA). sm_90a only (wgmma and
+// setmaxnreg do not exist on plain sm_90), so it is built alone into the
+// fatbin of kiln_cuda_builtin_matrix_images, which only a Hopper GPU loads
+// (meson.build). beta == 0 does not read C.
 //
-// The launch shape is this kernel's own:
-//   block = 384 x 1 x 1 threads (3 warpgroups),
-//   grid  = ceil(n / 256) x ceil(m / 128) x 1   (x over columns of C),
+// The launch is this kernel's own:
+//   parameters = the GEMM's eleven, then two tensor maps (CUtensorMap, 128
+//     bytes each) that the CUDA backend appends itself (backends/cuda/
+//     launch.c, kiln_cuda_params): A as k x m halves (k fastest, row pitch
+//     lda), boxes of 64 x 128; B as n x k halves (pitch ldb), boxes of
+//     64 x 64; both with the 128-byte swizzle, zeros past the edges;
+//   block = 384 x 1 x 1 threads (3 warpgroups);
+//   grid  = any number of blocks, 1-D: each block takes tiles t = x,
+//     x + grid, ... of the ceil(n / 256) * ceil(m / 128) tiles of C; kiln
+//     launches min(tiles, SMs), one block an SM (persistent blocks);
 //   dynamic shared memory = KILN_HGEMM_WGMMA_SHARED = 197,696 bytes (four
-//   48 KiB stages, 1 KiB of alignment slack, 64 bytes of mbarriers), above
-//   the 48 KiB default: the caller raises the kernel's limit.
+//     48 KiB stages, 1 KiB of alignment slack, 64 bytes of mbarriers), above
+//     the 48 KiB default: the caller raises the kernel's limit.
 // Preconditions, which core/builtins/hgemm.c checks (it takes another kernel
-// otherwise): a and b 16-byte aligned, and k, n, lda, ldb multiples of 8,
-// so that every 16-byte piece of a row of A or B lies wholly inside the
-// row or wholly past its end. Then any m >= 1, n, k >= 8 and any ldc >= n
-// (C only 4-byte aligned) are correct.
+// otherwise): a and b 16-byte aligned, lda and ldb multiples of 8 (a tensor
+// map's address and row pitch are multiples of 16 bytes); hgemm.c asks k
+// and n to be multiples of 8 too, the class of call the kernel before this
+// one needed. Any m, n, k >= 1 and any ldc >= n (C only 4-byte aligned) are
+// correct: the TMA fills a box's part past the matrix with zeros.
 //
-// Each block computes a 128 x 256 tile of C, walking k in slices of 64. A
-// slice of A (128 x 64) and of B (64 x 256) is staged in shared memory, four
-// stages deep, in the 128-byte-swizzled layouts that wgmma's shared-memory
-// descriptors read (the swizzle is a function of address bits 4..9, so
-// every stage starts on a 1024-byte boundary):
+// Each tile of C is 128 x 256, computed walking k in slices of 64. A slice
+// of A (128 x 64) and of B (64 x 256) is staged in shared memory, four
+// stages deep, in the 128-byte-swizzled layouts that the TMA writes and
+// wgmma's shared-memory descriptors read (the swizzle is a function of
+// address bits 4..9, so every stage starts on a 1024-byte boundary):
 //   A, K-major: row r of the slice is 128 bytes at r * 128, its 16-byte
 //     piece c (8 halves of k) stored at piece c ^ (r % 8). Descriptor:
 //     stride byte offset 1024 (8 rows); the start moves 32 bytes per 16 of
 //     k; each consumer's 64 rows start 8 KiB apart.
 //   B, N-major (row-major k x n: wgmma's transpose-B immediate is 1): four
-//     blocks of 64 columns, 8 KiB each; in a block, row kr (of k) is 128
+//     boxes of 64 columns, 8 KiB each; in a box, row kr (of k) is 128
 //     bytes at kr * 128, piece c at c ^ (kr % 8). Descriptor: leading byte
 //     offset 8192 (the next 64 columns), stride byte offset 1024 (the next
 //     8 rows of k); the start moves 2048 bytes per 16 of k.
 //
-// Warpgroup 0 is the producer (setmaxnreg: 40 registers). Its 128 threads
-// copy each slice with cp.async.cg, 16-byte pieces (8 of A and 16 of B per
-// thread); pieces past the matrix edges are zero-filled through the
-// source-size operand (0 bytes read, from the matrix's first piece, so no
-// address outside it is named), so edges need no separate path. A piece
-// that the edge cuts in two would need a source size below 16, which
-// compute-sanitizer counts as a 16-byte read past the matrix; the
-// preconditions rule it out.
-// Then each thread's cp.async.mbarrier.arrive.noinc makes the stage's
-// "full" mbarrier (128 arrivals) see it once its copies have landed; it
-// runs up to four slices ahead, waiting on the stage's "empty" mbarrier
-// before refilling it.
+// Warpgroup 0 is the producer (setmaxnreg: 40 registers); one thread of it
+// issues, per slice, the stage's five TMA copies (A's box, B's four), which
+// complete on the stage's "full" mbarrier with the byte count it expects
+// (48 KiB: a box's zeros count as bytes). It runs up to four slices
+// ahead, into the next tile's slices while the consumers write C, waiting
+// on the stage's "empty" mbarrier before refilling it. No thread copies:
+// an earlier producer of 128 threads issuing cp.async moved the same bytes
+// at 0.86-0.92 of cuBLAS where this one reaches 0.96-1.01 (H200).
 // Warpgroups 1 and 2 are the consumers (232 registers), rows 0..63 and
 // 64..127 of the tile, 128 f32 sums per thread. Per slice each waits for
-// the stage to be full, fences the async proxy (fence.proxy.async: the
-// copies were generic-proxy writes, wgmma reads through the async proxy),
-// issues 4 wgmma over it as one group, then waits until only that group is
-// in flight (wgmma.wait_group 1): the previous slice's stage is then no
-// longer read, and each warp's lane 0 arrives on its "empty" mbarrier (8
-// arrivals). So one slice's wgmmas run while the next is awaited.
+// the stage to be full, issues 4 wgmma over it as one group, then waits
+// until only that group is in flight (wgmma.wait_group 1): the previous
+// slice's stage is then no longer read, and each warp's lane 0 arrives on
+// its "empty" mbarrier (8 arrivals). After a tile's last slice they wait
+// for all, give its stage back, and write the sums, scaled by alpha (plus
+// beta * C where beta != 0), from the registers with bounds checks, in
+// float2s where C allows. The TMA writes and wgmma reads both go through
+// the async proxy, so the full barrier alone orders them.
 //
-// Blocks are renumbered so that consecutive blocks walk down a band of 8
-// tile rows before moving right (as kiln_hgemm_f16_mma): the band's tiles
-// of A and the shared tiles of B are read from L2 while still there. The
-// sums are scaled by alpha (plus beta * C where beta != 0) and written from
-// the registers with bounds checks, in float2s where C allows.
-//
-// Measured on an H100 80GB HBM3 (prototype harness, against cublasGemmEx
-// f16 in, f32 out, CUBLAS_COMPUTE_32F): 4096^3 about 560 TFLOP/s (0.78 to
-// 0.80 of cuBLAS), 8192^3 about 600 (0.81 to 0.83). Small problems fill few
-// SMs with 128 x 256 tiles: 1024^3 about 110.
+// Tiles are numbered so that consecutive ones walk down a band of 8 tile
+// rows before moving right (kiln_hgemm_tile_of): the tiles the blocks work
+// on at once share the band's rows of A and the columns of B in L2.
 
 #include "hgemm_shared.cuh"
 
@@ -81,16 +81,6 @@ enum : unsigned int {
 // The shared memory the kernel takes; the caller launches with the same.
 #define KILN_HGEMM_WGMMA_SHARED (1024 + 4 * (128 * 128 + 256 * 128) + 64)
 
-// Copies 16 bytes from global to shared memory, asynchronously; `bytes` is
-// 16, or 0 for 16 zeros (nothing is read).
-__device__ static __forceinline__ void kiln_wg_copy16(unsigned int dst,
-                                                      const void *src,
-                                                      unsigned int bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
-               "l"(src), "r"(bytes)
-               : "memory");
-}
-
 __device__ static __forceinline__ void kiln_wg_bar_init(unsigned int bar,
                                                         unsigned int count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar),
@@ -105,12 +95,30 @@ __device__ static __forceinline__ void kiln_wg_bar_arrive(unsigned int bar) {
       : "memory");
 }
 
-// The barrier's arrival, once all the cp.async this thread issued so far
-// have landed (noinc: counted among the barrier's expected arrivals).
-__device__ static __forceinline__ void kiln_wg_bar_arrive_copies(
-    unsigned int bar) {
+// Arrives on the barrier, telling it to expect `bytes` more from copies.
+__device__ static __forceinline__ void kiln_wg_bar_expect(unsigned int bar,
+                                                          unsigned int bytes) {
   asm volatile(
-      "cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar)
+      "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar),
+      "r"(bytes)
+      : "memory");
+}
+
+// A tensor map (CUtensorMap): opaque, 128 bytes, 64-byte aligned.
+struct __align__(64) kiln_wg_map {
+  unsigned long long bits[16];
+};
+
+// Copies the box of `map` at element (x, y) to shared memory at dst,
+// completing `bar`'s expected bytes.
+__device__ static __forceinline__ void kiln_wg_load(unsigned int dst,
+                                                    const kiln_wg_map *map,
+                                                    unsigned int bar, int x,
+                                                    int y) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile"
+      ".mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(dst),
+      "l"((unsigned long long)map), "r"(bar), "r"(x), "r"(y)
       : "memory");
 }
 
@@ -199,6 +207,7 @@ __device__ static __forceinline__ void kiln_wg_fence_acc(float (&d)[128]) {
     asm volatile("" : "+f"(d[j])::"memory");
 }
 
+
 extern __shared__ unsigned char kiln_wg_smem[];
 
 extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
@@ -206,7 +215,11 @@ extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
                          const unsigned short *b, unsigned int m,
                          unsigned int n, unsigned int k, unsigned int lda,
                          unsigned int ldb, unsigned int ldc, float alpha,
-                         float beta) {
+                         float beta, const __grid_constant__ kiln_wg_map map_a,
+                         const __grid_constant__ kiln_wg_map map_b) {
+  // A and B are read through their maps; their addresses and pitches stay
+  // in the list for the GEMM kernels' one ABI.
+  (void)a, (void)b, (void)lda, (void)ldb;
   const unsigned int tid = threadIdx.x;
   const unsigned int wg = tid >> 7;
   // Stages from the first 1024-byte boundary; the barriers after them.
@@ -214,127 +227,118 @@ extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
       ((unsigned int)__cvta_generic_to_shared(kiln_wg_smem) + 1023u) & ~1023u;
   const unsigned int full_bar = smem + kiln_wg_stages * kiln_wg_stage_bytes;
   const unsigned int empty_bar = full_bar + kiln_wg_stages * 8u;
-
-  unsigned int row0, col0;
-  kiln_hgemm_tile(kiln_wg_bm, kiln_wg_bn, &row0, &col0);
+  const unsigned int tiles_x = (n + kiln_wg_bn - 1u) / kiln_wg_bn;
+  const unsigned int tiles_y = (m + kiln_wg_bm - 1u) / kiln_wg_bm;
+  const unsigned int tiles = tiles_x * tiles_y;
   const unsigned int slices = (k + kiln_wg_bk - 1u) / kiln_wg_bk;
 
   if (tid == 0) {
 #pragma unroll
     for (unsigned int s = 0; s < kiln_wg_stages; ++s) {
-      kiln_wg_bar_init(full_bar + s * 8u, 128u); // the producer's threads
-      kiln_wg_bar_init(empty_bar + s * 8u, 8u);  // the consumers' warps
+      kiln_wg_bar_init(full_bar + s * 8u, 1u);  // the producer's expect
+      kiln_wg_bar_init(empty_bar + s * 8u, 8u); // the consumers' warps
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
 
+  // Slices are numbered across the block's tiles: slice `it` has stage
+  // it % 4, in the phase (it / 4) of its barriers.
   if (wg == 0) {
     // ---- producer ----
     asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
-    // A: this thread copies piece ac (of 8) of rows ar + 16 h, h < 8.
-    const unsigned int ac = tid & 7u, ar = tid >> 3;
-    const unsigned int a_dst = ar * 128u + ((ac ^ (ar & 7u)) << 4);
-    unsigned int a_rows = 0; // bit h: row ar + 16 h lies inside m
+    if (tid != 0) return;
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(
+                     (unsigned long long)&map_a)
+                 : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(
+                     (unsigned long long)&map_b)
+                 : "memory");
+    unsigned int it = 0;
+    for (unsigned int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      unsigned int row0, col0;
+      kiln_hgemm_tile_of(t, tiles_x, tiles_y, kiln_wg_bm, kiln_wg_bn, &row0,
+                         &col0);
+      for (unsigned int s = 0; s < slices; ++s, ++it) {
+        const unsigned int st = it % kiln_wg_stages;
+        // The consumers are done with the slice this stage held before.
+        if (it >= kiln_wg_stages)
+          kiln_wg_bar_wait(empty_bar + st * 8u,
+                           ((it / kiln_wg_stages) - 1u) & 1u);
+        const unsigned int sa = smem + st * kiln_wg_stage_bytes;
+        const unsigned int sb = sa + kiln_wg_a_bytes;
+        const unsigned int bar = full_bar + st * 8u;
+        const int k0 = (int)(s * kiln_wg_bk);
+        kiln_wg_bar_expect(bar, kiln_wg_stage_bytes);
+        kiln_wg_load(sa, &map_a, bar, k0, (int)row0);
 #pragma unroll
-    for (unsigned int h = 0; h < 8u; ++h)
-      a_rows |= (row0 + ar + 16u * h < m ? 1u : 0u) << h;
-    const unsigned short *a_src =
-        a + (unsigned long long)(row0 + ar) * lda + ac * 8u;
-    const unsigned long long a_step = 16ull * lda;
-    // B: this thread copies piece bj (of 32; in the 64-column block bj / 8)
-    // of k rows br + 4 h, h < 16. Row br + 4 h swizzles with (br % 8) ^ 4
-    // for odd h, as br < 4.
-    const unsigned int bj = tid & 31u, br = tid >> 5;
-    const unsigned int b_dst =
-        (bj >> 3) * 8192u + br * 128u + (((bj & 7u) ^ br) << 4);
-    const unsigned int b_col = col0 + bj * 8u;
-    const unsigned int b_bytes = b_col < n ? 16u : 0u;
-    const unsigned short *b_src = b + (unsigned long long)br * ldb + b_col;
-    const unsigned long long b_step = 4ull * ldb;
-
-    for (unsigned int s = 0; s < slices; ++s) {
-      const unsigned int st = s % kiln_wg_stages;
-      // The consumers are done with the slice this stage held before.
-      if (s >= kiln_wg_stages)
-        kiln_wg_bar_wait(empty_bar + st * 8u, ((s / kiln_wg_stages) - 1u) & 1u);
-      const unsigned int sa = smem + st * kiln_wg_stage_bytes;
-      const unsigned int sb = sa + kiln_wg_a_bytes;
-      const unsigned int k0 = s * kiln_wg_bk;
-      {
-        const unsigned int bytes = k0 + ac * 8u < k ? 16u : 0u;
-        const unsigned short *p = a_src + k0;
-#pragma unroll
-        for (unsigned int h = 0; h < 8u; ++h) {
-          const bool in = (a_rows >> h) & 1u;
-          kiln_wg_copy16(sa + a_dst + h * 2048u, in ? (const void *)p : a,
-                         in ? bytes : 0u);
-          p += a_step;
-        }
+        for (unsigned int j = 0; j < 4u; ++j)
+          kiln_wg_load(sb + j * 8192u, &map_b, bar, (int)(col0 + 64u * j), k0);
       }
-      {
-        const unsigned short *p = b_src + (unsigned long long)k0 * ldb;
-#pragma unroll
-        for (unsigned int h = 0; h < 16u; ++h) {
-          const bool in = k0 + br + 4u * h < k && b_bytes != 0u;
-          kiln_wg_copy16(sb + (b_dst ^ ((h & 1u) << 6)) + h * 512u,
-                         in ? (const void *)p : b, in ? b_bytes : 0u);
-          p += b_step;
-        }
-      }
-      kiln_wg_bar_arrive_copies(full_bar + st * 8u);
     }
   } else {
     // ---- consumers ----
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
     const unsigned int cw = wg - 1u; // rows cw * 64 .. cw * 64 + 63
     const unsigned int lane = tid & 31u;
-    float d[128];
-#pragma unroll
-    for (unsigned int j = 0; j < 128u; ++j) d[j] = 0.0f;
-
-    for (unsigned int s = 0; s < slices; ++s) {
-      const unsigned int st = s % kiln_wg_stages;
-      kiln_wg_bar_wait(full_bar + st * 8u, (s / kiln_wg_stages) & 1u);
-      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-      const unsigned int sa =
-          smem + st * kiln_wg_stage_bytes + cw * (64u * 128u);
-      const unsigned int sb = smem + st * kiln_wg_stage_bytes + kiln_wg_a_bytes;
-      const unsigned long long da = kiln_wg_desc(sa, 16u, 1024u);
-      const unsigned long long db = kiln_wg_desc(sb, 8192u, 1024u);
-      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#pragma unroll
-      for (unsigned int kk = 0; kk < 4u; ++kk)
-        kiln_wg_mma(d, da + 2u * kk, db + 128u * kk); // +32 B, +2048 B
-      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-      kiln_wg_fence_acc(d);
-      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
-      kiln_wg_fence_acc(d);
-      if (s > 0u) {
-        __syncwarp();
-        if (lane == 0u)
-          kiln_wg_bar_arrive(empty_bar + ((s - 1u) % kiln_wg_stages) * 8u);
-      }
-    }
-    kiln_wg_fence_acc(d);
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-    kiln_wg_fence_acc(d);
-
     // d[4 j + 2 h + e]: row 16 w + g + 8 h, column 8 j + 2 t + e of this
     // warpgroup's 64 x 256, with w the warp in the warpgroup, g = lane / 4,
     // t = lane % 4.
-    const unsigned int w = (tid >> 5) & 3u, g = lane >> 2, t = lane & 3u;
+    const unsigned int w = (tid >> 5) & 3u, g = lane >> 2, t4 = lane & 3u;
     const bool c_vec = ((unsigned long long)c & 7u) == 0 && (ldc & 1u) == 0;
+    unsigned int it = 0;
+    for (unsigned int t = blockIdx.x; t < tiles; t += gridDim.x) {
+      unsigned int row0, col0;
+      kiln_hgemm_tile_of(t, tiles_x, tiles_y, kiln_wg_bm, kiln_wg_bn, &row0,
+                         &col0);
+      float d[128];
 #pragma unroll
-    for (unsigned int h = 0; h < 2u; ++h) {
-      const unsigned int r = row0 + cw * 64u + w * 16u + g + 8u * h;
-      if (r >= m) continue;
-      float *row = c + (unsigned long long)r * ldc;
+      for (unsigned int j = 0; j < 128u; ++j) d[j] = 0.0f;
+      for (unsigned int s = 0; s < slices; ++s, ++it) {
+        const unsigned int st = it % kiln_wg_stages;
+        kiln_wg_bar_wait(full_bar + st * 8u, (it / kiln_wg_stages) & 1u);
+        const unsigned int sa =
+            smem + st * kiln_wg_stage_bytes + cw * (64u * 128u);
+        const unsigned int sb =
+            smem + st * kiln_wg_stage_bytes + kiln_wg_a_bytes;
+        const unsigned long long da = kiln_wg_desc(sa, 16u, 1024u);
+        const unsigned long long db = kiln_wg_desc(sb, 8192u, 1024u);
+        asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-      for (unsigned int j = 0; j < 32u; ++j) {
-        kiln_hgemm_store_pair(row, col0 + 8u * j + 2u * t, n,
-                              alpha * d[4u * j + 2u * h],
-                              alpha * d[4u * j + 2u * h + 1u], beta, c_vec);
+        for (unsigned int kk = 0; kk < 4u; ++kk)
+          kiln_wg_mma(d, da + 2u * kk, db + 128u * kk); // +32 B, +2048 B
+        asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+        kiln_wg_fence_acc(d);
+        asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+        kiln_wg_fence_acc(d);
+        if (s > 0u) {
+          __syncwarp();
+          if (lane == 0u)
+            kiln_wg_bar_arrive(empty_bar +
+                               ((it - 1u) % kiln_wg_stages) * 8u);
+        }
+      }
+      kiln_wg_fence_acc(d);
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      kiln_wg_fence_acc(d);
+      // The tile's last slice is read: its stage goes back before C is
+      // written, so the producer fills it with the next tile's meanwhile.
+      if (slices > 0u) {
+        __syncwarp();
+        if (lane == 0u)
+          kiln_wg_bar_arrive(empty_bar + ((it - 1u) % kiln_wg_stages) * 8u);
+      }
+#pragma unroll
+      for (unsigned int h = 0; h < 2u; ++h) {
+        const unsigned int r = row0 + cw * 64u + w * 16u + g + 8u * h;
+        if (r >= m) continue;
+        float *row = c + (unsigned long long)r * ldc;
+#pragma unroll
+        for (unsigned int j = 0; j < 32u; ++j) {
+          kiln_hgemm_store_pair(row, col0 + 8u * j + 2u * t4, n,
+                                alpha * d[4u * j + 2u * h],
+                                alpha * d[4u * j + 2u * h + 1u], beta, c_vec);
+        }
       }
     }
   }
