@@ -148,6 +148,19 @@ typedef int (*bench_batch_fn)(void *self, unsigned iters, double *ms);
 int bench_measure(const bench *b, bench_batch_fn batch, void *self,
                   double *ms_per_op);
 
+/* One operation of bench_measure_turns. */
+typedef struct bench_turn {
+  bench_batch_fn batch;
+  void *self;
+} bench_turn;
+#define BENCH_MAX_TURNS 8
+
+/* bench_measure of n operations side by side: each warmed up and its batch
+ * sized, then opt.repeat rounds in which each takes a sample in turn;
+ * ms_per_op[i] is operation i's median. */
+int bench_measure_turns(const bench *b, const bench_turn *turns, size_t n,
+                        double *ms_per_op);
+
 /* Queues one kiln operation on b->stream. */
 typedef kiln_status (*bench_kiln_op)(bench *b, void *arg);
 
@@ -169,6 +182,9 @@ float bench_value(uint32_t seed, size_t i);
 /* Writes bench_value(seed, i) for i < n to `buf` from byte `offset`. */
 int bench_upload(bench *b, kiln_buffer *buf, size_t offset, size_t n,
                  uint32_t seed);
+/* The same to the raw CUDA allocation `dst` (a raw_ptr, cuda_raw.h), so
+ * that a comparator works on the very inputs kiln does. */
+int bench_upload_raw(bench *b, uint64_t dst, size_t n, uint32_t seed);
 
 /* The expected element i, and the magnitude that bounds its rounding
  * error (0 for exact results). */

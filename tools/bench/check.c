@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "bench.h"
+#include "cuda_raw.h"
 
 /* Elements per upload chunk, and the sampling of large arrays. */
 #define CHUNK ((size_t)1 << 20)
@@ -66,6 +67,24 @@ int bench_upload(bench *b, kiln_buffer *buf, size_t offset, size_t n,
                                        offset + done * sizeof(float), host,
                                        count * sizeof(float));
     if (st != KILN_OK) result = bench_kiln_error("kiln_buffer_write", st);
+  }
+  free(host);
+  return result;
+}
+
+int bench_upload_raw(bench *b, uint64_t dst, size_t n, uint32_t seed) {
+  size_t chunk = n < CHUNK ? n : CHUNK;
+  float *host = malloc(chunk * sizeof *host);
+  if (host == NULL) {
+    fprintf(stderr, "kiln-bench: out of host memory\n");
+    return -1;
+  }
+  int result = 0;
+  for (size_t done = 0; done < n && result == 0; done += chunk) {
+    size_t count = n - done < chunk ? n - done : chunk;
+    for (size_t i = 0; i < count; i++) host[i] = bench_value(seed, done + i);
+    result = cuda_raw_htod(b->raw, dst + done * sizeof(float), host,
+                           count * sizeof(float));
   }
   free(host);
   return result;

@@ -144,6 +144,13 @@ int cuda_raw_time(cuda_raw *r, int (*queue)(void *arg), void *arg,
 int bench_measure_raw(const bench *b, int (*queue)(void *arg), void *arg,
                       double *ms_per_op);
 
+/* bench_measure_kiln of `op` and bench_measure_raw of `queue`, taking
+ * turns (bench_measure_turns), so that both see the same clocks. Between
+ * enter and leave. */
+int bench_measure_kiln_raw(bench *b, bench_kiln_op op, void *arg,
+                           int (*queue)(void *arg), void *raw_arg,
+                           double *kiln_ms, double *raw_ms);
+
 /* ---- cuBLAS (cublas.c) --------------------------------------------------- */
 
 /* Loads cuBLAS (KILN_BENCH_CUBLAS names the library; else libcublas.so.13,

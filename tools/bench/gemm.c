@@ -268,9 +268,11 @@ static int blas_op(void *arg) {
                       c->n);
 }
 
-/* cuBLAS on the same shape, its inputs all ones (its speed does not depend
- * on the values). */
-static int measure_cublas(bench *b, const shape *s, double *ms) {
+/* kiln (g, its inputs uploaded and its arguments set) and cuBLAS on the
+ * same shape and inputs, taking turns. */
+static int measure_both(gemm_state *g, const shape *s, double *kiln_ms,
+                        double *blas_ms) {
+  bench *b = g->b;
   size_t a_floats = (size_t)s->m * s->k, b_floats = (size_t)s->k * s->n;
   blas_call c = {b->blas, s->m, s->n, s->k, 0, 0, 0};
   if (cuda_raw_enter(b->raw) != 0) return -1;
@@ -278,9 +280,11 @@ static int measure_cublas(bench *b, const shape *s, double *ms) {
   if (result == 0) result = cuda_raw_alloc(b->raw, b_floats * 4, &c.b);
   if (result == 0)
     result = cuda_raw_alloc(b->raw, (size_t)s->m * s->n * 4, &c.c);
-  if (result == 0) result = cuda_raw_fill32(b->raw, c.a, 0x3f800000u, a_floats);
-  if (result == 0) result = cuda_raw_fill32(b->raw, c.b, 0x3f800000u, b_floats);
-  if (result == 0) result = bench_measure_raw(b, blas_op, &c, ms);
+  if (result == 0) result = bench_upload_raw(b, c.a, a_floats, BENCH_SEED_A);
+  if (result == 0) result = bench_upload_raw(b, c.b, b_floats, BENCH_SEED_B);
+  if (result == 0)
+    result = bench_measure_kiln_raw(b, sgemm_op, g, blas_op, &c, kiln_ms,
+                                    blas_ms);
   cuda_raw_free(b->raw, c.c);
   cuda_raw_free(b->raw, c.b);
   cuda_raw_free(b->raw, c.a);
@@ -327,21 +331,22 @@ static int measure_cublas_on_kiln(gemm_state *g, uint32_t n, double *ms) {
 static int run_shape(gemm_state *g, const shape *s, const char *name,
                      double *out_gflops) {
   bench *b = g->b;
-  double flops = 2.0 * (double)s->m * s->n * s->k, ms, kiln_gflops;
-  double blas_gflops = -1, on_kiln_gflops = -1;
+  double flops = 2.0 * (double)s->m * s->n * s->k, ms, blas_ms = -1;
+  double kiln_gflops, blas_gflops = -1, on_kiln_gflops = -1;
   if (bench_upload(b, g->a, 0, (size_t)s->m * s->k, BENCH_SEED_A) != 0 ||
       bench_upload(b, g->bm, 0, (size_t)s->k * s->n, BENCH_SEED_B) != 0)
     return -1;
   set_args(g, s);
-  if (bench_measure_kiln(b, sgemm_op, g, &ms) != 0 || check_timed(g, s) != 0)
-    return -1;
+  const int timed = b->blas != NULL
+                        ? measure_both(g, s, &ms, &blas_ms)
+                        : bench_measure_kiln(b, sgemm_op, g, &ms);
+  if (timed != 0 || check_timed(g, s) != 0) return -1;
   kiln_gflops = flops / (ms * 1e6);
   bench_result r = {"gemm", name, "kiln", s->k, ms, kiln_gflops, "GFLOP/s", 0};
   if (bench_record(b, &r) != 0) return -1;
   if (b->blas != NULL) {
-    if (measure_cublas(b, s, &ms) != 0) return -1;
-    blas_gflops = flops / (ms * 1e6);
-    bench_result c = {"gemm", name, "cublas", s->k, ms, blas_gflops,
+    blas_gflops = flops / (blas_ms * 1e6);
+    bench_result c = {"gemm", name, "cublas", s->k, blas_ms, blas_gflops,
                       "GFLOP/s", 0};
     if (bench_record(b, &c) != 0) return -1;
     if (b->props.backend == KILN_BACKEND_CUDA && s->m == s->k && s->n == s->k) {

@@ -56,8 +56,11 @@ static kiln_status hgemm_op(bench *b, void *arg) {
 }
 
 /* Writes the rows x cols halves of input `seed` to buf. */
-static int upload(bench *b, kiln_buffer *buf, size_t rows, size_t cols,
-                  uint32_t seed) {
+/* Writes the rows x cols halves of input `seed` to kiln's `buf`, or where
+ * buf is NULL to the raw CUDA allocation `raw` (cuBLAS's, as
+ * bench_upload_raw). */
+static int upload(bench *b, kiln_buffer *buf, raw_ptr raw, size_t rows,
+                  size_t cols, uint32_t seed) {
   const size_t chunk = (size_t)1 << 20;
   const size_t total = rows * cols;
   uint16_t *h = malloc((total < chunk ? total : chunk) * sizeof *h);
@@ -65,14 +68,19 @@ static int upload(bench *b, kiln_buffer *buf, size_t rows, size_t cols,
     fprintf(stderr, "kiln-bench: out of host memory\n");
     return -1;
   }
-  kiln_status st = KILN_OK;
-  for (size_t at = 0; at < total && st == KILN_OK; at += chunk) {
+  int result = 0;
+  for (size_t at = 0; at < total && result == 0; at += chunk) {
     const size_t n = total - at < chunk ? total - at : chunk;
     for (size_t i = 0; i < n; i++) h[i] = input(seed, at + i);
-    st = kiln_buffer_write(b->stream, buf, at * 2, h, n * 2);
+    if (buf == NULL) {
+      result = cuda_raw_htod(b->raw, raw + at * 2, h, n * 2);
+      continue;
+    }
+    kiln_status st = kiln_buffer_write(b->stream, buf, at * 2, h, n * 2);
+    if (st != KILN_OK) result = bench_kiln_error("kiln_buffer_write", st);
   }
   free(h);
-  return st == KILN_OK ? 0 : bench_kiln_error("kiln_buffer_write", st);
+  return result;
 }
 
 /* (A B)[i][j] and the sum of its terms' magnitudes (all positive). */
@@ -135,22 +143,23 @@ static int blas_op(void *arg) {
                       c->s.n, c->c, c->s.n);
 }
 
-/* cuBLAS on the same shape, its inputs all ones (its speed does not depend
- * on the values). */
-static int measure_cublas(bench *b, const shape *s, double *ms) {
+/* kiln (g, its inputs uploaded) and cuBLAS on the same shape and inputs,
+ * taking turns. */
+static int measure_both(hgemm_state *g, const shape *s, double *kiln_ms,
+                        double *blas_ms) {
+  bench *b = g->b;
   size_t a_halves = (size_t)s->m * s->k, b_halves = (size_t)s->k * s->n;
   blas_call c = {b->blas, *s, 0, 0, 0};
   if (cuda_raw_enter(b->raw) != 0) return -1;
-  /* 0x3c00 is 1.0 in binary16; the fills write 32-bit words. */
-  int result = cuda_raw_alloc(b->raw, a_halves * 2 + 4, &c.a);
-  if (result == 0) result = cuda_raw_alloc(b->raw, b_halves * 2 + 4, &c.b);
+  int result = cuda_raw_alloc(b->raw, a_halves * 2, &c.a);
+  if (result == 0) result = cuda_raw_alloc(b->raw, b_halves * 2, &c.b);
   if (result == 0)
     result = cuda_raw_alloc(b->raw, (size_t)s->m * s->n * 4, &c.c);
+  if (result == 0) result = upload(b, NULL, c.a, s->m, s->k, BENCH_SEED_A);
+  if (result == 0) result = upload(b, NULL, c.b, s->k, s->n, BENCH_SEED_B);
   if (result == 0)
-    result = cuda_raw_fill32(b->raw, c.a, 0x3c003c00u, a_halves / 2 + 1);
-  if (result == 0)
-    result = cuda_raw_fill32(b->raw, c.b, 0x3c003c00u, b_halves / 2 + 1);
-  if (result == 0) result = bench_measure_raw(b, blas_op, &c, ms);
+    result = bench_measure_kiln_raw(b, hgemm_op, g, blas_op, &c, kiln_ms,
+                                    blas_ms);
   cuda_raw_free(b->raw, c.c);
   cuda_raw_free(b->raw, c.b);
   cuda_raw_free(b->raw, c.a);
@@ -161,22 +170,23 @@ static int measure_cublas(bench *b, const shape *s, double *ms) {
 static int run_shape(hgemm_state *g, const shape *s) {
   bench *b = g->b;
   const double flops = 2.0 * (double)s->m * s->n * s->k;
-  double ms, blas_gflops = -1.0;
+  double ms, blas_ms = -1.0, blas_gflops = -1.0;
   g->s = *s;
-  if (upload(b, g->a, s->m, s->k, BENCH_SEED_A) != 0 ||
-      upload(b, g->bm, s->k, s->n, BENCH_SEED_B) != 0)
+  if (upload(b, g->a, 0, s->m, s->k, BENCH_SEED_A) != 0 ||
+      upload(b, g->bm, 0, s->k, s->n, BENCH_SEED_B) != 0)
     return -1;
-  if (bench_measure_kiln(b, hgemm_op, g, &ms) != 0 || check(g, false) != 0)
-    return -1;
+  const int timed = b->blas != NULL && cublas_has_hgemm(b->blas)
+                        ? measure_both(g, s, &ms, &blas_ms)
+                        : bench_measure_kiln(b, hgemm_op, g, &ms);
+  if (timed != 0 || check(g, false) != 0) return -1;
   const double kiln_gflops = flops / (ms * 1e6);
   bench_result r = {"hgemm", "hgemm", "kiln", s->k, ms, kiln_gflops,
                     "GFLOP/s", 0};
   if (bench_record(b, &r) != 0) return -1;
-  if (b->blas != NULL && cublas_has_hgemm(b->blas)) {
-    if (measure_cublas(b, s, &ms) != 0) return -1;
-    blas_gflops = flops / (ms * 1e6);
+  if (blas_ms > 0.0) {
+    blas_gflops = flops / (blas_ms * 1e6);
     bench_result c = {"hgemm", "hgemm",     "cublas", s->k,
-                      ms,      blas_gflops, "GFLOP/s", 0};
+                      blas_ms, blas_gflops, "GFLOP/s", 0};
     if (bench_record(b, &c) != 0) return -1;
   }
   fprintf(b->out, "%7u", s->n);
@@ -194,8 +204,8 @@ static int run(hgemm_state *g, uint32_t first, uint32_t largest) {
   bench *b = g->b;
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++) {
     g->s = checks[i];
-    if (upload(b, g->a, g->s.m, g->s.k, BENCH_SEED_A) != 0 ||
-        upload(b, g->bm, g->s.k, g->s.n, BENCH_SEED_B) != 0)
+    if (upload(b, g->a, 0, g->s.m, g->s.k, BENCH_SEED_A) != 0 ||
+        upload(b, g->bm, 0, g->s.k, g->s.n, BENCH_SEED_B) != 0)
       return -1;
     BENCH_CHECK(hgemm_op(b, g));
     if (check(g, true) != 0) return -1;

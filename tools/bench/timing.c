@@ -28,34 +28,52 @@ double bench_median(double *v, size_t n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-int bench_measure(const bench *b, bench_batch_fn batch, void *self,
-                  double *ms_per_op) {
+int bench_measure_turns(const bench *b, const bench_turn *turns, size_t n,
+                        double *ms_per_op) {
   double target = b->opt.quick ? QUICK_TARGET_MS : TARGET_MS;
   unsigned most = b->opt.quick ? QUICK_MAX_BATCH : MAX_BATCH;
-  double first = 0.0;
+  unsigned iters[BENCH_MAX_TURNS];
+  if (n == 0 || n > BENCH_MAX_TURNS) return -1;
   /* The warm-up run pays for first use (pipeline creation, page mapping,
    * clocks ramping up); the second sizes the batch. */
-  if (batch(self, 1, &first) != 0 || batch(self, 1, &first) != 0) return -1;
-  unsigned iters = most;
-  if (first > 0.0 && target / first < most)
-    iters = target / first < 1.0 ? 1u : (unsigned)(target / first);
-
-  double *samples = malloc(b->opt.repeat * sizeof *samples);
+  for (size_t t = 0; t < n; t++) {
+    double first = 0.0;
+    if (turns[t].batch(turns[t].self, 1, &first) != 0 ||
+        turns[t].batch(turns[t].self, 1, &first) != 0)
+      return -1;
+    iters[t] = most;
+    if (first > 0.0 && target / first < most)
+      iters[t] = target / first < 1.0 ? 1u : (unsigned)(target / first);
+  }
+  double *samples = malloc(n * b->opt.repeat * sizeof *samples);
   if (samples == NULL) {
     fprintf(stderr, "kiln-bench: out of host memory\n");
     return -1;
   }
+  /* Each round runs every operation once, in turn, the order reversed
+   * every other round: a drift of the clocks (a GPU at its power cap
+   * moves by a tenth within seconds) reaches all of them alike. */
   for (unsigned r = 0; r < b->opt.repeat; r++) {
-    double ms = 0.0;
-    if (batch(self, iters, &ms) != 0) {
-      free(samples);
-      return -1;
+    for (size_t i = 0; i < n; i++) {
+      const size_t t = r % 2 ? n - 1 - i : i;
+      double ms = 0.0;
+      if (turns[t].batch(turns[t].self, iters[t], &ms) != 0) {
+        free(samples);
+        return -1;
+      }
+      samples[t * b->opt.repeat + r] = ms / iters[t];
     }
-    samples[r] = ms / iters;
   }
-  *ms_per_op = bench_median(samples, b->opt.repeat);
+  for (size_t t = 0; t < n; t++)
+    ms_per_op[t] = bench_median(samples + t * b->opt.repeat, b->opt.repeat);
   free(samples);
   return 0;
+}
+
+int bench_measure(const bench *b, bench_batch_fn batch, void *self,
+                  double *ms_per_op) {
+  const bench_turn turn = {batch, self};
+  return bench_measure_turns(b, &turn, 1, ms_per_op);
 }
 
 typedef struct kiln_batch {
@@ -101,6 +119,19 @@ int bench_measure_raw(const bench *b, int (*queue)(void *arg), void *arg,
                       double *ms_per_op) {
   raw_batch r = {b->raw, queue, arg};
   return bench_measure(b, time_raw_batch, &r, ms_per_op);
+}
+
+int bench_measure_kiln_raw(bench *b, bench_kiln_op op, void *arg,
+                           int (*queue)(void *arg), void *raw_arg,
+                           double *kiln_ms, double *raw_ms) {
+  kiln_batch k = {b, op, arg};
+  raw_batch r = {b->raw, queue, raw_arg};
+  const bench_turn turns[2] = {{time_kiln_batch, &k}, {time_raw_batch, &r}};
+  double ms[2];
+  if (bench_measure_turns(b, turns, 2, ms) != 0) return -1;
+  *kiln_ms = ms[0];
+  *raw_ms = ms[1];
+  return 0;
 }
 
 bench_sweep bench_array_sweep(const bench *b) {
