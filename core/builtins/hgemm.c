@@ -91,9 +91,14 @@ kiln_status kiln_hgemm_f16(kiln_stream *stream, size_t m, size_t n, size_t k,
   kiln_status st = kiln_gemm_check(&g, 2, stream, "kiln_hgemm_f16", &s);
   if (st != KILN_OK || m == 0 || n == 0) return st;
   kiln_context *ctx = c->base.context;
-  /* Buffers start at least 256-byte aligned, and so do their guards. */
-  const int aligned = a_offset % 16 == 0 && b_offset % 16 == 0 &&
-                      lda % 8 == 0 && ldb % 8 == 0 && k % 8 == 0 && n % 8 == 0;
+  /* A buffer made from a native pointer may start anywhere, so the
+   * addresses themselves are tested. The matrix kernels' tile coordinates
+   * are signed 32-bit (the TMA's): larger matrices take another kernel. */
+  const uint64_t a_at = a->device_address + a->guard + a_offset;
+  const uint64_t b_at = b->device_address + b->guard + b_offset;
+  const int aligned = a_at % 16 == 0 && b_at % 16 == 0 && lda % 8 == 0 &&
+                      ldb % 8 == 0 && k % 8 == 0 && n % 8 == 0 &&
+                      m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX;
   int variant =
       atomic_load_explicit(&ctx->hgemm_variant[aligned], memory_order_acquire);
   if (variant == 0 && (st = pick(ctx, aligned, &variant)) != KILN_OK) return st;

@@ -22,9 +22,10 @@
 //     the 48 KiB default: the caller raises the kernel's limit.
 // Preconditions, which core/builtins/hgemm.c checks (it takes another kernel
 // otherwise): a and b 16-byte aligned, lda and ldb multiples of 8 (a tensor
-// map's address and row pitch are multiples of 16 bytes); hgemm.c asks k
-// and n to be multiples of 8 too, the class of call the kernel before this
-// one needed. Any m, n, k >= 1 and any ldc >= n (C only 4-byte aligned) are
+// map's address and row pitch are multiples of 16 bytes), and m, n, k below
+// 2^31 (the TMA's coordinates are signed 32-bit); hgemm.c asks k and n to be
+// multiples of 8 too, the class of call the kernel before this one needed.
+// Then any m, n, k >= 1 and any ldc >= n (C only 4-byte aligned) are
 // correct: the TMA fills a box's part past the matrix with zeros.
 //
 // Each tile of C is 128 x 256, computed walking k in slices of 64. A slice

@@ -264,6 +264,53 @@ static void hgemm_repeats_exactly(void **state) {
   free(second);
 }
 
+/* A and B in buffers made from native pointers 4 bytes past a 16-byte
+ * boundary: their offsets are 0 and every dimension a multiple of 8, yet
+ * the rows do not come in whole 16-byte pieces, so the call must not go to
+ * a kernel that needs them (wgmma's tensor maps refuse such an address). */
+static void hgemm_on_unaligned_native_memory(void **state) {
+  (void)state;
+  conf_rng r = conf_rng_for("hgemm_on_unaligned_native_memory");
+  enum { M = 40, N = 64, K = 72, SKEW = 4 };
+  uint16_t a[M * K], b[K * N];
+  for (size_t i = 0; i < M * K; i++) a[i] = random_half(&r, true);
+  for (size_t i = 0; i < K * N; i++) b[i] = random_half(&r, true);
+  const size_t sizes[2] = {sizeof a, sizeof b};
+  const void *data[2] = {a, b};
+  kiln_buffer *owner[2], *view[2];
+  for (int i = 0; i < 2; i++) {
+    check_ok(kiln_buffer_create(conf.ctx, sizes[i] + 16, 0, &owner[i]));
+    kiln_native_buffer nb;
+    check_ok(kiln_buffer_get_native(owner[i], &nb));
+    nb.device_address += SKEW;
+    nb.vk_offset += SKEW;
+    nb.size = sizes[i];
+    check_ok(kiln_buffer_create_from_native(conf.ctx, &nb, 0, &view[i]));
+    check_ok(kiln_buffer_write(NULL, view[i], 0, data[i], sizes[i]));
+  }
+  kiln_buffer *c;
+  check_ok(kiln_buffer_create(conf.ctx, M * N * 4, 0, &c));
+  check_ok(kiln_hgemm_f16(NULL, M, N, K, 1.0f, view[0], 0, K, view[1], 0, N,
+                          0.0f, c, 0, N));
+  float got[M * N];
+  check_ok(kiln_buffer_read(NULL, c, 0, got, sizeof got));
+  for (size_t i = 0; i < M; i++)
+    for (size_t j = 0; j < N; j++) {
+      double sum = 0.0;
+      for (size_t l = 0; l < K; l++)
+        sum += value_of(a[i * K + l]) * value_of(b[l * N + j]);
+      if (got[i * N + j] != (float)sum)
+        fail_msg("C[%zu][%zu] = %.9g, expected %.9g (A and B %d bytes past "
+                 "a 16-byte boundary)",
+                 i, j, (double)got[i * N + j], sum, SKEW);
+    }
+  for (int i = 0; i < 2; i++) {
+    check_ok(kiln_buffer_destroy(view[i]));
+    check_ok(kiln_buffer_destroy(owner[i]));
+  }
+  check_ok(kiln_buffer_destroy(c));
+}
+
 /* Bad arguments are refused with words, and nothing is launched. */
 static void hgemm_bad_arguments(void **state) {
   (void)state;
@@ -303,6 +350,7 @@ int conf_run_hgemm_tests(void) {
       CONF_TEST(hgemm_through_the_api),
       CONF_TEST(hgemm_kernels_launched_directly),
       CONF_TEST(hgemm_repeats_exactly),
+      CONF_TEST(hgemm_on_unaligned_native_memory),
       CONF_TEST(hgemm_bad_arguments),
   };
   return cmocka_run_group_tests_name("hgemm", tests, NULL, NULL);

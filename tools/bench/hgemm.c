@@ -55,7 +55,6 @@ static kiln_status hgemm_op(bench *b, void *arg) {
                         0, s->n, 0.0f, g->c, 0, s->n);
 }
 
-/* Writes the rows x cols halves of input `seed` to buf. */
 /* Writes the rows x cols halves of input `seed` to kiln's `buf`, or where
  * buf is NULL to the raw CUDA allocation `raw` (cuBLAS's, as
  * bench_upload_raw). */
