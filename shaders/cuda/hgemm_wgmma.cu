@@ -209,6 +209,16 @@ __device__ static __forceinline__ void kiln_wg_fence_acc(float (&d)[128]) {
 }
 
 
+// Gives slice `it`'s stage back to the producer: lane 0 of each consumer
+// warp arrives on the stage's "empty" mbarrier once its warp is past the
+// wait that ended the warp's reads of it.
+__device__ static __forceinline__ void kiln_wg_release(unsigned int empty_bar,
+                                                       unsigned int it,
+                                                       unsigned int lane) {
+  __syncwarp();
+  if (lane == 0u) kiln_wg_bar_arrive(empty_bar + (it % kiln_wg_stages) * 8u);
+}
+
 extern __shared__ unsigned char kiln_wg_smem[];
 
 extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
@@ -312,23 +322,14 @@ extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
         kiln_wg_fence_acc(d);
         asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
         kiln_wg_fence_acc(d);
-        if (s > 0u) {
-          __syncwarp();
-          if (lane == 0u)
-            kiln_wg_bar_arrive(empty_bar +
-                               ((it - 1u) % kiln_wg_stages) * 8u);
-        }
+        if (s > 0u) kiln_wg_release(empty_bar, it - 1u, lane);
       }
       kiln_wg_fence_acc(d);
       asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
       kiln_wg_fence_acc(d);
       // The tile's last slice is read: its stage goes back before C is
       // written, so the producer fills it with the next tile's meanwhile.
-      if (slices > 0u) {
-        __syncwarp();
-        if (lane == 0u)
-          kiln_wg_bar_arrive(empty_bar + ((it - 1u) % kiln_wg_stages) * 8u);
-      }
+      if (slices > 0u) kiln_wg_release(empty_bar, it - 1u, lane);
 #pragma unroll
       for (unsigned int h = 0; h < 2u; ++h) {
         const unsigned int r = row0 + cw * 64u + w * 16u + g + 8u * h;

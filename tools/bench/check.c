@@ -51,8 +51,11 @@ double bench_sum_roundings(size_t n) {
   return 2.0 * (double)((n + threads - 1) / threads + 32);
 }
 
-int bench_upload(bench *b, kiln_buffer *buf, size_t offset, size_t n,
-                 uint32_t seed) {
+/* Writes bench_value(seed, i) for i < n, a chunk at a time, to kiln's
+ * `buf` from byte `offset`, or where buf is NULL to the raw CUDA
+ * allocation `raw`. */
+static int upload(bench *b, kiln_buffer *buf, size_t offset, uint64_t raw,
+                  size_t n, uint32_t seed) {
   size_t chunk = n < CHUNK ? n : CHUNK;
   float *host = malloc(chunk * sizeof *host);
   if (host == NULL) {
@@ -63,31 +66,26 @@ int bench_upload(bench *b, kiln_buffer *buf, size_t offset, size_t n,
   for (size_t done = 0; done < n && result == 0; done += chunk) {
     size_t count = n - done < chunk ? n - done : chunk;
     for (size_t i = 0; i < count; i++) host[i] = bench_value(seed, done + i);
-    kiln_status st = kiln_buffer_write(b->stream, buf,
-                                       offset + done * sizeof(float), host,
-                                       count * sizeof(float));
+    const size_t at = done * sizeof(float), bytes = count * sizeof(float);
+    if (buf == NULL) {
+      result = cuda_raw_htod(b->raw, raw + at, host, bytes);
+      continue;
+    }
+    kiln_status st = kiln_buffer_write(b->stream, buf, offset + at, host,
+                                       bytes);
     if (st != KILN_OK) result = bench_kiln_error("kiln_buffer_write", st);
   }
   free(host);
   return result;
 }
 
+int bench_upload(bench *b, kiln_buffer *buf, size_t offset, size_t n,
+                 uint32_t seed) {
+  return upload(b, buf, offset, 0, n, seed);
+}
+
 int bench_upload_raw(bench *b, uint64_t dst, size_t n, uint32_t seed) {
-  size_t chunk = n < CHUNK ? n : CHUNK;
-  float *host = malloc(chunk * sizeof *host);
-  if (host == NULL) {
-    fprintf(stderr, "kiln-bench: out of host memory\n");
-    return -1;
-  }
-  int result = 0;
-  for (size_t done = 0; done < n && result == 0; done += chunk) {
-    size_t count = n - done < chunk ? n - done : chunk;
-    for (size_t i = 0; i < count; i++) host[i] = bench_value(seed, done + i);
-    result = cuda_raw_htod(b->raw, dst + done * sizeof(float), host,
-                           count * sizeof(float));
-  }
-  free(host);
-  return result;
+  return upload(b, NULL, 0, dst, n, seed);
 }
 
 bool bench_close(double got, double expected, double magnitude,
