@@ -385,8 +385,8 @@ static int run_raw(overlap *o, double *figure, double *gbps) {
       cuda_raw_event_create(r.raw, &copied[1]) == 0 &&
       cuda_raw_event_create(r.raw, &computed[0]) == 0 &&
       cuda_raw_event_create(r.raw, &computed[1]) == 0 &&
-      cuda_raw_fill32(r.raw, r.ma, 0x3f800000u, matrix) == 0 &&
-      cuda_raw_fill32(r.raw, r.mb, 0x3f800000u, matrix) == 0 &&
+      bench_upload_raw(b, r.ma, matrix, BENCH_SEED_A) == 0 &&
+      bench_upload_raw(b, r.mb, matrix, BENCH_SEED_B) == 0 &&
       cuda_raw_sync(r.raw) == 0) {
     memcpy(r.host, kiln_host_buffer_data(o->host), o->bytes);
     double k_ms, c_ms, both_ms, v[64];
