@@ -129,7 +129,14 @@ static vulkan_raw *open_vulkan(bench *b, const kiln_buffer *buf,
 /* Microseconds per kernel for each run, in us[run.figure]: medians of
  * opt.repeat samples, the runs taking turns in alternating order after one
  * warm-up each. Every run ends with its work done, so that no two overlap:
- * the raw Vulkan runs, which submit to a queue of kiln's, rely on it. */
+ * the raw Vulkan runs, which submit to a queue of kiln's, rely on it. Each
+ * sample follows an untimed run of its own: the runs use three contexts
+ * (kiln's, the spin context, raw CUDA's), and the GPU's switch to another
+ * context is not the cost of the run that happens to come next (an H200
+ * finished kiln's branches 150 us later after the spin context's replay
+ * than after a raw Vulkan run on kiln's device: 0.51 against 0.36 us a
+ * kernel, while raw Vulkan's levels, always after a run on the same
+ * device, read 0.35). */
 static int measure(const bench *b, const graph_run *runs, size_t n,
                    unsigned kernels, double *us) {
   size_t repeat = b->opt.repeat;
@@ -144,6 +151,8 @@ static int measure(const bench *b, const graph_run *runs, size_t n,
   for (size_t r = 0; r < repeat && result == 0; r++) {
     for (size_t turn = 0; turn < n && result == 0; turn++) {
       size_t j = r % 2 ? n - 1 - turn : turn;
+      result = runs[j].run(runs[j].self, kernels);
+      if (result != 0) break;
       double t0 = bench_now();
       result = runs[j].run(runs[j].self, kernels);
       t[j * repeat + r] = (bench_now() - t0) * 1e6 / kernels;
