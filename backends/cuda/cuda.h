@@ -101,7 +101,7 @@ typedef struct kiln_cuda_kernel {
   bool follows;
   /* A built-in GEMM kernel that reads A and B through tensor maps, which
    * the backend makes from the GEMM's arguments and appends to them
-   * (kiln_cuda_params); the core sees only the GEMM's arguments. */
+   * (kiln_cuda_params_of); the core sees only the GEMM's arguments. */
   bool maps;
 } kiln_cuda_kernel;
 
@@ -278,6 +278,20 @@ kiln_status kiln_cuda_context_get_limit(kiln_context *ctx, kiln_limit limit,
 kiln_status kiln_cuda_launch(kiln_stream *s, kiln_kernel *k,
                              const kiln_launch_config *config,
                              const kiln_packed_args *args);
+/* The GEMM arguments of the built-in kernels (core/builtins/gemm.c), in
+ * order: c, a, b, m, n, k, lda, ldb, ldc, alpha, beta. A kernel with maps
+ * takes its two tensor maps after them. */
+enum {
+  KILN_CUDA_GEMM_A = 1,
+  KILN_CUDA_GEMM_B,
+  KILN_CUDA_GEMM_M,
+  KILN_CUDA_GEMM_N,
+  KILN_CUDA_GEMM_K,
+  KILN_CUDA_GEMM_LDA,
+  KILN_CUDA_GEMM_LDB,
+  KILN_CUDA_GEMM_ARGS = 11
+};
+
 /* What cuLaunchKernel and a graph's kernel node take as kernelParams for
  * the packed `args` of kernel k: params[i] points at argument i, and for a
  * kernel with maps, the two after the GEMM's arguments at `maps`, made from

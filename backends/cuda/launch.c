@@ -71,11 +71,6 @@ kiln_status kiln_cuda_need_shared(kiln_cuda_kernel *k, const kiln_context *ctx,
   return allow_shared(k, ctx, bytes, fn);
 }
 
-/* The GEMM arguments a kernel with maps takes first (core/builtins/gemm.c):
- * c, a, b, m, n, k, lda, ldb, ldc, alpha, beta. */
-enum { GEMM_A = 1, GEMM_B, GEMM_M, GEMM_N, GEMM_K, GEMM_LDA, GEMM_LDB,
-       GEMM_ARGS = 11 };
-
 static uint64_t packed_u64(const kiln_packed_args *args, size_t i) {
   uint64_t v;
   memcpy(&v, args->data + args->offsets[i], sizeof v);
@@ -91,13 +86,13 @@ static uint32_t packed_u32(const kiln_packed_args *args, size_t i) {
 /* A row-major matrix of `rows` x `cols` halves with a pitch of `pitch`
  * halves, as a tensor map of boxes of box_cols x box_rows with the
  * 128-byte swizzle and zeros past its edges: the layout
- * shaders/cuda/hgemm_wgmma.cu's stages are written for. A k of 0 still
- * needs a map (the kernel then reads none): its extent becomes 1. */
+ * shaders/cuda/hgemm_wgmma.cu's stages are written for. The core launches
+ * GEMMs of m, n, k >= 1 only. */
 static kiln_status encode_map(CUtensorMap *map, uint64_t address,
                               uint32_t rows, uint32_t cols, uint32_t pitch,
                               uint32_t box_cols, uint32_t box_rows,
                               const char *name) {
-  const cuuint64_t dims[2] = {cols ? cols : 1, rows ? rows : 1};
+  const cuuint64_t dims[2] = {cols, rows};
   const cuuint64_t strides[1] = {(cuuint64_t)pitch * 2};
   const cuuint32_t box[2] = {box_cols, box_rows};
   const cuuint32_t steps[2] = {1, 1};
@@ -120,15 +115,17 @@ kiln_status kiln_cuda_params_of(const kiln_cuda_kernel *k,
   if (!k->maps) return KILN_OK;
   /* module.c marks only kernels of the GEMM's list, and the core checks
    * every launch against it. */
-  const uint32_t m = packed_u32(args, GEMM_M), n = packed_u32(args, GEMM_N),
-                 depth = packed_u32(args, GEMM_K);
-  kiln_status st = encode_map(&out->maps[0], packed_u64(args, GEMM_A), m,
-                              depth, packed_u32(args, GEMM_LDA), 64, 128, "A");
+  const uint32_t m = packed_u32(args, KILN_CUDA_GEMM_M);
+  const uint32_t n = packed_u32(args, KILN_CUDA_GEMM_N);
+  const uint32_t depth = packed_u32(args, KILN_CUDA_GEMM_K);
+  kiln_status st =
+      encode_map(&out->maps[0], packed_u64(args, KILN_CUDA_GEMM_A), m, depth,
+                 packed_u32(args, KILN_CUDA_GEMM_LDA), 64, 128, "A");
   if (st == KILN_OK)
-    st = encode_map(&out->maps[1], packed_u64(args, GEMM_B), depth, n,
-                    packed_u32(args, GEMM_LDB), 64, 64, "B");
-  out->params[GEMM_ARGS] = &out->maps[0];
-  out->params[GEMM_ARGS + 1] = &out->maps[1];
+    st = encode_map(&out->maps[1], packed_u64(args, KILN_CUDA_GEMM_B), depth,
+                    n, packed_u32(args, KILN_CUDA_GEMM_LDB), 64, 64, "B");
+  out->params[KILN_CUDA_GEMM_ARGS] = &out->maps[0];
+  out->params[KILN_CUDA_GEMM_ARGS + 1] = &out->maps[1];
   return st;
 }
 

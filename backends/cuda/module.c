@@ -514,16 +514,20 @@ static kiln_status set_params(kiln_kernel *k, CUfunction f,
 static const char *const following_kernels[] = {"kiln_reduce_sum_f32",
                                                 "kiln_dot_f32"};
 
+/* Whether `name` is one of the `count` names of `list`. */
+static bool listed(const char *name, const char *const *list, size_t count) {
+  for (size_t i = 0; i < count; i++)
+    if (strcmp(name, list[i]) == 0) return true;
+  return false;
+}
+
 static bool follows_previous(const kiln_kernel *base, CUfunction f) {
   if (!kiln_cuda_api.cuLaunchKernelEx ||
       base->module != base->base.context->builtin_module)
     return false;
-  bool listed = false;
-  for (size_t i = 0; i < sizeof following_kernels / sizeof *following_kernels;
-       i++)
-    listed = listed || strcmp(base->name, following_kernels[i]) == 0;
   int ptx = 0;
-  return listed &&
+  return listed(base->name, following_kernels,
+                sizeof following_kernels / sizeof *following_kernels) &&
          kiln_cuda_api.cuFuncGetAttribute(&ptx, CU_FUNC_ATTRIBUTE_PTX_VERSION,
                                           f) == CUDA_SUCCESS &&
          ptx >= 90;
@@ -533,18 +537,15 @@ static bool follows_previous(const kiln_kernel *base, CUfunction f) {
  * the GEMM's eleven arguments (launch.c's kiln_cuda_params_of,
  * shaders/cuda/hgemm_wgmma.cu). */
 static const char *const mapping_kernels[] = {"kiln_hgemm_f16_wgmma"};
-enum { GEMM_ARGS = 11 };
 
 /* Marks a kernel of mapping_kernels in the matrix module, and describes to
  * the core only the arguments its callers give: the maps are the
  * backend's to make. */
 static kiln_status take_maps(kiln_kernel *base, kiln_cuda_kernel *k) {
   k->maps = false;
-  bool listed = false;
-  for (size_t i = 0; i < sizeof mapping_kernels / sizeof *mapping_kernels;
-       i++)
-    listed = listed || strcmp(base->name, mapping_kernels[i]) == 0;
-  if (!listed || base->module != base->base.context->builtin_matrix_module)
+  if (!listed(base->name, mapping_kernels,
+              sizeof mapping_kernels / sizeof *mapping_kernels) ||
+      base->module != base->base.context->builtin_matrix_module)
     return KILN_OK;
   if (!kiln_cuda_api.cuTensorMapEncodeTiled)
     return kiln_set_error(KILN_ERROR_UNSUPPORTED,
@@ -554,12 +555,12 @@ static kiln_status take_maps(kiln_kernel *base, kiln_cuda_kernel *k) {
                           base->name, kiln_cuda_api.driver_version / 1000,
                           kiln_cuda_api.driver_version % 1000 / 10);
   if (base->param_count != KILN_PARAMS_UNKNOWN) {
-    if (base->param_count != GEMM_ARGS + 2)
+    if (base->param_count != KILN_CUDA_GEMM_ARGS + 2)
       return kiln_set_error(KILN_ERROR_BACKEND,
                             "kernel '%s' has %zu parameters; kiln built it "
                             "with %d",
-                            base->name, base->param_count, GEMM_ARGS + 2);
-    base->param_count = GEMM_ARGS;
+                            base->name, base->param_count, KILN_CUDA_GEMM_ARGS + 2);
+    base->param_count = KILN_CUDA_GEMM_ARGS;
   }
   k->maps = true;
   return KILN_OK;

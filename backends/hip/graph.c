@@ -149,8 +149,7 @@ kiln_status kiln_hip_graph_update(kiln_graph *g, size_t index) {
   const kiln_packed_args *args = g->cmds[index].packed;
   /* The runtime copies the values out before the call returns. */
   void *params[KILN_MAX_KERNEL_ARGS];
-  for (size_t i = 0; i < args->count; i++)
-    params[i] = (void *)(uintptr_t)(args->data + args->offsets[i]);
+  kiln_hip_params_of(args, params);
   p.kernelParams = args->count ? params : NULL;
   p.extra = NULL;
   err = kiln_hip_api.hipGraphExecKernelNodeSetParams(hg->exec, hg->nodes[index],

@@ -428,6 +428,10 @@ void kiln_hip_kernel_deinit(kiln_kernel *k);
 kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
                             const kiln_launch_config *config,
                             const kiln_packed_args *args);
+/* What hipModuleLaunchKernel and a graph's kernel node take as
+ * kernelParams for the packed `args`: params[i] points at argument i
+ * (launch.c). The runtime copies the values before its call returns. */
+void kiln_hip_params_of(const kiln_packed_args *args, void **params);
 /* Lets kernel hk take `bytes` of dynamic shared memory, raising its limit
  * once per larger size (launch.c). */
 kiln_status kiln_hip_need_shared(kiln_hip_kernel *hk, size_t bytes);

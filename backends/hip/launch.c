@@ -53,6 +53,11 @@ kiln_status kiln_hip_need_shared(kiln_hip_kernel *hk, size_t bytes) {
   return allow_shared(hk, bytes);
 }
 
+void kiln_hip_params_of(const kiln_packed_args *args, void **params) {
+  for (size_t i = 0; i < args->count; i++)
+    params[i] = (void *)(uintptr_t)(args->data + args->offsets[i]);
+}
+
 kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
                             const kiln_launch_config *config,
                             const kiln_packed_args *args) {
@@ -61,10 +66,8 @@ kiln_status kiln_hip_launch(kiln_stream *s, kiln_kernel *k,
   if (st != KILN_OK) return st;
   if ((st = kiln_hip_need_shared(hk, config->shared_memory_bytes)) != KILN_OK)
     return st;
-  /* The one argument ABI: parameter i is the bytes at its packed offset. */
   void *params[KILN_MAX_KERNEL_ARGS];
-  for (size_t i = 0; i < args->count; i++)
-    params[i] = (void *)(uintptr_t)(args->data + args->offsets[i]);
+  kiln_hip_params_of(args, params);
   hipError_t err = kiln_hip_api.hipModuleLaunchKernel(
       hk->function, config->grid.x, config->grid.y, config->grid.z,
       config->block.x, config->block.y, config->block.z,

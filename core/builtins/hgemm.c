@@ -12,7 +12,8 @@ typedef struct hgemm_kernel {
   uint32_t threads;    /* per block */
   size_t shared_bytes; /* dynamic shared memory it is launched with */
   uint32_t subgroup;   /* the subgroup size it needs, or 0 for any */
-  /* Needs A and B 16-byte aligned, and k, n, lda, ldb multiples of 8. */
+  /* Needs A and B 16-byte aligned, k, n, lda, ldb multiples of 8, and m,
+   * n, k below 2^31 (the class of call kiln_hgemm_f16 tests). */
   bool aligned;
   /* Persistent: launched as one block an SM (at most one per tile), each
    * taking tiles in turn; else one block per tile. */

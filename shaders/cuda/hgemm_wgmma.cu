@@ -10,7 +10,7 @@
 // The launch is this kernel's own:
 //   parameters = the GEMM's eleven, then two tensor maps (CUtensorMap, 128
 //     bytes each) that the CUDA backend appends itself (backends/cuda/
-//     launch.c, kiln_cuda_params): A as k x m halves (k fastest, row pitch
+//     launch.c, kiln_cuda_params_of): A as k x m halves (k fastest, row pitch
 //     lda), boxes of 64 x 128; B as n x k halves (pitch ldb), boxes of
 //     64 x 64; both with the 128-byte swizzle, zeros past the edges;
 //   block = 384 x 1 x 1 threads (3 warpgroups);
@@ -208,7 +208,6 @@ __device__ static __forceinline__ void kiln_wg_fence_acc(float (&d)[128]) {
     asm volatile("" : "+f"(d[j])::"memory");
 }
 
-
 // Gives slice `it`'s stage back to the producer: lane 0 of each consumer
 // warp arrives on the stage's "empty" mbarrier once its warp is past the
 // wait that ended the warp's reads of it.
@@ -294,7 +293,7 @@ extern "C" __global__ void __launch_bounds__(kiln_wg_threads, 1)
     const unsigned int lane = tid & 31u;
     // d[4 j + 2 h + e]: row 16 w + g + 8 h, column 8 j + 2 t + e of this
     // warpgroup's 64 x 256, with w the warp in the warpgroup, g = lane / 4,
-    // t = lane % 4.
+    // t = t4 = lane % 4.
     const unsigned int w = (tid >> 5) & 3u, g = lane >> 2, t4 = lane & 3u;
     const bool c_vec = ((unsigned long long)c & 7u) == 0 && (ldc & 1u) == 0;
     unsigned int it = 0;
